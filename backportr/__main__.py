@@ -1,0 +1,5 @@
+"""python -m backportr"""
+
+from backportr.cli import run
+
+run()

@@ -1,0 +1,24 @@
+"""Settings: what a run works on, built by a front-end from its arguments.
+
+Frozen and keyword-only; the core receives them and never reads the environment itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backportr.repo import DEFAULT_BRANCH_PATTERN
+
+DEFAULT_MAX_COMMITS = 50
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Settings:
+    repo: Path = Path(".")
+    upstream: str | None = None
+    branches: tuple[str, ...] = ()
+    branch_pattern: str = DEFAULT_BRANCH_PATTERN
+    index_path: Path | None = None
+    max_commits: int = DEFAULT_MAX_COMMITS
+    extra: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,64 @@
+"""The exception tree and exit codes shared by every front-end.
+
+Core code raises these; only the front-ends (CLI, bot, scan) turn them into exit codes and
+one-line messages. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes, the same for every command (documented in docs/exit-codes.md)."""
+
+    OK = 0
+    BAD_INPUT = 1
+    USAGE = 2
+    INTERNAL = 3
+    ATTENTION = 4
+
+
+class BackportrError(Exception):
+    """A failure the user can act on: the message says what failed and what to do."""
+
+    exit_code: ExitCode = ExitCode.BAD_INPUT
+
+
+class NotARepositoryError(BackportrError):
+    """The path is not a git repository."""
+
+
+class ShallowCloneError(BackportrError):
+    """History is cut off, so ancestry and blame would lie."""
+
+
+class UnknownCommitError(BackportrError):
+    """A commit id, prefix or revision that names nothing."""
+
+
+class AmbiguousCommitError(UnknownCommitError):
+    """An abbreviated id that matches several commits."""
+
+    def __init__(self, prefix: str, candidates: list[str]) -> None:
+        shown = ", ".join(candidates[:10])
+        more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+        super().__init__(
+            f"commit prefix '{prefix}' is ambiguous: {shown}{more}; give more hex digits"
+        )
+        self.prefix = prefix
+        self.candidates = candidates
+
+
+class UnknownBranchError(BackportrError):
+    """A branch or upstream ref that does not exist."""
+
+
+class IndexCorruptError(BackportrError):
+    """The on-disk commit index cannot be read."""
+
+
+class UsageError(BackportrError):
+    """Arguments that do not fit together."""
+
+    exit_code = ExitCode.USAGE

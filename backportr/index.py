@@ -1,0 +1,666 @@
+"""The persistent commit index (SQLite under the repository's git directory).
+
+For the upstream ref and each indexed stable branch it keeps every commit's id, subject,
+author and dates, its parsed relations (Fixes:, reverts, upstream references,
+Stable-dep-of:, Cc: stable tags), patch-ids of branch commits, and the reverse maps "who fixes
+X", "who reverts X", "which branch commit carries upstream X". Updates are incremental (only
+commits new since the stored tips are read) and a rewritten branch is re-read from its fork
+point. Writers hold a file lock; readers see a consistent database thanks to WAL.
+
+It does not decide presence or dependencies: presence.py and deps/ ask it questions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from backportr.errors import IndexCorruptError
+from backportr.model import (
+    CommitInfo,
+    Oid,
+    ParsedMessage,
+    ProgressCallback,
+    StableTag,
+    no_progress,
+)
+from backportr.repo import LogRecord, Ref, Repo
+from backportr.trailers import mentions_relations, parse_message
+
+SCHEMA_VERSION = "3"
+_BATCH = 5000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS commits(
+    id INTEGER PRIMARY KEY,
+    oid TEXT NOT NULL UNIQUE,
+    subject TEXT NOT NULL,
+    author_name TEXT NOT NULL,
+    author_email TEXT NOT NULL,
+    author_time INTEGER NOT NULL,
+    commit_time INTEGER NOT NULL,
+    parents INTEGER NOT NULL,
+    upstream_seq INTEGER,
+    patch_id TEXT,
+    stable_tags TEXT
+);
+CREATE INDEX IF NOT EXISTS commits_subject ON commits(subject);
+CREATE INDEX IF NOT EXISTS commits_patch_id ON commits(patch_id) WHERE patch_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS fixes(
+    commit_id INTEGER NOT NULL, ref TEXT NOT NULL, subject TEXT, target TEXT, how TEXT);
+CREATE INDEX IF NOT EXISTS fixes_target ON fixes(target);
+CREATE INDEX IF NOT EXISTS fixes_commit ON fixes(commit_id);
+CREATE TABLE IF NOT EXISTS reverts(
+    commit_id INTEGER NOT NULL, ref TEXT, subject TEXT, target TEXT, how TEXT);
+CREATE INDEX IF NOT EXISTS reverts_target ON reverts(target);
+CREATE INDEX IF NOT EXISTS reverts_commit ON reverts(commit_id);
+CREATE TABLE IF NOT EXISTS upstream_refs(commit_id INTEGER NOT NULL, upstream TEXT NOT NULL,
+    form TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS upstream_refs_upstream ON upstream_refs(upstream);
+CREATE INDEX IF NOT EXISTS upstream_refs_commit ON upstream_refs(commit_id);
+CREATE TABLE IF NOT EXISTS stable_deps(
+    commit_id INTEGER NOT NULL, ref TEXT NOT NULL, subject TEXT, target TEXT, how TEXT);
+CREATE INDEX IF NOT EXISTS stable_deps_target ON stable_deps(target);
+CREATE TABLE IF NOT EXISTS refs(
+    refname TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL,
+    tip TEXT NOT NULL, fork TEXT);
+CREATE TABLE IF NOT EXISTS branch_commits(
+    refname TEXT NOT NULL, commit_id INTEGER NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS after_fork(
+    refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
+    PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """An edge the index knows: `commit` fixes/reverts/depends on `target`."""
+
+    commit: Oid
+    target: Oid | None
+    ref: str | None
+    subject: str | None
+    how: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedRef:
+    refname: str
+    name: str
+    kind: str
+    tip: Oid
+    fork: Oid | None
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateStats:
+    """What an update read: new commits per ref, and refs re-read after a rewrite."""
+
+    new_commits: dict[str, int]
+    rewritten: tuple[str, ...]
+
+
+def default_index_path(repo: Repo) -> Path:
+    return repo.path / "backportr" / "index.sqlite"
+
+
+class CommitIndex:
+    """The index of one repository. Use as a context manager, or call close()."""
+
+    def __init__(self, repo: Repo, path: Path | None = None) -> None:
+        self.repo = repo
+        self.path = path or default_index_path(repo)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise IndexCorruptError(
+                f"cannot create the index directory {self.path.parent}: {error}"
+            ) from None
+        self._lock_path = self.path.with_suffix(".lock")
+        try:
+            self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=60000")
+            self._ensure_schema()
+        except sqlite3.DatabaseError as error:
+            raise IndexCorruptError(
+                f"the index {self.path} is unreadable ({error}); delete it or run "
+                "backportr index --rebuild"
+            ) from None
+
+    def __enter__(self) -> CommitIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _ensure_schema(self) -> None:
+        self.db.executescript(_SCHEMA)
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        elif row[0] != SCHEMA_VERSION:
+            self._drop_all()
+
+    def _drop_all(self) -> None:
+        for table in (
+            "commits",
+            "fixes",
+            "reverts",
+            "upstream_refs",
+            "stable_deps",
+            "refs",
+            "branch_commits",
+            "after_fork",
+            "meta",
+        ):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.db.executescript(_SCHEMA)
+        self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """An exclusive file lock plus one transaction: concurrent runs queue, never corrupt."""
+        with open(self._lock_path, "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    self.db.execute("ROLLBACK")
+                    raise
+                self.db.execute("COMMIT")
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    # -- updating --------------------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        with self._writing():
+            self._drop_all()
+
+    def update(
+        self,
+        upstream: Ref,
+        branches: Sequence[Ref] = (),
+        *,
+        progress: ProgressCallback = no_progress,
+    ) -> UpdateStats:
+        """Bring the index up to date with the upstream ref and the given branches."""
+        new: dict[str, int] = {}
+        rewritten: list[str] = []
+        with self._writing():
+            stored_upstream = self._stored_ref(upstream.refname)
+            if stored_upstream is None or stored_upstream.kind != "upstream":
+                old = self.db.execute("SELECT refname FROM refs WHERE kind='upstream'").fetchone()
+                if old is not None:
+                    rewritten.append(old[0])
+                    self._reset_upstream()
+            new_ids = self._update_upstream(upstream, progress)
+            new[upstream.name] = len(new_ids)
+            for branch in branches:
+                count, was_rewritten = self._update_branch(branch, upstream, new_ids, progress)
+                new[branch.name] = count
+                if was_rewritten:
+                    rewritten.append(branch.name)
+            self._resolve_pending(progress)
+        return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
+
+    def _reset_upstream(self) -> None:
+        self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")
+        self.db.execute("DELETE FROM refs")
+        self.db.execute("DELETE FROM after_fork")
+        self.db.execute("DELETE FROM branch_commits")
+
+    def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
+        stored = self._stored_ref(upstream.refname)
+        if stored is not None and stored.tip == upstream.tip:
+            return []
+        if stored is not None and self.repo.is_ancestor(stored.tip, upstream.tip):
+            records = list(self.repo.log(upstream.tip, [stored.tip]))
+            top = self.db.execute("SELECT MAX(upstream_seq) FROM commits").fetchone()[0] or 0
+            seqs = [top + len(records) - i for i in range(len(records))]
+            ids = self._store(records, progress, "upstream", upstream_seqs=seqs)
+        else:
+            if stored is not None:
+                self._reset_upstream()
+            ids = self._store_stream(self.repo.log(upstream.tip), progress)
+        self.db.execute(
+            "INSERT OR REPLACE INTO refs VALUES(?, ?, 'upstream', ?, NULL)",
+            (upstream.refname, upstream.name, upstream.tip),
+        )
+        return ids
+
+    def _store_stream(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
+        """A full upstream pass, newest first: sequence numbers count down from 0."""
+        ids: list[int] = []
+        batch: list[LogRecord] = []
+        position = 0
+        for record in records:
+            batch.append(record)
+            if len(batch) >= _BATCH:
+                seqs = list(range(-position, -position - len(batch), -1))
+                ids += self._store(batch, no_progress, "upstream", upstream_seqs=seqs)
+                position += len(batch)
+                batch = []
+                progress("indexing upstream", position, None)
+        if batch:
+            seqs = list(range(-position, -position - len(batch), -1))
+            ids += self._store(batch, no_progress, "upstream", upstream_seqs=seqs)
+            position += len(batch)
+            progress("indexing upstream", position, None)
+        return ids
+
+    def _update_branch(
+        self, branch: Ref, upstream: Ref, new_upstream_ids: list[int], progress: ProgressCallback
+    ) -> tuple[int, bool]:
+        stored = self._stored_ref(branch.refname)
+        fork = self.repo.merge_base(branch.tip, upstream.tip)
+        if stored is not None and stored.fork == fork and stored.kind == "branch":
+            self._add_after_fork(branch.refname, new_upstream_ids)
+            if stored.tip == branch.tip:
+                return 0, False
+            if self.repo.is_ancestor(stored.tip, branch.tip):
+                records = list(self.repo.log(branch.tip, [stored.tip, upstream.tip]))
+                top = (
+                    self.db.execute(
+                        "SELECT MAX(seq) FROM branch_commits WHERE refname=?", (branch.refname,)
+                    ).fetchone()[0]
+                    or 0
+                )
+                self._store_branch(branch, records, top, progress)
+                self._set_ref(branch, fork)
+                return len(records), False
+        rewritten = stored is not None
+        self.db.execute("DELETE FROM branch_commits WHERE refname=?", (branch.refname,))
+        self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
+        records = list(self.repo.log(branch.tip, [upstream.tip]))
+        self._store_branch(branch, records, 0, progress)
+        if fork is not None:
+            after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
+            self._add_after_fork(branch.refname, self._ids_of(after))
+        self._set_ref(branch, fork)
+        return len(records), rewritten
+
+    def _store_branch(
+        self, branch: Ref, records: list[LogRecord], top: int, progress: ProgressCallback
+    ) -> None:
+        ids = self._store(records, progress, f"indexing {branch.name}")
+        n = len(ids)
+        self.db.executemany(
+            "INSERT OR IGNORE INTO branch_commits VALUES(?, ?, ?)",
+            [(branch.refname, cid, top + n - i) for i, cid in enumerate(ids)],
+        )
+        self._compute_patch_ids(records, ids, branch.name, progress)
+
+    def _compute_patch_ids(
+        self, records: list[LogRecord], ids: list[int], name: str, progress: ProgressCallback
+    ) -> None:
+        rows = []
+        for done, (record, cid) in enumerate(zip(records, ids, strict=True), 1):
+            if len(record.parents) == 1:
+                rows.append((self.repo.patch_id(record.oid) or "", cid))
+            if done % 500 == 0:
+                progress(f"patch-ids {name}", done, len(records))
+        self.db.executemany("UPDATE commits SET patch_id=? WHERE id=?", rows)
+
+    def _set_ref(self, branch: Ref, fork: Oid | None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO refs VALUES(?, ?, 'branch', ?, ?)",
+            (branch.refname, branch.name, branch.tip, fork),
+        )
+
+    def _add_after_fork(self, refname: str, ids: list[int]) -> None:
+        if ids:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO after_fork VALUES(?, ?)", [(refname, i) for i in ids]
+            )
+
+    def _ids_of(self, oids: list[Oid]) -> list[int]:
+        out: list[int] = []
+        for start in range(0, len(oids), 900):
+            chunk = oids[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            out += [
+                r[0]
+                for r in self.db.execute(f"SELECT id FROM commits WHERE oid IN ({marks})", chunk)
+            ]
+        return out
+
+    def _store(
+        self,
+        records: list[LogRecord],
+        progress: ProgressCallback,
+        stage: str,
+        *,
+        upstream_seqs: list[int] | None = None,
+    ) -> list[int]:
+        """Insert commits (deduplicated by id) and their relations; return their row ids."""
+        existing = dict(self._existing([r.oid for r in records]))
+        next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
+        commit_rows = []
+        fixes_rows = []
+        revert_rows = []
+        ref_rows = []
+        dep_rows = []
+        ids: list[int] = []
+        for i, record in enumerate(records):
+            seq = upstream_seqs[i] if upstream_seqs is not None else None
+            if record.oid in existing:
+                cid = existing[record.oid]
+                ids.append(cid)
+                if seq is not None:
+                    self.db.execute("UPDATE commits SET upstream_seq=? WHERE id=?", (seq, cid))
+                continue
+            cid = next_id
+            next_id += 1
+            ids.append(cid)
+            message = record.message
+            if mentions_relations(message):
+                parsed = parse_message(message)
+            else:
+                parsed = ParsedMessage(subject=message.split("\n", 1)[0].strip())
+            commit_rows.append(
+                (
+                    cid,
+                    record.oid,
+                    parsed.subject,
+                    record.author_name,
+                    record.author_email,
+                    record.author_time,
+                    record.commit_time,
+                    len(record.parents),
+                    seq,
+                    None,
+                    _tags_json(parsed.stable_tags),
+                )
+            )
+            fixes_rows += [(cid, f.ref, f.subject) for f in parsed.fixes]
+            revert_rows += [(cid, r, parsed.reverted_subject) for r in parsed.reverts]
+            if parsed.reverted_subject and not parsed.reverts:
+                revert_rows.append((cid, None, parsed.reverted_subject))
+            ref_rows += [(cid, r.oid, r.form) for r in parsed.upstream_refs]
+            dep_rows += [(cid, d.ref, d.subject) for d in parsed.stable_deps]
+            if i % 1000 == 999:
+                progress(stage, i + 1, len(records))
+        self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", commit_rows)
+        self.db.executemany("INSERT INTO fixes(commit_id, ref, subject) VALUES(?,?,?)", fixes_rows)
+        self.db.executemany(
+            "INSERT INTO reverts(commit_id, ref, subject) VALUES(?,?,?)", revert_rows
+        )
+        self.db.executemany("INSERT INTO upstream_refs VALUES(?,?,?)", ref_rows)
+        self.db.executemany(
+            "INSERT INTO stable_deps(commit_id, ref, subject) VALUES(?,?,?)", dep_rows
+        )
+        return ids
+
+    def _existing(self, oids: list[Oid]) -> Iterator[tuple[Oid, int]]:
+        for start in range(0, len(oids), 900):
+            chunk = oids[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
+
+    # -- resolving ids written in messages -------------------------------------------------
+
+    def _resolve_pending(self, progress: ProgressCallback) -> None:
+        """Resolve the ids written in new Fixes:, revert and Stable-dep-of: lines."""
+        for table in ("fixes", "reverts", "stable_deps"):
+            pending = self.db.execute(
+                f"SELECT rowid, commit_id, ref, subject FROM {table} WHERE how IS NULL"
+            ).fetchall()
+            updates = []
+            for done, (rowid, cid, ref, subject) in enumerate(pending, 1):
+                target, how = self._resolve_written(
+                    ref, subject, cid, to_upstream=table != "reverts"
+                )
+                updates.append((target, how, rowid))
+                if done % 5000 == 0:
+                    progress(f"resolving {table}", done, len(pending))
+            self.db.executemany(f"UPDATE {table} SET target=?, how=? WHERE rowid=?", updates)
+
+    def _resolve_written(
+        self, ref: str | None, subject: str | None, writer: int, *, to_upstream: bool
+    ) -> tuple[Oid | None, str]:
+        """An id as written plus its quoted subject -> (upstream id, how it was matched).
+
+        By id when it names exactly one commit whose subject agrees; else by exact subject;
+        with to_upstream, an id of a stable backport is mapped to the upstream commit it
+        carries (a Fixes: naming the backport means the upstream original).
+        """
+        by_id: tuple[Oid, str, int | None] | None = None
+        if ref:
+            matches = self.db.execute(
+                "SELECT oid, subject, upstream_seq, id FROM commits WHERE oid >= ? AND oid < ? "
+                "LIMIT 2",
+                (ref, ref + "g"),
+            ).fetchall()
+            if len(matches) == 1:
+                oid, found_subject, seq, cid = matches[0]
+                carried = None
+                if seq is None and to_upstream:
+                    carried = self.db.execute(
+                        "SELECT upstream FROM upstream_refs WHERE commit_id=?", (cid,)
+                    ).fetchone()
+                    if carried is not None:
+                        oid = carried[0]
+                by_id = (oid, found_subject, seq)
+                if subject is None or _same_subject(subject, found_subject):
+                    return oid, "id" if seq is not None or carried is None else "stable-id"
+        if subject:
+            row = self.db.execute(
+                "SELECT oid FROM commits WHERE subject = ? AND upstream_seq IS NOT NULL "
+                "AND id != ? ORDER BY upstream_seq DESC LIMIT 1",
+                (subject.strip(), writer),
+            ).fetchone()
+            if row is not None:
+                return row[0], "subject"
+        if by_id is not None:
+            return by_id[0], "id"
+        return None, "unresolved"
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def refs(self) -> list[IndexedRef]:
+        return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
+
+    def _stored_ref(self, refname: str) -> IndexedRef | None:
+        row = self.db.execute("SELECT * FROM refs WHERE refname=?", (refname,)).fetchone()
+        return IndexedRef(*row) if row else None
+
+    def branch_refnames(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT refname FROM refs WHERE kind='branch'")]
+
+    def info(self, oid: Oid) -> CommitInfo | None:
+        row = self.db.execute(
+            "SELECT oid, subject, author_name, author_email, author_time, commit_time "
+            "FROM commits WHERE oid=?",
+            (oid,),
+        ).fetchone()
+        return CommitInfo(*row) if row else None
+
+    def upstream_seq(self, oid: Oid) -> int | None:
+        row = self.db.execute("SELECT upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
+        return row[0] if row else None
+
+    def is_upstream(self, oid: Oid) -> bool:
+        return self.upstream_seq(oid) is not None
+
+    def fixes_of(self, oid: Oid) -> list[Relation]:
+        """The culprits a commit names in its Fixes: lines (resolved where possible)."""
+        return self._relations_of("fixes", oid)
+
+    def reverts_of(self, oid: Oid) -> list[Relation]:
+        return self._relations_of("reverts", oid)
+
+    def stable_deps_of(self, oid: Oid) -> list[Relation]:
+        return self._relations_of("stable_deps", oid)
+
+    def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
+        rows = self.db.execute(
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            "JOIN commits c ON c.id = t.commit_id WHERE c.oid=?",
+            (oid,),
+        )
+        return [Relation(*row) for row in rows]
+
+    def fixed_by(self, oid: Oid, *, upstream_only: bool = True) -> list[Relation]:
+        """Who fixes X: commits whose Fixes: names X, oldest upstream first."""
+        return self._relations_to("fixes", oid, upstream_only)
+
+    def reverted_by(self, oid: Oid, *, upstream_only: bool = False) -> list[Relation]:
+        return self._relations_to("reverts", oid, upstream_only)
+
+    def stable_deps_naming(self, oid: Oid) -> list[Relation]:
+        """Branch commits whose Stable-dep-of: names X (X needed them)."""
+        return self._relations_to("stable_deps", oid, False)
+
+    def _relations_to(self, table: str, oid: Oid, upstream_only: bool) -> list[Relation]:
+        where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
+        rows = self.db.execute(
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
+            "ORDER BY c.upstream_seq, c.commit_time",
+            (oid,),
+        )
+        return [Relation(*row) for row in rows]
+
+    def stable_tags_of(self, oid: Oid) -> list[StableTag]:
+        row = self.db.execute("SELECT stable_tags FROM commits WHERE oid=?", (oid,)).fetchone()
+        if not row or not row[0]:
+            return []
+        return [_tag_from_json(t) for t in json.loads(row[0])]
+
+    def carriers(self, upstream: Oid, refname: str) -> list[Oid]:
+        """Branch commits that name `upstream` in an upstream-reference line, oldest first."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? "
+            "WHERE u.upstream=? ORDER BY b.seq",
+            (refname, upstream),
+        )
+        return [r[0] for r in rows]
+
+    def carried_upstream(self, oid: Oid) -> Oid | None:
+        """The upstream id a (stable) commit names, if any."""
+        row = self.db.execute(
+            "SELECT u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "WHERE c.oid=?",
+            (oid,),
+        ).fetchone()
+        return row[0] if row else None
+
+    def all_carriers(self, upstream: Oid) -> list[tuple[Oid, str]]:
+        """Every indexed branch commit carrying `upstream`, with its branch refname."""
+        rows = self.db.execute(
+            "SELECT c.oid, b.refname FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id WHERE u.upstream=? ORDER BY b.seq",
+            (upstream,),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def in_branch(self, oid: Oid, refname: str) -> bool | None:
+        """Is the commit in the branch's history? None when the index cannot tell."""
+        row = self.db.execute("SELECT id, upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
+        if row is None:
+            return None
+        cid, seq = row
+        if self.db.execute(
+            "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
+        ).fetchone():
+            return True
+        if seq is None:
+            return False
+        stored = self._stored_ref(refname)
+        if stored is None or stored.fork is None:
+            return None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM after_fork WHERE refname=? AND commit_id=?", (refname, cid)
+            ).fetchone()
+            is None
+        )
+
+    def branch_commit_seq(self, oid: Oid, refname: str) -> int | None:
+        row = self.db.execute(
+            "SELECT b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "WHERE b.refname=? AND c.oid=?",
+            (refname, oid),
+        ).fetchone()
+        return row[0] if row else None
+
+    def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",
+            (refname, patch_id),
+        )
+        return [r[0] for r in rows]
+
+    def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "AND b.refname=? WHERE c.subject=? ORDER BY b.seq",
+            (refname, subject),
+        )
+        return [r[0] for r in rows]
+
+    def upstream_by_subject(self, subject: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT oid FROM commits WHERE subject=? AND upstream_seq IS NOT NULL "
+            "ORDER BY upstream_seq",
+            (subject,),
+        )
+        return [r[0] for r in rows]
+
+    def patch_id(self, oid: Oid) -> str | None:
+        """The commit's patch-id, computed once and kept (upstream commits on demand)."""
+        row = self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
+        if row is not None and row[1] is not None:
+            return row[1] or None
+        value = self.repo.patch_id(oid)
+        if row is not None:
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
+        return value
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+
+
+def _same_subject(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _tags_json(tags: tuple[StableTag, ...]) -> str | None:
+    if not tags:
+        return None
+    return json.dumps(
+        [
+            [t.noautosel, t.since, t.until, t.prerequisite, t.prerequisite_subject, t.comment]
+            for t in tags
+        ]
+    )
+
+
+def _tag_from_json(raw: list[object]) -> StableTag:
+    noautosel, since, until, prereq, prereq_subject, comment = raw
+    return StableTag(
+        noautosel=bool(noautosel),
+        since=tuple(since) if since else None,  # type: ignore[arg-type]
+        until=tuple(until) if until else None,  # type: ignore[arg-type]
+        prerequisite=prereq,  # type: ignore[arg-type]
+        prerequisite_subject=prereq_subject,  # type: ignore[arg-type]
+        comment=comment,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,133 @@
+"""Frozen value types shared by every layer: parsed trailers, commits, presence answers.
+
+No behaviour beyond small conveniences; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Oid = str
+"""A full 40-hex commit id."""
+
+ProgressCallback = Callable[[str, int, int | None], None]
+"""progress(stage, done, total): the front-end decides whether and how to show it."""
+
+
+def no_progress(stage: str, done: int, total: int | None) -> None:
+    """The default progress callback: say nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class FixesTag:
+    """One `Fixes:` trailer: the id as written (7-40 hex, lowercased) and the quoted subject."""
+
+    ref: str
+    subject: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StableDep:
+    """`Stable-dep-of: <upstream sha> ("<subject>")`: this commit was taken for that one."""
+
+    ref: str
+    subject: str | None = None
+
+
+Version = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class StableTag:
+    """`Cc: stable@...` with its comment: version floor/ceiling and a declared prerequisite."""
+
+    noautosel: bool = False
+    since: Version | None = None
+    until: Version | None = None
+    prerequisite: str | None = None
+    prerequisite_subject: str | None = None
+    comment: str | None = None
+
+    def covers(self, version: Version) -> bool:
+        """True when a branch of this version is meant by the tag (no version: all)."""
+        if self.since is not None and version < self.since:
+            return False
+        return not (self.until is not None and version > self.until)
+
+
+UpstreamForm = Literal["upstream", "cherry-pick", "backport", "mainline-inclusion"]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRef:
+    """A line of a stable commit naming the upstream commit it carries."""
+
+    oid: Oid
+    form: UpstreamForm
+
+
+@dataclass(frozen=True, slots=True)
+class Trailer:
+    """A generic `Key: value` trailer (Signed-off-by, Reported-by, Link, ...)."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessage:
+    """Everything a commit message says about itself."""
+
+    subject: str
+    fixes: tuple[FixesTag, ...] = ()
+    stable_deps: tuple[StableDep, ...] = ()
+    stable_tags: tuple[StableTag, ...] = ()
+    upstream_refs: tuple[UpstreamRef, ...] = ()
+    reverts: tuple[str, ...] = ()
+    reverted_subject: str | None = None
+    links: tuple[str, ...] = ()
+    trailers: tuple[Trailer, ...] = ()
+
+    @property
+    def upstream(self) -> Oid | None:
+        """The upstream id this commit names as its origin, if any."""
+        return self.upstream_refs[0].oid if self.upstream_refs else None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """A commit as the index knows it."""
+
+    oid: Oid
+    subject: str
+    author_name: str
+    author_email: str
+    author_time: int
+    commit_time: int
+
+
+PresenceHow = Literal["ancestor", "annotation", "patch-id", "subject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """Whether an upstream commit is in a branch, and as which commit."""
+
+    commit: Oid
+    branch: str
+    present: bool
+    as_commit: Oid | None = None
+    how: PresenceHow | None = None
+    reverted_in_branch: bool = False
+    reverted_by: Oid | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusResult:
+    """`backportr status` for one commit over several branches."""
+
+    commit: Oid
+    subject: str
+    branches: tuple[Presence, ...] = field(default_factory=tuple)

@@ -1,0 +1,1 @@
+"""Renderers of results: text for people, JSON for machines (schemas in docs/)."""

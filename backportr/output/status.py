@@ -1,0 +1,59 @@
+"""Render `backportr status` results as text or JSON (schema 1, docs/json.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from backportr.model import Presence, StatusResult
+
+STATUS_SCHEMA = 1
+
+
+def status_to_dict(results: Sequence[StatusResult]) -> dict[str, object]:
+    return {
+        "schema": STATUS_SCHEMA,
+        "results": [
+            {
+                "commit": r.commit,
+                "subject": r.subject,
+                "branches": [_presence_dict(p) for p in r.branches],
+            }
+            for r in results
+        ],
+    }
+
+
+def _presence_dict(p: Presence) -> dict[str, object]:
+    return {
+        "branch": p.branch,
+        "present": p.present,
+        "as": p.as_commit,
+        "how": p.how,
+        "reverted_in_branch": p.reverted_in_branch,
+    }
+
+
+def render_status_json(results: Sequence[StatusResult]) -> str:
+    return json.dumps(status_to_dict(results), indent=2) + "\n"
+
+
+def render_status_text(results: Sequence[StatusResult]) -> str:
+    lines: list[str] = []
+    for r in results:
+        lines.append(f"{r.commit[:12]} {r.subject}")
+        width = max((len(p.branch) for p in r.branches), default=0)
+        for p in r.branches:
+            lines.append(f"  {p.branch:<{width}}  {_describe(p)}")
+    return "\n".join(lines) + "\n"
+
+
+def _describe(p: Presence) -> str:
+    if p.reverted_in_branch:
+        by = f" by {p.reverted_by[:12]}" if p.reverted_by else ""
+        return f"absent: reverted-in-branch (was {p.as_commit[:12] if p.as_commit else '?'}{by})"
+    if not p.present:
+        return "absent"
+    if p.how == "ancestor":
+        return "present (in history)"
+    return f"present as {p.as_commit[:12] if p.as_commit else '?'} ({p.how})"

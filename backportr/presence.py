@@ -1,0 +1,115 @@
+"""Presence detection: is upstream commit U in branch B, as which commit, and how do we know?
+
+Evidence, strongest first: `ancestor` (U is in B's history), `annotation` (a branch commit
+names U in an upstream-reference line), `patch-id` (a branch commit carries the same patch),
+`subject` (same subject and same files). A backport later reverted in the branch (and not
+re-applied) makes U absent, reported with `reverted_in_branch`.
+
+Answers come from the index; git is asked only for patch-ids of upstream commits (once,
+then kept) and for the files of subject candidates.
+"""
+
+from __future__ import annotations
+
+from backportr.index import CommitIndex
+from backportr.model import Oid, Presence
+from backportr.repo import Ref, Repo
+
+_MAX_REVERT_DEPTH = 8
+
+
+class PresenceChecker:
+    """Answers presence questions for one repository; caches per (commit, branch)."""
+
+    def __init__(self, repo: Repo, index: CommitIndex) -> None:
+        self.repo = repo
+        self.index = index
+        self._cache: dict[tuple[Oid, str], Presence] = {}
+
+    def check(self, commit: Oid, branch: Ref) -> Presence:
+        key = (commit, branch.refname)
+        if key not in self._cache:
+            self._cache[key] = self._check(commit, branch)
+        return self._cache[key]
+
+    def _check(self, commit: Oid, branch: Ref) -> Presence:
+        name = branch.name
+        if self.contains(commit, branch):
+            reverter = self._effective_reverter(commit, branch, 0)
+            return Presence(
+                commit,
+                name,
+                present=reverter is None,
+                as_commit=commit,
+                how="ancestor",
+                reverted_in_branch=reverter is not None,
+                reverted_by=reverter,
+            )
+        candidates: list[tuple[Oid, str]] = [
+            (c, "annotation") for c in self.index.carriers(commit, branch.refname)
+        ]
+        if not candidates:
+            patch_id = self.index.patch_id(commit)
+            if patch_id:
+                candidates = [
+                    (c, "patch-id")
+                    for c in self.index.branch_commits_with_patch_id(patch_id, branch.refname)
+                ]
+        if not candidates:
+            candidates = [(c, "subject") for c in self._subject_matches(commit, branch)]
+        if not candidates:
+            return Presence(commit, name, present=False)
+        last_reverted: tuple[Oid, str, Oid] | None = None
+        for carrier, how in reversed(candidates):
+            reverter = self._effective_reverter(carrier, branch, 0)
+            if reverter is None:
+                return Presence(commit, name, present=True, as_commit=carrier, how=how)  # type: ignore[arg-type]
+            last_reverted = last_reverted or (carrier, how, reverter)
+        assert last_reverted is not None
+        carrier, how, reverter = last_reverted
+        return Presence(
+            commit,
+            name,
+            present=False,
+            as_commit=carrier,
+            how=how,  # type: ignore[arg-type]
+            reverted_in_branch=True,
+            reverted_by=reverter,
+        )
+
+    def contains(self, commit: Oid, branch: Ref) -> bool:
+        """Is the commit itself in the branch's history?"""
+        answer = self.index.in_branch(commit, branch.refname)
+        if answer is None:
+            try:
+                return self.repo.is_ancestor(commit, branch.tip)
+            except Exception:
+                return False
+        return answer
+
+    def _effective_reverter(self, commit: Oid, branch: Ref, depth: int) -> Oid | None:
+        """The branch commit that reverts `commit` and is not itself reverted, if any."""
+        if depth > _MAX_REVERT_DEPTH:
+            return None
+        reverters = [r.commit for r in self.index.reverted_by(commit)]
+        for reverter in reverters:
+            if self.index.is_upstream(reverter) and not self.contains(reverter, branch):
+                # An upstream revert counts only where the branch carries it.
+                carried = self.index.carriers(reverter, branch.refname)
+                if not carried:
+                    continue
+                reverter = carried[-1]
+            elif not self.contains(reverter, branch):
+                continue
+            if self._effective_reverter(reverter, branch, depth + 1) is None:
+                return reverter
+        return None
+
+    def _subject_matches(self, commit: Oid, branch: Ref) -> list[Oid]:
+        info = self.index.info(commit)
+        subject = info.subject if info else self.repo.message(commit).split("\n", 1)[0].strip()
+        matches = self.index.branch_commits_with_subject(subject, branch.refname)
+        if not matches:
+            return []
+        files = set(self.repo.files_touched(commit))
+        return [m for m in matches if set(self.repo.files_touched(m)) == files]

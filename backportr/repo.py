@@ -1,0 +1,329 @@
+"""Repository access: the only module that imports pygit2 or runs git.
+
+Opens work trees and bare repositories, resolves ids, prefixes, refs and tags, finds the
+upstream ref and stable branches, walks history and answers ancestry. It never writes refs,
+HEAD, the index or the work tree; objects written by callers to the object database are fine.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import SortMode
+
+from backportr.errors import (
+    AmbiguousCommitError,
+    BackportrError,
+    NotARepositoryError,
+    ShallowCloneError,
+    UnknownBranchError,
+    UnknownCommitError,
+)
+from backportr.model import Oid
+
+DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
+DEFAULT_BRANCH_PATTERN = "linux-*.y"
+_HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A resolved branch or upstream: the name the user knows and the full ref name."""
+
+    name: str
+    refname: str
+    tip: Oid
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One commit from a streaming log pass."""
+
+    oid: Oid
+    parents: tuple[Oid, ...]
+    author_name: str
+    author_email: str
+    author_time: int
+    commit_time: int
+    message: str
+
+
+class Repo:
+    """A read-mostly view of one git repository."""
+
+    def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
+        location = Path(path)
+        if not location.exists():
+            raise NotARepositoryError(f"{location}: no such directory")
+        try:
+            found = pygit2.discover_repository(str(location))
+        except pygit2.GitError as error:
+            raise NotARepositoryError(f"{location}: not a git repository ({error})") from None
+        if found is None:
+            raise NotARepositoryError(
+                f"{location}: not a git repository; pass --repo with the path of a kernel tree"
+            )
+        self.git = pygit2.Repository(found)
+        if self.git.is_shallow and not allow_shallow:
+            raise ShallowCloneError(
+                f"{self.git.path.rstrip('/')} is a shallow clone; run git fetch --unshallow"
+            )
+        self.path = Path(self.git.path)
+
+    # -- names -----------------------------------------------------------------------------
+
+    def resolve_commit(self, spec: str) -> Oid:
+        """A full id, an abbreviated id, a ref, a tag or any revision -> the commit's id."""
+        spec = spec.strip()
+        if not spec:
+            raise UnknownCommitError("empty commit name")
+        try:
+            obj = self.git.revparse_single(spec)
+        except pygit2.AmbiguousError:
+            raise AmbiguousCommitError(spec, self._candidates(spec)) from None
+        except (KeyError, ValueError, pygit2.GitError):
+            raise UnknownCommitError(
+                f"unknown commit '{spec}': not in this repository; fetch it or check the id"
+            ) from None
+        try:
+            commit = obj.peel(pygit2.Commit)
+        except (pygit2.GitError, ValueError, TypeError):
+            raise UnknownCommitError(f"'{spec}' names a {obj.type_str}, not a commit") from None
+        return str(commit.id)
+
+    def try_resolve_commit(self, spec: str) -> Oid | None:
+        """Like resolve_commit, but None for unknown or ambiguous names."""
+        try:
+            return self.resolve_commit(spec)
+        except UnknownCommitError:
+            return None
+
+    def _candidates(self, prefix: str) -> list[str]:
+        if not _HEX_PREFIX.match(prefix):
+            return []
+        out = self.run_git("rev-parse", f"--disambiguate={prefix.lower()}", check=False)
+        found: list[str] = []
+        for line in out.splitlines():
+            oid = line.strip()
+            try:
+                obj = self.git[oid]
+            except (KeyError, ValueError):
+                continue
+            if isinstance(obj, pygit2.Commit):
+                found.append(f"{oid[:12]} ({obj.message.splitlines()[0] if obj.message else ''})")
+        return found
+
+    def find_ref(self, name: str) -> Ref | None:
+        """A branch given as `linux-5.10.y`, `origin/linux-5.10.y`, a full ref or a tag."""
+        candidates = [
+            name,
+            f"refs/heads/{name}",
+            f"refs/remotes/{name}",
+            f"refs/tags/{name}",
+        ]
+        for refname in candidates:
+            if not refname.startswith("refs/"):
+                continue
+            if refname in self.git.references:
+                return Ref(name, refname, self._peel_ref(refname))
+        remote_matches = sorted(
+            r
+            for r in self.git.references
+            if r.startswith("refs/remotes/") and r.endswith("/" + name)
+        )
+        if remote_matches:
+            return Ref(name, remote_matches[0], self._peel_ref(remote_matches[0]))
+        return None
+
+    def branch(self, name: str) -> Ref:
+        """A stable branch that must exist."""
+        found = self.find_ref(name)
+        if found is None:
+            raise UnknownBranchError(
+                f"unknown branch '{name}': no local, remote-tracking or tag ref of that name"
+            )
+        return found
+
+    def upstream(self, name: str | None = None) -> Ref:
+        """The upstream ref: the one named, or the first of origin/master, master,
+        origin/main, main that exists."""
+        if name is not None:
+            found = self.find_ref(name)
+            if found is None:
+                try:
+                    oid = self.resolve_commit(name)
+                except UnknownCommitError:
+                    raise UnknownBranchError(f"unknown upstream ref '{name}'") from None
+                return Ref(name, name, oid)
+            return found
+        for candidate in DEFAULT_UPSTREAM_CANDIDATES:
+            for refname in (f"refs/remotes/{candidate}", f"refs/heads/{candidate}"):
+                if refname in self.git.references:
+                    return Ref(candidate, refname, self._peel_ref(refname))
+        raise UnknownBranchError(
+            "no upstream ref: none of origin/master, master, origin/main, main exists; "
+            "pass --upstream"
+        )
+
+    def stable_branches(self, pattern: str = DEFAULT_BRANCH_PATTERN) -> list[str]:
+        """Short names of local and remote-tracking branches matching the pattern, deduplicated."""
+        names: set[str] = set()
+        for refname in self.git.references:
+            if refname.startswith("refs/heads/"):
+                short = refname[len("refs/heads/") :]
+            elif refname.startswith("refs/remotes/"):
+                short = refname[len("refs/remotes/") :].split("/", 1)[-1]
+            else:
+                continue
+            if fnmatch.fnmatchcase(short, pattern):
+                names.add(short)
+        return sorted(names, key=_branch_sort_key)
+
+    def _peel_ref(self, refname: str) -> Oid:
+        ref = self.git.references[refname].resolve()
+        return str(self.git[ref.target].peel(pygit2.Commit).id)
+
+    # -- history ---------------------------------------------------------------------------
+
+    def is_ancestor(self, ancestor: Oid, descendant: Oid) -> bool:
+        """True when `ancestor` is in the history of `descendant` (a commit is its own ancestor)."""
+        if ancestor == descendant:
+            return True
+        return self.git.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor))
+
+    def merge_base(self, a: Oid, b: Oid) -> Oid | None:
+        base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        return str(base) if base is not None else None
+
+    def walk(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[Oid]:
+        """Ids reachable from `include` but not from `exclude`, newest first (topological)."""
+        walker = self.git.walk(pygit2.Oid(hex=include), SortMode.TOPOLOGICAL)
+        for hidden in exclude:
+            walker.hide(pygit2.Oid(hex=hidden))
+        for commit in walker:
+            yield str(commit.id)
+
+    def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
+        """One streaming `git log` pass (for volume: a million commits), newest first."""
+        args = [
+            "log",
+            "-z",
+            "--topo-order",
+            "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B",
+            include,
+            *[f"^{e}" for e in exclude],
+            "--",
+        ]
+        with subprocess.Popen(
+            ["git", "--git-dir", str(self.path), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_git_env(),
+        ) as proc:
+            assert proc.stdout is not None
+            pending = b""
+            while chunk := proc.stdout.read(1 << 20):
+                pending += chunk
+                records = pending.split(b"\0")
+                pending = records.pop()
+                for raw in records:
+                    yield _log_record(raw)
+            if pending.strip():
+                yield _log_record(pending)
+            if proc.wait() != 0:
+                raise BackportrError(f"git log failed in {self.path}")
+
+    def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
+        out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
+        return int(out.strip() or 0)
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def commit(self, oid: Oid) -> pygit2.Commit:
+        try:
+            obj = self.git[oid]
+        except (KeyError, ValueError):
+            raise UnknownCommitError(f"unknown commit '{oid}'") from None
+        return obj.peel(pygit2.Commit)
+
+    def message(self, oid: Oid) -> str:
+        return self.commit(oid).message
+
+    def parents(self, oid: Oid) -> list[Oid]:
+        return [str(p) for p in self.commit(oid).parent_ids]
+
+    def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
+        """The commit's change against its first parent (the empty tree for a root)."""
+        commit = self.commit(oid)
+        if commit.parents:
+            return self.git.diff(commit.parents[0].tree, commit.tree, context_lines=3)
+        return commit.tree.diff_to_tree(swap=True, context_lines=3)
+
+    def files_touched(self, oid: Oid) -> tuple[str, ...]:
+        diff = self.diff_to_parent(oid)
+        paths = {d.delta.new_file.path for d in diff} | {d.delta.old_file.path for d in diff}
+        return tuple(sorted(paths))
+
+    def patch_id(self, oid: Oid) -> str | None:
+        """The patch-id of the commit, as `git patch-id --stable` computes it (None for merges
+        and empty commits)."""
+        commit = self.commit(oid)
+        if len(commit.parents) > 1:
+            return None
+        diff = self.diff_to_parent(oid)
+        if len(diff) == 0:
+            return None
+        return str(diff.patchid)
+
+    # -- processes -------------------------------------------------------------------------
+
+    def run_git(self, *args: str, check: bool = True, input: bytes | None = None) -> str:
+        """One git process for work libgit2 lacks (never per commit or per hunk)."""
+        proc = subprocess.run(
+            ["git", "--git-dir", str(self.path), *args],
+            capture_output=True,
+            input=input,
+            env=_git_env(),
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            detail = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise BackportrError(
+                f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}"
+            )
+        return proc.stdout.decode(errors="replace")
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    env["LC_ALL"] = "C"
+    return env
+
+
+def _log_record(raw: bytes) -> LogRecord:
+    fields = raw.lstrip(b"\n").split(b"\x1f", 6)
+    oid, parents, name, email, atime, ctime, message = (
+        f.decode("utf-8", "replace") for f in fields
+    )
+    return LogRecord(
+        oid=oid,
+        parents=tuple(parents.split()),
+        author_name=name,
+        author_email=email,
+        author_time=int(atime or 0),
+        commit_time=int(ctime or 0),
+        message=message,
+    )
+
+
+def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:
+    numbers = tuple(int(n) for n in re.findall(r"\d+", name))
+    return numbers, name

@@ -1,0 +1,74 @@
+"""Open a repository with its index, up to date for the refs a run needs.
+
+The I/O edge every front-end starts from: resolves the upstream ref and the branches named
+in the Settings (plus every stable-looking branch, so one branch's Stable-dep-of: trailers
+and backports inform the others), then updates the index incrementally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backportr.config import Settings
+from backportr.index import CommitIndex, UpdateStats
+from backportr.model import ProgressCallback, no_progress
+from backportr.presence import PresenceChecker
+from backportr.repo import Ref, Repo
+
+
+@dataclass
+class Workspace:
+    repo: Repo
+    index: CommitIndex
+    upstream: Ref
+    branches: list[Ref]
+    indexed: list[Ref]
+    presence: PresenceChecker
+    stats: UpdateStats
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_workspace(
+    settings: Settings,
+    *,
+    progress: ProgressCallback = no_progress,
+    all_stable: bool = True,
+    rebuild: bool = False,
+) -> Workspace:
+    """Open, resolve refs and update the index. Raises BackportrError subclasses."""
+    repo = Repo(settings.repo)
+    upstream = repo.upstream(settings.upstream)
+    branches = [repo.branch(name) for name in settings.branches]
+    indexed = list(branches)
+    if all_stable:
+        seen = {b.refname for b in indexed}
+        for name in repo.stable_branches(settings.branch_pattern):
+            ref = repo.find_ref(name)
+            if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
+                seen.add(ref.refname)
+                indexed.append(ref)
+    index = CommitIndex(repo, settings.index_path)
+    try:
+        if rebuild:
+            index.rebuild()
+        stats = index.update(upstream, indexed, progress=progress)
+    except BaseException:
+        index.close()
+        raise
+    return Workspace(
+        repo=repo,
+        index=index,
+        upstream=upstream,
+        branches=branches,
+        indexed=indexed,
+        presence=PresenceChecker(repo, index),
+        stats=stats,
+    )

@@ -1,0 +1,53 @@
+"""Hermetic test setup: temporary HOME and git config, fixed identity, no prompts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    saved = dict(os.environ)
+    os.environ.update(
+        {
+            "HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_AUTHOR_NAME": "Test Author",
+            "GIT_AUTHOR_EMAIL": "author@example.org",
+            "GIT_COMMITTER_NAME": "Test Committer",
+            "GIT_COMMITTER_EMAIL": "committer@example.org",
+            "GIT_AUTHOR_DATE": "1600000000 +0000",
+            "GIT_COMMITTER_DATE": "1600000000 +0000",
+            "GIT_EDITOR": "false",
+            "GIT_TERMINAL_PROMPT": "0",
+            "TMPDIR": str(tmp_path_factory.mktemp("tmp")),
+        }
+    )
+    (home / ".gitconfig").write_text(
+        "[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = master\n"
+        "[advice]\n\tdetachedHead = false\n"
+    )
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture
+def builder(tmp_path: Path) -> RepoBuilder:
+    return RepoBuilder(tmp_path / "repo")
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout

@@ -1,0 +1,174 @@
+"""The command line as a user meets it: exit codes, stdout for results, stderr for errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+from tests.conftest import git
+from tests.scenarios import presence_repo
+from tests.test_repo import ambiguous_repo
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "backportr", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> RepoBuilder:
+    return presence_repo(tmp_path_factory.mktemp("cli") / "repo")
+
+
+def test_status_json(scenario: RepoBuilder) -> None:
+    ids = scenario.ids
+    proc = run(
+        "status",
+        ids["fix"][:12],
+        ids["nolabel"],
+        ids["reverted"],
+        ids["absent"],
+        "--branch",
+        "linux-5.10.y",
+        "--repo",
+        str(scenario.path),
+        "--format",
+        "json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1
+    rows = {r["commit"]: r["branches"][0] for r in data["results"]}
+    assert rows[ids["fix"]] == {
+        "branch": "linux-5.10.y",
+        "present": True,
+        "as": ids["fix-bp"],
+        "how": "annotation",
+        "reverted_in_branch": False,
+    }
+    assert rows[ids["nolabel"]]["how"] == "patch-id"
+    assert rows[ids["reverted"]] == {
+        "branch": "linux-5.10.y",
+        "present": False,
+        "as": ids["reverted-bp"],
+        "how": "annotation",
+        "reverted_in_branch": True,
+    }
+    assert rows[ids["absent"]] == {
+        "branch": "linux-5.10.y",
+        "present": False,
+        "as": None,
+        "how": None,
+        "reverted_in_branch": False,
+    }
+    assert data["results"][0]["subject"] == "foo: fix the helper"
+
+
+def test_status_text_defaults_to_cwd(scenario: RepoBuilder) -> None:
+    proc = run("status", scenario.ids["sasha"], "-b", "linux-5.10.y", cwd=scenario.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "present as" in proc.stdout and "annotation" in proc.stdout
+    assert proc.stderr == ""  # piped: no progress drawn
+
+
+def test_index_command(scenario: RepoBuilder) -> None:
+    proc = run("index", "--repo", str(scenario.path))
+    assert proc.returncode == 0, proc.stderr
+    assert "commits in" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["status", "HEAD", "-b", "linux-5.10.y", "--repo", "{tmp}"], "not a git repository"),
+        (["status", "deadbeefdead", "-b", "linux-5.10.y", "--repo", "{repo}"], "unknown commit"),
+        (["status", "HEAD", "-b", "linux-9.9.y", "--repo", "{repo}"], "unknown branch"),
+        (
+            ["status", "HEAD", "-b", "linux-5.10.y", "--repo", "{repo}", "--upstream", "nope"],
+            "unknown upstream",
+        ),
+    ],
+)
+def test_bad_input_exits_1_with_one_line(
+    scenario: RepoBuilder, tmp_path: Path, args: list[str], message: str
+) -> None:
+    args = [a.format(tmp=tmp_path, repo=scenario.path) for a in args]
+    proc = run(*args)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_ambiguous_prefix_exit_1(tmp_path: Path) -> None:
+    b, prefix = ambiguous_repo(tmp_path / "r")
+    b.branch("linux-5.10.y", "master")
+    proc = run("status", prefix, "-b", "linux-5.10.y", "--repo", str(b.path))
+    assert proc.returncode == 1
+    assert "ambiguous" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_shallow_clone_exit_1(scenario: RepoBuilder, tmp_path: Path) -> None:
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        f"file://{scenario.path}",
+        "shallow",
+    )
+    proc = run("status", "HEAD", "-b", "linux-5.10.y", "--repo", str(tmp_path / "shallow"))
+    assert proc.returncode == 1
+    assert "shallow clone; run git fetch --unshallow" in proc.stderr
+
+
+def test_unreadable_index_exit_1(scenario: RepoBuilder, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"garbage" * 500)
+    proc = run(
+        "status", "HEAD", "-b", "linux-5.10.y", "--repo", str(scenario.path), "--index", str(bad)
+    )
+    assert proc.returncode == 1
+    assert "unreadable" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_2(scenario: RepoBuilder) -> None:
+    assert run("status").returncode == 2
+    assert run("no-such-command").returncode == 2
+    proc = run("status", "HEAD", "--repo", str(scenario.path))
+    assert proc.returncode == 2 and "--branch" in proc.stderr
+
+
+def test_internal_error_exit_3_with_crash_log(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario: RepoBuilder
+) -> None:
+    from backportr import cli
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "open_workspace", explode)
+    code = cli.main(["status", "HEAD", "-b", "linux-5.10.y", "--repo", str(scenario.path)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "internal error" in err and "boom" in err and "Traceback" not in err
+    log = err.rsplit("details in ", 1)[1].strip()
+    assert "RuntimeError: boom" in Path(log).read_text()
+
+
+def test_version() -> None:
+    proc = run("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("backportr ")

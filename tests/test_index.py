@@ -1,0 +1,127 @@
+"""The persistent index: relations, reverse maps, incremental and rewritten updates, locking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+from backportr.errors import IndexCorruptError
+from backportr.index import CommitIndex
+from backportr.repo import Repo
+from tests.conftest import git
+from tests.scenarios import presence_repo
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> RepoBuilder:
+    return presence_repo(tmp_path / "repo")
+
+
+def _open(b: RepoBuilder) -> tuple[Repo, CommitIndex]:
+    repo = Repo(b.path)
+    index = CommitIndex(repo)
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    return repo, index
+
+
+def test_index_lives_under_git_dir(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    assert index.path == repo.path / "backportr" / "index.sqlite"
+    assert index.path.exists()
+
+
+def test_who_fixes(scenario: RepoBuilder) -> None:
+    _, index = _open(scenario)
+    fixers = {r.commit: r.how for r in index.fixed_by(scenario.ids["culprit"])}
+    # by id, and by exact subject where the written id is wrong
+    assert fixers == {scenario.ids["fix"]: "id", scenario.ids["wrongid"]: "subject"}
+    assert [r.target for r in index.fixes_of(scenario.ids["fix"])] == [scenario.ids["culprit"]]
+
+
+def test_who_reverts_and_carriers(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    assert [r.commit for r in index.reverted_by(scenario.ids["reverted-bp"])] == [
+        scenario.ids["reverted-revert"]
+    ]
+    refname = repo.branch("linux-5.10.y").refname
+    assert index.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
+    assert index.carried_upstream(scenario.ids["sasha-bp"]) == scenario.ids["sasha"]
+
+
+def test_fixes_naming_a_backport_maps_to_upstream(scenario: RepoBuilder) -> None:
+    bp = scenario.ids["fix-bp"]
+    scenario.commit(
+        f'foo: fix the fix\n\nFixes: {bp[:12]} ("foo: fix the helper")\n',
+        {"drivers/foo.c": scenario.files("master")["drivers/foo.c"] + "\n"},
+        name="fixfix",
+    )
+    _, index = _open(scenario)
+    rel = index.fixes_of(scenario.ids["fixfix"])[0]
+    assert rel.target == scenario.ids["fix"]
+
+
+def test_ancestry_from_index(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    refname = repo.branch("linux-5.10.y").refname
+    assert index.in_branch(scenario.ids["culprit"], refname) is True
+    assert index.in_branch(scenario.ids["fix"], refname) is False
+    assert index.in_branch(scenario.ids["fix-bp"], refname) is True
+
+
+def test_incremental_update_reads_only_new_commits(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    before = index.count()
+    for i in range(5):
+        scenario.commit(f"mm: churn {i}", {f"mm/file{i}.c": f"int v{i};\n"})
+    scenario.cherry_pick("absent", "linux-5.10.y", name="absent-bp")
+    repo = Repo(scenario.path)
+    stats = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert stats.new_commits == {"master": 5, "linux-5.10.y": 1}
+    assert stats.rewritten == ()
+    assert index.count() == before + 6
+    refname = repo.branch("linux-5.10.y").refname
+    # new upstream commits are known to be outside the branch
+    assert index.in_branch(repo.resolve_commit("master"), refname) is False
+    again = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert again.new_commits == {"master": 0, "linux-5.10.y": 0}
+
+
+def test_force_pushed_branch_is_reindexed(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    refname = repo.branch("linux-5.10.y").refname
+    assert index.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
+    # rewrite: the branch drops everything after the first backport
+    scenario.branch("linux-5.10.y", "v5.10")
+    scenario.cherry_pick("sasha", "linux-5.10.y", annotation="sasha", name="sasha-bp2")
+    repo = Repo(scenario.path)
+    stats = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert stats.rewritten == ("linux-5.10.y",)
+    assert index.carriers(scenario.ids["fix"], refname) == []
+    assert index.carriers(scenario.ids["sasha"], refname) == [scenario.ids["sasha-bp2"]]
+
+
+def test_unreadable_index_is_reported(scenario: RepoBuilder, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(IndexCorruptError, match="unreadable"):
+        CommitIndex(Repo(scenario.path), bad)
+
+
+def test_concurrent_updates_do_not_corrupt(scenario: RepoBuilder) -> None:
+    for i in range(200):
+        scenario.commit(f"net: churn {i}", {f"net/f{i % 7}.c": f"int n{i};\n"})
+    cmd = [sys.executable, "-m", "backportr", "index", "--repo", str(scenario.path)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    repo = Repo(scenario.path)
+    index = CommitIndex(repo)
+    total = int(git(scenario.path, "rev-list", "--count", "--all").strip())
+    assert index.count() == total
+    assert index.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

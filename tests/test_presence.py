@@ -1,0 +1,95 @@
+"""Presence detection on real repositories built in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+from backportr.index import CommitIndex
+from backportr.presence import PresenceChecker
+from backportr.repo import Repo
+from tests.scenarios import presence_repo
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> RepoBuilder:
+    return presence_repo(tmp_path_factory.mktemp("presence") / "repo")
+
+
+@pytest.fixture
+def checker(scenario: RepoBuilder, tmp_path: Path) -> PresenceChecker:
+    repo = Repo(scenario.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    return PresenceChecker(repo, index)
+
+
+def _check(checker: PresenceChecker, b: RepoBuilder, name: str):
+    return checker.check(b.ids[name], checker.repo.branch("linux-5.10.y"))
+
+
+def test_ancestor(checker: PresenceChecker, scenario: RepoBuilder) -> None:
+    p = _check(checker, scenario, "culprit")
+    assert (p.present, p.how, p.as_commit) == (True, "ancestor", scenario.ids["culprit"])
+
+
+@pytest.mark.parametrize(
+    ("name", "how"),
+    [
+        ("fix", "annotation"),  # commit X upstream.
+        ("sasha", "annotation"),  # [ Upstream commit X ]
+        ("cherry", "annotation"),  # (cherry picked from commit X)
+        ("nolabel", "patch-id"),  # picked without -x
+        ("bysubject", "subject"),  # adapted by hand, same subject and files
+    ],
+)
+def test_backport_forms(
+    checker: PresenceChecker, scenario: RepoBuilder, name: str, how: str
+) -> None:
+    p = _check(checker, scenario, name)
+    assert p.present and p.how == how
+    assert p.as_commit == scenario.ids[f"{name}-bp"]
+    assert not p.reverted_in_branch
+
+
+def test_reverted_in_branch(checker: PresenceChecker, scenario: RepoBuilder) -> None:
+    p = _check(checker, scenario, "reverted")
+    assert not p.present
+    assert p.reverted_in_branch
+    assert p.as_commit == scenario.ids["reverted-bp"]
+    assert p.reverted_by == scenario.ids["reverted-revert"]
+
+
+def test_absent(checker: PresenceChecker, scenario: RepoBuilder) -> None:
+    p = _check(checker, scenario, "absent")
+    assert (p.present, p.how, p.as_commit) == (False, None, None)
+
+
+def test_reapplied_after_revert(tmp_path: Path) -> None:
+    b = presence_repo(tmp_path / "repo")
+    b.revert("reverted-revert", "linux-5.10.y", name="reapply")
+    repo = Repo(b.path)
+    index = CommitIndex(repo)
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    p = PresenceChecker(repo, index).check(b.ids["reverted"], repo.branch("linux-5.10.y"))
+    assert p.present and not p.reverted_in_branch
+
+
+def test_patch_id_matches_git(scenario: RepoBuilder) -> None:
+    import subprocess
+
+    repo = Repo(scenario.path)
+    for name in ("fix", "nolabel", "reverted"):
+        oid = scenario.ids[name]
+        show = subprocess.run(
+            ["git", "-C", str(scenario.path), "show", oid], capture_output=True, check=True
+        ).stdout
+        out = subprocess.run(
+            ["git", "-C", str(scenario.path), "patch-id", "--stable"],
+            input=show,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+        assert out.split()[0] == repo.patch_id(oid)

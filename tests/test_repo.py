@@ -1,0 +1,107 @@
+"""Repository access: ids, prefixes, refs, upstream detection, bad repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+from backportr.errors import (
+    AmbiguousCommitError,
+    NotARepositoryError,
+    ShallowCloneError,
+    UnknownBranchError,
+    UnknownCommitError,
+)
+from backportr.repo import Repo
+from tests.conftest import git
+
+
+def ambiguous_repo(path: Path) -> tuple[RepoBuilder, str]:
+    """Commits until two share a 4-hex prefix; returns the builder and that prefix."""
+    b = RepoBuilder(path)
+    seen: dict[str, str] = {}
+    i = 0
+    while True:
+        oid = b.commit(f"churn {i}", {"f": str(i)})
+        if oid[:4] in seen:
+            return b, oid[:4]
+        seen[oid[:4]] = oid
+        i += 1
+
+
+def test_resolve_forms(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "r")
+    first = b.commit("one", {"a": "1"})
+    b.tag("v1.0", first)
+    second = b.commit("two", {"a": "2"})
+    repo = Repo(b.path)
+    assert repo.resolve_commit(second) == second
+    assert repo.resolve_commit(second[:12]) == second
+    assert repo.resolve_commit("v1.0") == first
+    assert repo.resolve_commit("master") == second
+    assert repo.resolve_commit("master~1") == first
+
+
+def test_ambiguous_prefix_lists_candidates(tmp_path: Path) -> None:
+    b, prefix = ambiguous_repo(tmp_path / "r")
+    with pytest.raises(AmbiguousCommitError) as info:
+        Repo(b.path).resolve_commit(prefix)
+    assert len(info.value.candidates) >= 2
+    assert prefix in str(info.value) and "ambiguous" in str(info.value)
+
+
+def test_unknown_commit(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("one", {"a": "1"})
+    with pytest.raises(UnknownCommitError, match="unknown commit"):
+        Repo(b.path).resolve_commit("deadbeefdead")
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(NotARepositoryError, match="not a git repository"):
+        Repo(tmp_path)
+    with pytest.raises(NotARepositoryError, match="no such directory"):
+        Repo(tmp_path / "missing")
+
+
+def test_shallow_clone_is_refused(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "r")
+    for i in range(3):
+        b.commit(f"c{i}", {"a": str(i)})
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{b.path}", "shallow")
+    with pytest.raises(ShallowCloneError, match="fetch --unshallow"):
+        Repo(tmp_path / "shallow")
+
+
+def test_upstream_and_branches(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "r")
+    base = b.commit("one", {"a": "1"})
+    b.branch("linux-5.10.y", base)
+    b.branch("linux-6.1.y", base)
+    b.branch("feature", base)
+    git(tmp_path, "clone", "-q", "--bare", str(b.path), "bare.git")
+    git(tmp_path / "bare.git", "update-ref", "refs/remotes/origin/master", base)
+    git(tmp_path / "bare.git", "update-ref", "refs/remotes/origin/linux-4.19.y", base)
+    repo = Repo(tmp_path / "bare.git")
+    assert repo.upstream().name == "origin/master"
+    assert repo.stable_branches() == ["linux-4.19.y", "linux-5.10.y", "linux-6.1.y"]
+    assert repo.branch("linux-4.19.y").refname == "refs/remotes/origin/linux-4.19.y"
+    assert repo.branch("origin/linux-4.19.y").refname == "refs/remotes/origin/linux-4.19.y"
+    with pytest.raises(UnknownBranchError, match=r"linux-9\.9\.y"):
+        repo.branch("linux-9.9.y")
+    with pytest.raises(UnknownBranchError, match="upstream"):
+        repo.upstream("nosuch")
+
+
+def test_walk_and_ancestry(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "r")
+    a = b.commit("a", {"f": "1"})
+    c = b.commit("c", {"f": "2"})
+    repo = Repo(b.path)
+    assert list(repo.walk(c, [a])) == [c]
+    assert repo.is_ancestor(a, c) and not repo.is_ancestor(c, a)
+    records = list(repo.log(c))
+    assert [r.oid for r in records] == [c, a]
+    assert records[0].parents == (a,)

@@ -1,0 +1,92 @@
+"""Trailer parsing over a corpus of realistic kernel messages (tests/data/trailer_corpus.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backportr.model import StableTag
+from backportr.trailers import (
+    mentions_relations,
+    parse_message,
+    parse_stable_comment,
+    parse_version,
+)
+
+CORPUS = json.loads((Path(__file__).parent / "data" / "trailer_corpus.json").read_text())
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
+def test_corpus(case: dict) -> None:
+    parsed = parse_message(case["message"])
+    expect = case["expect"]
+    if "fixes" in expect:
+        assert [[f.ref, f.subject] for f in parsed.fixes] == expect["fixes"]
+    if "stable_deps" in expect:
+        assert [[d.ref, d.subject] for d in parsed.stable_deps] == expect["stable_deps"]
+    if "upstream" in expect:
+        assert [[r.oid, r.form] for r in parsed.upstream_refs] == expect["upstream"]
+    if "reverts" in expect:
+        assert list(parsed.reverts) == expect["reverts"]
+    if "reverted_subject" in expect:
+        assert parsed.reverted_subject == expect["reverted_subject"]
+    if "links" in expect:
+        assert list(parsed.links) == expect["links"]
+    if "stable_tags" in expect:
+        got = [
+            {
+                "since": list(t.since) if t.since else None,
+                "until": list(t.until) if t.until else None,
+                "prerequisite": t.prerequisite,
+                "noautosel": t.noautosel,
+            }
+            for t in parsed.stable_tags
+        ]
+        assert got == expect["stable_tags"]
+    # The bulk indexer's shortcut must never skip a message that has relations.
+    if parsed.fixes or parsed.upstream_refs or parsed.reverts or parsed.stable_tags:
+        assert mentions_relations(case["message"])
+
+
+def test_subject_is_first_line() -> None:
+    assert parse_message("ima: x\n\nbody\n").subject == "ima: x"
+    assert parse_message("").subject == ""
+
+
+def test_declared_prerequisite_keeps_subject() -> None:
+    tag = parse_stable_comment("3.3.x: a1f84a3: sched: Check for idle")
+    assert tag == StableTag(
+        since=(3, 3),
+        prerequisite="a1f84a3",
+        prerequisite_subject="sched: Check for idle",
+        comment="3.3.x: a1f84a3: sched: Check for idle",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "covered"),
+    [
+        ("5.10+", (5, 4), False),
+        ("5.10+", (5, 10), True),
+        ("v6.1+", (6, 6), True),
+        ("4.19.x-5.4.x", (5, 10), False),
+        ("4.19.x-5.4.x", (5, 4), True),
+        ("after -rc3", (4, 4), True),
+    ],
+)
+def test_stable_tag_covers(text: str, version: tuple[int, int], covered: bool) -> None:
+    assert parse_stable_comment(text).covers(version) is covered
+
+
+def test_parse_version() -> None:
+    assert parse_version("linux-5.10.y") == (5, 10)
+    assert parse_version("v6.1.55") == (6, 1)
+    assert parse_version("master") is None
+
+
+def test_plain_message_has_no_relations() -> None:
+    msg = "mm: tidy\n\nMove code around.\n\nSigned-off-by: A <a@b>\n"
+    assert not mentions_relations(msg)
+    assert parse_message(msg).fixes == ()
