@@ -198,6 +198,17 @@ class RepoBuilder:
             self.ids[name] = str(oid)
         return str(oid)
 
+    def merge_text(self, base: str, ours: str, theirs: str) -> str:
+        """A clean 3-way merge of three texts (raises ValueError on conflict)."""
+        entry = pygit2.IndexEntry
+        blobs = [self.repo.create_blob(t.encode()) for t in (base, ours, theirs)]
+        result = self.repo.merge_file_from_index(
+            *(entry("f", blob, pygit2.enums.FileMode.BLOB) for blob in blobs)
+        )
+        if not result.automergeable:
+            raise ValueError("texts do not merge cleanly")
+        return result.contents
+
     def _write_tree(self, files: dict[str, str]) -> pygit2.Oid:
         nested: dict[str, object] = {}
         for path, text in files.items():

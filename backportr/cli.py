@@ -19,12 +19,15 @@ from typing import Annotated
 import typer
 
 from backportr import __version__
-from backportr.config import Settings
+from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.model import StatusResult
+from backportr.output import write_atomically
+from backportr.output.report import render_json, render_script, render_text
 from backportr.output.status import render_status_json, render_status_text
 from backportr.progress import TerminalProgress
 from backportr.repo import DEFAULT_BRANCH_PATTERN
+from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 
 app = typer.Typer(
@@ -139,6 +142,93 @@ def status_command(
         progress.finish()
     render = render_status_json if output_format is StatusFormat.json else render_status_text
     sys.stdout.write(render(results))
+
+
+class ResolveFormat(StrEnum):
+    text = "text"
+    json = "json"
+    script = "script"
+
+
+_RENDERERS = {
+    ResolveFormat.text: render_text,
+    ResolveFormat.json: render_json,
+    ResolveFormat.script: render_script,
+}
+
+
+@app.command("resolve")
+def resolve_command(
+    target: Annotated[str, typer.Argument(help="The upstream commit to backport.")],
+    branch: BranchOption = None,
+    branches: Annotated[
+        str | None,
+        typer.Option("--branches", help="All branches matching a pattern, e.g. 'linux-*.y'."),
+    ] = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    index: IndexOption = None,
+    output_format: Annotated[
+        ResolveFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ResolveFormat.text,
+    max_commits: Annotated[
+        int, typer.Option("--max-commits", min=1, help="Stop the closure at this many commits.")
+    ] = DEFAULT_MAX_COMMITS,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (atomically).")
+    ] = None,
+) -> None:
+    """The complete, ordered series to backport TARGET onto each branch, with evidence."""
+    names = list(branch or [])
+    if branches:
+        from backportr.repo import Repo
+
+        names += [n for n in Repo(repo).stable_branches(branches) if n not in names]
+    if not names:
+        raise UsageError("give at least one --branch (or --branches PATTERN)")
+    progress = TerminalProgress()
+    settings = _settings(repo, upstream, names, branch_pattern, index, max_commits=max_commits)
+    try:
+        with open_workspace(settings, progress=progress) as ws:
+            oid = ws.repo.resolve_commit(target)
+            resolver = Resolver(ws, max_commits=max_commits, progress=progress)
+            report = resolver.resolve(oid, ws.branches)
+    finally:
+        progress.finish()
+    text = _RENDERERS[output_format](report)
+    if output is not None:
+        write_atomically(output, text)
+    else:
+        sys.stdout.write(text)
+    if any(b.status == "conflict" for b in report.branches):
+        raise typer.Exit(int(ExitCode.ATTENTION))
+
+
+@app.command("demo")
+def demo_command(
+    keep: Annotated[
+        Path | None, typer.Option("--keep", help="Build the example repository here and keep it.")
+    ] = None,
+) -> None:
+    """Build the IMA/overlayfs example repository and resolve its backport."""
+    from backportr.examples.ima import B836C, build
+
+    with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
+        path = keep if keep is not None else Path(scratch) / "linux"
+        typer.echo(f"building the IMA/overlayfs example in {path} ...", err=True)
+        fixture = build(path)
+        target = fixture.ids[B836C]
+        for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
+            typer.echo(f"\n$ backportr resolve {target[:12]} --branch {branch}   # {state} state")
+            settings = _settings(path, None, [branch])
+            with open_workspace(settings) as ws:
+                report = Resolver(ws).resolve(target, ws.branches)
+            sys.stdout.write(render_text(report))
+        typer.echo(
+            "\nIn the real tree these are a1175d6b1bda, db1d1e8b9867, b836c4d29f27 and "
+            "8a924db2d7b5; see docs/algorithm.md.",
+        )
 
 
 def _version_callback(value: bool) -> None:

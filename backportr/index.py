@@ -592,6 +592,15 @@ class CommitIndex:
             is None
         )
 
+    def branches_of(self, oid: Oid) -> list[str]:
+        """Names of the indexed branches whose own commits include `oid`."""
+        rows = self.db.execute(
+            "SELECT r.name FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "JOIN refs r ON r.refname=b.refname WHERE c.oid=? ORDER BY r.name",
+            (oid,),
+        )
+        return [r[0] for r in rows]
+
     def branch_commit_seq(self, oid: Oid, refname: str) -> int | None:
         row = self.db.execute(
             "SELECT b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "

@@ -131,3 +131,94 @@ class StatusResult:
     commit: Oid
     subject: str
     branches: tuple[Presence, ...] = field(default_factory=tuple)
+
+
+# -- resolve -------------------------------------------------------------------------------
+
+EdgeKind = Literal[
+    "culprit",  # the dependent fixes this commit, which the branch lacks but needs
+    "follow-up",  # this commit's Fixes: names the dependent
+    "revert",  # this commit reverts the dependent upstream
+    "declared",  # Cc: stable # X.Y.x: <sha> line of the dependent
+    "stable-dep-of",  # a stable branch recorded Stable-dep-of: <dependent>
+    "conflict",  # the dependent conflicts without this commit (blame of the conflict)
+    "adapted",  # the dependent reached the branch adapted, without this commit
+    "symbol",  # the dependent uses an identifier this commit introduced
+]
+
+Role = Literal["target", "prerequisite", "follow-up"]
+ApplyResult = Literal["clean", "conflict", "empty", "not-tried"]
+BranchStatus = Literal[
+    "ready", "conflict", "incomplete", "already-present", "not-needed", "reverted-upstream"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a commit is in the series: the kind of evidence, in words, and the related commit."""
+
+    kind: str
+    detail: str
+    related: Oid | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """The result of applying one member in memory."""
+
+    result: ApplyResult
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One commit of the series to apply."""
+
+    commit: Oid
+    subject: str
+    role: Role
+    reasons: tuple[Reason, ...]
+    apply: ApplyResult = "not-tried"
+    conflict_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PresentMember:
+    """A commit of the closure already in the branch."""
+
+    commit: Oid
+    as_commit: Oid | None
+    how: str | None
+    subject: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A possible prerequisite a maintainer should judge; never changes the status."""
+
+    commit: Oid
+    subject: str
+    reason: Reason
+
+
+@dataclass(frozen=True, slots=True)
+class BranchReport:
+    """Everything resolve found for one branch."""
+
+    branch: str
+    status: BranchStatus
+    series: tuple[Member, ...] = ()
+    present: tuple[PresentMember, ...] = ()
+    warnings: tuple[str, ...] = ()
+    suggestions: tuple[Suggestion, ...] = ()
+    files: tuple[str, ...] = ()
+    alternative: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The answer of `backportr resolve` for one target over several branches."""
+
+    target: Oid
+    subject: str
+    branches: tuple[BranchReport, ...]

@@ -1,0 +1,257 @@
+"""Trial cherry-picks in memory, and where they conflict.
+
+A cherry-pick is a 3-way merge whose ancestor is the picked commit's parent. Only the files
+the commit touches can change, so the merge is done file by file on exactly those paths
+(libgit2's merge_file): fast on a kernel-sized tree and free of the false rename conflicts a
+whole-tree merge finds after mass renames. A state is the branch tip plus an overlay of
+changed paths; nothing touches refs, HEAD, the index or the work tree. Blobs written to the
+object database are fine.
+
+Callers get per commit `clean`, `conflict` (with files and conflicting hunks) or `empty`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pygit2
+from pygit2.enums import DeltaStatus, FileMode
+
+from backportr.model import ApplyResult, Oid
+from backportr.repo import Repo
+
+_Entry = tuple[pygit2.Oid, int]  # blob id, file mode
+_DELETED: None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """What a commit does to one path: old and new (blob, mode), None for absent."""
+
+    old_path: str
+    new_path: str
+    old: _Entry | None
+    new: _Entry | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """A hunk of a commit's diff: the old-side line range (1-based, inclusive, with context)."""
+
+    path: str
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class PickResult:
+    result: ApplyResult
+    state: TreeState
+    conflict_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """A tree as the base commit's tree plus changed paths (None: deleted)."""
+
+    base: Oid
+    overlay: dict[str, _Entry | None] = field(default_factory=dict)
+
+    def with_changes(self, changes: dict[str, _Entry | None]) -> TreeState:
+        merged = dict(self.overlay)
+        merged.update(changes)
+        return TreeState(self.base, merged)
+
+
+class TrialApplier:
+    """Applies commits to in-memory states of one repository."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.git = repo.git
+        self._changes: dict[Oid, list[FileChange]] = {}
+        self._trees: dict[Oid, pygit2.Tree] = {}
+
+    # -- states ----------------------------------------------------------------------------
+
+    def state_at(self, commit: Oid) -> TreeState:
+        return TreeState(commit)
+
+    def lookup(self, state: TreeState, path: str) -> _Entry | None:
+        if path in state.overlay:
+            return state.overlay[path]
+        return self._tree_entry(state.base, path)
+
+    def _tree(self, commit: Oid) -> pygit2.Tree:
+        if commit not in self._trees:
+            self._trees[commit] = self.repo.commit(commit).tree
+        return self._trees[commit]
+
+    def _tree_entry(self, commit: Oid, path: str) -> _Entry | None:
+        try:
+            entry = self._tree(commit)[path]
+        except KeyError:
+            return None
+        if entry.filemode == FileMode.TREE:
+            return None
+        return entry.id, int(entry.filemode)
+
+    def write_tree(self, state: TreeState) -> Oid:
+        """Materialize a state as a tree object (for comparisons and for `git am` checks)."""
+        index = pygit2.Index()
+        index.read_tree(self._tree(state.base))
+        for path, entry in state.overlay.items():
+            if entry is None:
+                if path in index:
+                    index.remove(path)
+            else:
+                index.add(pygit2.IndexEntry(path, entry[0], entry[1]))
+        return str(index.write_tree(self.git))
+
+    def file_text(self, state: TreeState, path: str) -> str | None:
+        entry = self.lookup(state, path)
+        if entry is None:
+            return None
+        return self.git[entry[0]].data.decode("utf-8", "surrogateescape")
+
+    # -- commits ---------------------------------------------------------------------------
+
+    def changes(self, commit: Oid) -> list[FileChange]:
+        """The commit's file changes against its first parent (renames detected)."""
+        if commit not in self._changes:
+            diff = self.repo.diff_to_parent(commit)
+            diff.find_similar()
+            out = []
+            for delta in diff.deltas:
+                old = (
+                    None
+                    if delta.status == DeltaStatus.ADDED
+                    else (delta.old_file.id, int(delta.old_file.mode))
+                )
+                new = (
+                    None
+                    if delta.status == DeltaStatus.DELETED
+                    else (delta.new_file.id, int(delta.new_file.mode))
+                )
+                out.append(FileChange(delta.old_file.path, delta.new_file.path, old, new))
+            self._changes[commit] = out
+        return self._changes[commit]
+
+    def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
+        """The commit's hunks (old-side ranges against its first parent)."""
+        diff = self.repo.diff_to_parent(commit)
+        out = []
+        for patch in diff:
+            delta = patch.delta
+            if path is not None and path not in (delta.old_file.path, delta.new_file.path):
+                continue
+            for hunk in patch.hunks:
+                out.append(
+                    Hunk(
+                        delta.old_file.path,
+                        hunk.old_start,
+                        hunk.old_lines,
+                        hunk.new_start,
+                        hunk.new_lines,
+                    )
+                )
+        return out
+
+    def pick(self, commit: Oid, state: TreeState) -> PickResult:
+        """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side."""
+        changes: dict[str, _Entry | None] = {}
+        conflicts: list[str] = []
+        applied_anything = False
+        for change in self.changes(commit):
+            outcome = self._merge_change(change, state)
+            if outcome is None:
+                conflicts.append(change.new_path if change.new is not None else change.old_path)
+                if change.old_path != change.new_path:
+                    changes[change.old_path] = _DELETED
+                changes[change.new_path] = change.new
+                continue
+            path_changes, changed = outcome
+            applied_anything = applied_anything or changed
+            changes.update(path_changes)
+        new_state = state.with_changes(changes)
+        if conflicts:
+            return PickResult("conflict", new_state, tuple(sorted(set(conflicts))))
+        if not applied_anything:
+            return PickResult("empty", state)
+        return PickResult("clean", new_state)
+
+    def pick_series(
+        self, commits: list[Oid], state: TreeState
+    ) -> tuple[list[PickResult], TreeState]:
+        results = []
+        for commit in commits:
+            result = self.pick(commit, state)
+            results.append(result)
+            state = result.state
+        return results, state
+
+    def applies(self, commits: list[Oid], state: TreeState, *, last_only: bool = False) -> bool:
+        """Do the commits apply in order? With last_only, earlier conflicts take their side."""
+        results, _ = self.pick_series(commits, state)
+        if last_only:
+            return results[-1].result != "conflict"
+        return all(r.result != "conflict" for r in results)
+
+    def _merge_change(
+        self, change: FileChange, state: TreeState
+    ) -> tuple[dict[str, _Entry | None], bool] | None:
+        """Merge one file change; None on conflict, else (paths to set, whether anything changed)."""
+        ours = self.lookup(state, change.old_path)
+        base, theirs = change.old, change.new
+        renamed = change.old_path != change.new_path
+        if theirs is None:  # deletion
+            if ours is None:
+                return {}, False
+            if base is not None and ours[0] == base[0]:
+                return {change.old_path: _DELETED}, True
+            return None
+        if base is None:  # addition
+            existing = self.lookup(state, change.new_path)
+            if existing is None:
+                return {change.new_path: theirs}, True
+            if existing[0] == theirs[0]:
+                return {}, False
+            return self._merge_blobs(change.new_path, None, existing, theirs)
+        if ours is None:
+            if renamed:
+                target = self.lookup(state, change.new_path)
+                if target is not None and target[0] == theirs[0]:
+                    return {}, False
+            return None  # modified upstream, absent here: modify/delete
+        merged = self._merge_blobs(change.new_path, base, ours, theirs)
+        if merged is None:
+            return None
+        paths, changed = merged
+        if renamed:
+            paths[change.old_path] = _DELETED
+            changed = True
+        return paths, changed
+
+    def _merge_blobs(
+        self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
+    ) -> tuple[dict[str, _Entry | None], bool] | None:
+        mode = theirs[1] if base is None or ours[1] == base[1] else ours[1]
+        if base is not None and ours[0] == base[0]:
+            return {path: (theirs[0], mode)}, theirs[0] != ours[0] or mode != ours[1]
+        if ours[0] == theirs[0] or (base is not None and base[0] == theirs[0]):
+            return ({path: (ours[0], mode)}, mode != ours[1])
+        entry = pygit2.IndexEntry
+        try:
+            result = self.git.merge_file_from_index(
+                entry(path, base[0], base[1]) if base else None,
+                entry(path, ours[0], ours[1]),
+                entry(path, theirs[0], theirs[1]),
+            )
+        except (UnicodeDecodeError, pygit2.GitError):
+            return None
+        if not result.automergeable:
+            return None
+        blob = self.git.create_blob(result.contents.encode("utf-8", "surrogateescape"))
+        return {path: (blob, mode)}, blob != ours[0] or mode != ours[1]

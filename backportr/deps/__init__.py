@@ -1,0 +1,56 @@
+"""One finder per kind of evidence. Each takes a Context and a commit and returns Findings;
+none of them decides membership (resolve.py does) or prints anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from backportr.apply import TrialApplier
+from backportr.index import CommitIndex
+from backportr.model import Oid, Reason, Version
+from backportr.presence import PresenceChecker
+from backportr.repo import Ref, Repo
+
+Relation = Literal["prerequisite", "follow-up"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """`commit` relates to the commit asked about as a prerequisite or a follow-up."""
+
+    commit: Oid
+    relation: Relation
+    reason: Reason
+
+
+@dataclass
+class Context:
+    """What the finders share for one branch."""
+
+    repo: Repo
+    index: CommitIndex
+    presence: PresenceChecker
+    applier: TrialApplier
+    upstream: Ref
+    branch: Ref
+    version: Version | None
+    fork: Oid | None
+    _present: dict[Oid, bool] = field(default_factory=dict)
+
+    def is_present(self, commit: Oid) -> bool:
+        if commit not in self._present:
+            self._present[commit] = self.presence.check(commit, self.branch).present
+        return self._present[commit]
+
+    def short(self, commit: Oid) -> str:
+        return commit[:12]
+
+    def subject(self, commit: Oid) -> str:
+        info = self.index.info(commit)
+        if info is not None:
+            return info.subject
+        return self.repo.message(commit).split("\n", 1)[0].strip()
+
+    def describe(self, commit: Oid) -> str:
+        return f'{commit[:12]} ("{self.subject(commit)}")'

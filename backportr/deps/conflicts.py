@@ -1,0 +1,106 @@
+"""Conflict prerequisites: why a member does not apply, and the fewest commits that fix that.
+
+Blame the lines of the conflicting files' hunks (context included) in the upstream file at the
+member's parent, keep the commits absent from the branch, then choose the fewest of them that
+make the member apply: first single commits, then a growing prefix pruned back. A commit that
+merely touched nearby context does not make the member apply and so stays out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pygit2
+
+from backportr.apply import TreeState
+from backportr.deps import Context, Finding
+from backportr.model import Oid, Reason
+
+_MAX_CANDIDATES = 12
+
+
+def blame_candidates(
+    ctx: Context, member: Oid, files: tuple[str, ...], is_candidate: Callable[[Oid], bool]
+) -> dict[Oid, set[str]]:
+    """Upstream commits that last changed the lines of `member`'s hunks in `files`."""
+    parents = ctx.repo.parents(member)
+    if not parents:
+        return {}
+    parent = parents[0]
+    found: dict[Oid, set[str]] = {}
+    checked: dict[Oid, bool] = {}
+    for path in files:
+        for hunk in ctx.applier.hunks(member, path):
+            if hunk.old_lines == 0:
+                continue
+            first, last = hunk.old_start, hunk.old_start + hunk.old_lines - 1
+            try:
+                blame = ctx.repo.git.blame(
+                    hunk.path,
+                    newest_commit=pygit2.Oid(hex=parent),
+                    oldest_commit=pygit2.Oid(hex=ctx.fork) if ctx.fork else None,
+                    min_line=first,
+                    max_line=last,
+                )
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+            for blamed in blame:
+                commit = str(blamed.final_commit_id)
+                if commit not in checked:
+                    checked[commit] = is_candidate(commit)
+                if checked[commit]:
+                    found.setdefault(commit, set()).add(path)
+    return found
+
+
+def conflict_prerequisites(
+    ctx: Context,
+    member: Oid,
+    state: TreeState,
+    files: tuple[str, ...],
+    is_candidate: Callable[[Oid], bool],
+    order_key: Callable[[Oid], int],
+    *,
+    kind: str = "conflict",
+) -> list[Finding]:
+    """The fewest absent upstream commits that make `member` apply onto `state`."""
+    candidates = blame_candidates(ctx, member, files, is_candidate)
+    if not candidates:
+        return []
+    ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
+    chosen = _fewest(ctx, member, state, ordered)
+
+    def finding(commit: Oid) -> Finding:
+        where = ", ".join(sorted(candidates[commit]))
+        if kind == "adapted":
+            detail = (
+                f"{ctx.describe(member)} was backported adapted; upstream it does not "
+                f"apply there without this commit (last changed its lines in {where})"
+            )
+        else:
+            detail = (
+                f"{ctx.describe(member)} conflicts in {where} without it "
+                "(blame of the conflicting lines)"
+            )
+        return Finding(commit, "prerequisite", Reason(kind, detail, member))
+
+    return [finding(c) for c in chosen]
+
+
+def _fewest(ctx: Context, member: Oid, state: TreeState, candidates: list[Oid]) -> list[Oid]:
+    applier = ctx.applier
+    for commit in candidates:
+        if applier.applies([commit, member], state, last_only=True):
+            return [commit]
+    chosen: list[Oid] = []
+    for commit in candidates:
+        chosen.append(commit)
+        if applier.applies([*chosen, member], state, last_only=True):
+            break
+    else:
+        return []
+    for commit in list(chosen):
+        trial = [c for c in chosen if c != commit]
+        if applier.applies([*trial, member], state, last_only=True):
+            chosen = trial
+    return chosen

@@ -1,0 +1,39 @@
+"""Fixes: relations: the culprits a commit fixes, and the follow-ups that fix a commit
+(matched by id, or by the exact quoted subject when the id is wrong), plus upstream reverts."""
+
+from __future__ import annotations
+
+from backportr.deps import Context, Finding
+from backportr.model import Oid, Reason
+
+
+def culprits(ctx: Context, commit: Oid) -> list[Oid]:
+    """The resolved culprits of a commit's Fixes: lines (unresolvable ones are skipped)."""
+    out: list[Oid] = []
+    for relation in ctx.index.fixes_of(commit):
+        if relation.target and relation.target != commit and relation.target not in out:
+            out.append(relation.target)
+    return out
+
+
+def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
+    """Upstream commits whose Fixes: names `commit`, and upstream reverts of it."""
+    found: list[Finding] = []
+    for relation in ctx.index.fixed_by(commit):
+        how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
+        detail = f"Fixes: {ctx.describe(commit)}{how}"
+        found.append(Finding(relation.commit, "follow-up", Reason("follow-up", detail, commit)))
+    for relation in ctx.index.reverted_by(commit, upstream_only=True):
+        detail = f"reverts {ctx.describe(commit)} upstream"
+        found.append(Finding(relation.commit, "follow-up", Reason("revert", detail, commit)))
+    return found
+
+
+def effective_upstream_reverter(ctx: Context, commit: Oid, depth: int = 0) -> Oid | None:
+    """The upstream revert of `commit` that was not itself reverted (re-landing it)."""
+    if depth > 8:
+        return None
+    for relation in ctx.index.reverted_by(commit, upstream_only=True):
+        if effective_upstream_reverter(ctx, relation.commit, depth + 1) is None:
+            return relation.commit
+    return None

@@ -1,0 +1,131 @@
+"""Render a resolve Report: text (a table per branch and a verdict), JSON (schema 1,
+docs/json.md) and script (git cherry-pick -x lines)."""
+
+from __future__ import annotations
+
+import json
+
+from backportr.model import BranchReport, Member, Report
+
+REPORT_SCHEMA = 1
+
+VERDICTS = {
+    "ready": "ready: the series applies cleanly",
+    "conflict": "conflict: the series is assembled but needs a manual backport",
+    "incomplete": "incomplete: the target is in the branch, but what it needs is missing",
+    "already-present": "already present: nothing to do",
+    "not-needed": "not needed: the branch lacks what the target fixes",
+    "reverted-upstream": "reverted upstream: do not backport",
+}
+
+
+def report_to_dict(report: Report) -> dict[str, object]:
+    return {
+        "schema": REPORT_SCHEMA,
+        "target": report.target,
+        "subject": report.subject,
+        "branches": [branch_to_dict(b) for b in report.branches],
+    }
+
+
+def branch_to_dict(b: BranchReport) -> dict[str, object]:
+    return {
+        "branch": b.branch,
+        "status": b.status,
+        "series": [_member_dict(m) for m in b.series],
+        "present": [
+            {"commit": p.commit, "as": p.as_commit, "how": p.how, "subject": p.subject}
+            for p in b.present
+        ],
+        "suggestions": [
+            {
+                "commit": s.commit,
+                "subject": s.subject,
+                "reason": {
+                    "kind": s.reason.kind,
+                    "detail": s.reason.detail,
+                    "related": s.reason.related,
+                },
+            }
+            for s in b.suggestions
+        ],
+        "files": list(b.files),
+        "alternative": b.alternative,
+        "warnings": list(b.warnings),
+    }
+
+
+def _member_dict(m: Member) -> dict[str, object]:
+    return {
+        "commit": m.commit,
+        "subject": m.subject,
+        "role": m.role,
+        "reasons": [{"kind": r.kind, "detail": r.detail, "related": r.related} for r in m.reasons],
+        "apply": m.apply,
+        "conflict_files": list(m.conflict_files),
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_to_dict(report), indent=2) + "\n"
+
+
+def render_script(report: Report) -> str:
+    lines = [
+        "#!/bin/sh",
+        f'# backportr series for {report.target[:12]} ("{report.subject}")',
+        "set -e",
+    ]
+    for b in report.branches:
+        lines.append(f"\n# {b.branch}: {b.status}")
+        if not b.series:
+            lines.append("# nothing to apply")
+            continue
+        lines.append(f"git checkout {b.branch}")
+        for m in b.series:
+            note = "" if m.apply == "clean" else f"  # {m.apply}"
+            lines.append(f"git cherry-pick -x {m.commit}  # {m.subject}{note}")
+    return "\n".join(lines) + "\n"
+
+
+def render_text(report: Report) -> str:
+    out = [f'target {report.target[:12]} ("{report.subject}")', ""]
+    for b in report.branches:
+        out.append(f"{b.branch}: {VERDICTS[b.status]}")
+        if b.series:
+            width = max(len(m.subject) for m in b.series)
+            width = min(width, 60)
+            for n, m in enumerate(b.series, 1):
+                subject = m.subject if len(m.subject) <= 60 else m.subject[:57] + "..."
+                apply = (
+                    m.apply
+                    if not m.conflict_files
+                    else f"{m.apply} ({', '.join(m.conflict_files)})"
+                )
+                out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
+                for r in m.reasons:
+                    out.append(f"        why: {r.detail}")
+        if b.present:
+            out.append("  already in the branch:")
+            for p in b.present:
+                as_ = f"as {p.as_commit[:12]} " if p.as_commit and p.as_commit != p.commit else ""
+                out.append(f"      {p.commit[:12]}  {p.subject}  ({as_}{p.how})")
+        for s in b.suggestions:
+            out.append(f"  suggested (judge it): {s.commit[:12]} {s.subject}: {s.reason.detail}")
+        if b.alternative:
+            out.append(f"  alternative: {b.alternative}")
+        for w in b.warnings:
+            out.append(f"  warning: {w}")
+        out.append("")
+    if len(report.branches) > 1:
+        out.extend(render_matrix(report))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_matrix(report: Report) -> list[str]:
+    rows = [("branch", "status", "series", "conflicts")]
+    for b in report.branches:
+        conflicts = sum(1 for m in b.series if m.apply == "conflict")
+        rows.append((b.branch, b.status, str(len(b.series)), str(conflicts)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

@@ -1,0 +1,371 @@
+"""Resolve: target + branch -> the complete, ordered series, with evidence and a trial.
+
+The closure, repeated to a fixpoint: the target's culprits decide whether it is needed at
+all; then declared and recorded prerequisites and follow-ups (fixes and reverts) of every
+member; then a trial apply, and for the first member that conflicts, the fewest absent
+upstream commits that make it apply; and again, until nothing changes or the cap is hit.
+A target already in the branch as an adapted backport is checked on the branch as it was
+just before that backport. Never prints: progress goes through the callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from backportr.apply import TreeState, TrialApplier
+from backportr.config import DEFAULT_MAX_COMMITS
+from backportr.deps import Context, Finding
+from backportr.deps.conflicts import conflict_prerequisites
+from backportr.deps.declared import declared, recorded
+from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
+from backportr.graph import SeriesGraph
+from backportr.model import (
+    BranchReport,
+    BranchStatus,
+    Member,
+    Oid,
+    PresentMember,
+    ProgressCallback,
+    Reason,
+    Report,
+    Role,
+    Suggestion,
+    no_progress,
+)
+from backportr.repo import Ref
+from backportr.trailers import parse_version
+from backportr.workspace import Workspace
+
+Finder = Callable[[Context, Oid], list[Finding]]
+_CULPRIT_DEPTH = 4
+
+
+@dataclass
+class _Closure:
+    """The working state of one branch's closure."""
+
+    ctx: Context
+    target: Oid
+    target_present: bool
+    max_commits: int
+    graph: SeriesGraph = field(default_factory=SeriesGraph)
+    roles: dict[Oid, Role] = field(default_factory=dict)
+    present: dict[Oid, PresentMember] = field(default_factory=dict)
+    pending: list[Oid] = field(default_factory=list)
+    visited: set[Oid] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+    capped: bool = False
+
+    def seq(self, commit: Oid) -> int:
+        value = self.ctx.index.upstream_seq(commit)
+        return value if value is not None else 1 << 40
+
+    def add(self, commit: Oid, role: Role, reason: Reason | None) -> bool:
+        """Add a member (or a reason to one); True when it is new."""
+        if commit == self.target and self.target_present:
+            return False
+        if commit not in self.graph:
+            if len(self.graph) >= self.max_commits:
+                if not self.capped:
+                    self.warnings.append(
+                        f"stopped at --max-commits {self.max_commits}: the series may be "
+                        "incomplete; raise the cap to see more"
+                    )
+                self.capped = True
+                return False
+            self.graph.add_node(commit, seq=self.seq(commit), subject=self.ctx.subject(commit))
+            self.roles[commit] = role
+            self.pending.append(commit)
+            if reason is not None:
+                self.graph.add_reason(commit, reason)
+            return True
+        if reason is not None:
+            self.graph.add_reason(commit, reason)
+        return False
+
+    def note_present(self, commit: Oid) -> None:
+        if commit in self.present:
+            return
+        p = self.ctx.presence.check(commit, self.ctx.branch)
+        self.present[commit] = PresentMember(commit, p.as_commit, p.how, self.ctx.subject(commit))
+
+    def in_closure(self, commit: Oid) -> bool:
+        return commit in self.graph or commit == self.target
+
+    def link(self, finding: Finding, about: Oid) -> None:
+        """Record a finding about `about`: add its commit (if needed) and the edge."""
+        commit = finding.commit
+        if self.ctx.is_present(commit) and commit != self.target:
+            self.note_present(commit)
+            return
+        if finding.relation == "follow-up":
+            if not self._follow_up_needed(commit):
+                return
+            role: Role = "follow-up"
+        else:
+            role = "prerequisite"
+        self.add(commit, role, finding.reason)
+        if commit not in self.graph:
+            return
+        if finding.relation == "follow-up":
+            if about in self.graph:
+                self.graph.add_dependency(commit, about, finding.reason)
+        elif about in self.graph:
+            self.graph.add_dependency(about, commit, finding.reason)
+
+    def _follow_up_needed(self, commit: Oid) -> bool:
+        """A follow-up is needed when one of its culprits is present or in the series."""
+        named = culprits(self.ctx, commit)
+        if not named:
+            return True  # a revert: needed because what it reverts is here
+        return any(self.in_closure(c) or self.ctx.is_present(c) for c in named)
+
+
+class Resolver:
+    """Resolves targets against branches of one workspace; shares work between branches."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        max_commits: int = DEFAULT_MAX_COMMITS,
+        progress: ProgressCallback = no_progress,
+    ) -> None:
+        self.ws = workspace
+        self.max_commits = max_commits
+        self.progress = progress
+        self.applier = TrialApplier(workspace.repo)
+
+    def context(self, branch: Ref) -> Context:
+        return Context(
+            repo=self.ws.repo,
+            index=self.ws.index,
+            presence=self.ws.presence,
+            applier=self.applier,
+            upstream=self.ws.upstream,
+            branch=branch,
+            version=parse_version(branch.name),
+            fork=self.ws.repo.merge_base(branch.tip, self.ws.upstream.tip),
+        )
+
+    def resolve(self, target: Oid, branches: Sequence[Ref]) -> Report:
+        reports = []
+        for done, branch in enumerate(branches):
+            self.progress(f"resolving on {branch.name}", done, len(branches))
+            reports.append(self.resolve_branch(target, branch))
+        self.progress("resolving", len(branches), len(branches))
+        subject = self.context(branches[0]).subject(target) if branches else ""
+        return Report(target, subject, tuple(reports))
+
+    # -- one branch ------------------------------------------------------------------------
+
+    def resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
+        ctx = self.context(branch)
+        presence = ctx.presence.check(target, branch)
+        closure = _Closure(ctx, target, presence.present, self.max_commits)
+        warnings = closure.warnings
+        if presence.reverted_in_branch:
+            warnings.append(
+                f"{target[:12]} was backported as {presence.as_commit and presence.as_commit[:12]} "
+                f"and reverted in the branch by {presence.reverted_by and presence.reverted_by[:12]}"
+            )
+
+        reverter = effective_upstream_reverter(ctx, target)
+        if reverter is not None and not presence.present:
+            warnings.append(f"reverted upstream by {ctx.describe(reverter)}")
+            return BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
+
+        if not presence.present:
+            named = culprits(ctx, target)
+            if named and not self._culprits_needed(closure, target, named):
+                listed = ", ".join(ctx.describe(c) for c in named)
+                return BranchReport(
+                    branch.name,
+                    "not-needed",
+                    present=tuple(closure.present.values()),
+                    warnings=(*warnings, f"none of its culprits is in the branch: {listed}"),
+                )
+            closure.add(target, "target", None)
+        else:
+            closure.note_present(target)
+            closure.pending.append(target)
+            if presence.how != "ancestor" and presence.as_commit is not None:
+                self._adapted(closure, target, presence.as_commit)
+
+        self._close(closure)
+        return self._report(closure)
+
+    def _culprits_needed(self, closure: _Closure, target: Oid, named: list[Oid]) -> bool:
+        """Some culprit is present, or is itself a needed fix (then it joins the series)."""
+        ctx = closure.ctx
+        if any(ctx.is_present(c) for c in named):
+            for c in named:
+                if ctx.is_present(c):
+                    closure.note_present(c)
+            return True
+        needed = False
+        for culprit in named:
+            if self._needed_fix(ctx, culprit, 0):
+                reason = Reason(
+                    "culprit",
+                    f"{ctx.describe(target)} fixes it; the branch lacks it but has what it fixes",
+                    target,
+                )
+                closure.add(culprit, "prerequisite", reason)
+                if culprit in closure.graph and target in closure.graph:
+                    closure.graph.add_dependency(target, culprit, reason)
+                needed = True
+        return needed
+
+    def _needed_fix(self, ctx: Context, commit: Oid, depth: int) -> bool:
+        """An absent culprit is needed when it fixes something present, or is for stable."""
+        if depth > _CULPRIT_DEPTH:
+            return False
+        named = culprits(ctx, commit)
+        if named:
+            return any(ctx.is_present(c) or self._needed_fix(ctx, c, depth + 1) for c in named)
+        return any(
+            tag.covers(ctx.version) if ctx.version else True
+            for tag in ctx.index.stable_tags_of(commit)
+            if not tag.noautosel
+        )
+
+    def _adapted(self, closure: _Closure, target: Oid, backport: Oid) -> None:
+        """The target is in the branch as a backport that differs from upstream: find what it
+        lacked, on the branch as it was just before that backport."""
+        ctx = closure.ctx
+        upstream_pid = ctx.index.patch_id(target)
+        if upstream_pid is not None and upstream_pid == ctx.index.patch_id(backport):
+            return
+        parents = ctx.repo.parents(backport)
+        if not parents:
+            return
+        state = TreeState(parents[0])
+        result = self.applier.pick(target, state)
+        if result.result != "conflict":
+            return
+        for finding in conflict_prerequisites(
+            ctx,
+            target,
+            state,
+            result.conflict_files,
+            lambda c: self._is_candidate(closure, c),
+            closure.seq,
+            kind="adapted",
+        ):
+            closure.link(finding, target)
+
+    def _close(self, closure: _Closure) -> None:
+        finders: list[Finder] = [declared, recorded, follow_ups]
+        while True:
+            while closure.pending and not closure.capped:
+                commit = closure.pending.pop(0)
+                if commit in closure.visited:
+                    continue
+                closure.visited.add(commit)
+                for finder in finders:
+                    for finding in finder(closure.ctx, commit):
+                        closure.link(finding, commit)
+            if closure.capped or not self._trial_adds(closure):
+                return
+
+    def _trial_adds(self, closure: _Closure) -> bool:
+        """Trial-apply the series; for the first conflict, add what resolves it."""
+        order, _ = closure.graph.order()
+        state = TreeState(closure.ctx.branch.tip)
+        before = len(closure.graph)
+        for commit in order:
+            result = self.applier.pick(commit, state)
+            if result.result == "conflict":
+                findings = conflict_prerequisites(
+                    closure.ctx,
+                    commit,
+                    state,
+                    result.conflict_files,
+                    lambda c, m=commit: c != m and self._is_candidate(closure, c),
+                    closure.seq,
+                )
+                for finding in findings:
+                    closure.link(finding, commit)
+                if len(closure.graph) > before or closure.pending:
+                    return True
+            state = result.state
+        return False
+
+    def _is_candidate(self, closure: _Closure, commit: Oid) -> bool:
+        ctx = closure.ctx
+        if commit == closure.target or not ctx.index.is_upstream(commit):
+            return False
+        if commit in closure.graph:
+            return True
+        return not ctx.is_present(commit)
+
+    # -- the answer ------------------------------------------------------------------------
+
+    def _report(self, closure: _Closure) -> BranchReport:
+        ctx = closure.ctx
+        order, cycle = closure.graph.order()
+        if cycle:
+            closure.warnings.append("dependency cycle: upstream order used")
+        results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+        members = []
+        for commit, result in zip(order, results, strict=True):
+            if result.result == "empty":
+                closure.note_present(commit)
+                closure.warnings.append(
+                    f"{ctx.describe(commit)} applies as empty: its change is already there"
+                )
+                continue
+            role = closure.roles[commit]
+            reasons = closure.graph.reasons(commit)
+            if role == "target":
+                reasons = (Reason("target", "the commit asked for", None),)
+            members.append(
+                Member(
+                    commit,
+                    ctx.subject(commit),
+                    role,
+                    reasons,
+                    result.result,
+                    result.conflict_files,
+                )
+            )
+        files = sorted({f.new_path for m in members for f in self.applier.changes(m.commit)})
+        status = self._status(closure, members)
+        alternative = self._alternative(closure) if status in ("ready", "conflict") else None
+        return BranchReport(
+            branch=ctx.branch.name,
+            status=status,
+            series=tuple(members),
+            present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
+            warnings=tuple(closure.warnings),
+            suggestions=tuple(self._suggestions(closure)),
+            files=tuple(files),
+            alternative=alternative,
+        )
+
+    def _status(self, closure: _Closure, members: list[Member]) -> BranchStatus:
+        if closure.target_present:
+            return "incomplete" if members else "already-present"
+        if not any(m.role == "target" for m in members):
+            return "already-present"
+        if any(m.apply == "conflict" for m in members):
+            return "conflict"
+        return "ready"
+
+    def _alternative(self, closure: _Closure) -> str | None:
+        """When the target fixes a culprit that reached the branch as a backport, reverting
+        that backport is the other way out (as offered on the list in the IMA case)."""
+        ctx = closure.ctx
+        for culprit in culprits(ctx, closure.target):
+            p = ctx.presence.check(culprit, ctx.branch)
+            if p.present and p.how != "ancestor" and p.as_commit:
+                return (
+                    f"revert {p.as_commit[:12]} (the backport of {ctx.describe(culprit)}, "
+                    "which this target fixes) instead of applying the series"
+                )
+        return None
+
+    def _suggestions(self, closure: _Closure) -> list[Suggestion]:
+        return []
