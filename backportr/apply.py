@@ -202,7 +202,7 @@ class TrialApplier:
     def _merge_change(
         self, change: FileChange, state: TreeState
     ) -> tuple[dict[str, _Entry | None], bool] | None:
-        """Merge one file change; None on conflict, else (paths to set, whether anything changed)."""
+        """Merge one file change: None on conflict, else (paths to set, changed?)."""
         ours = self.lookup(state, change.old_path)
         base, theirs = change.old, change.new
         renamed = change.old_path != change.new_path

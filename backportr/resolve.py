@@ -166,9 +166,10 @@ class Resolver:
         closure = _Closure(ctx, target, presence.present, self.max_commits)
         warnings = closure.warnings
         if presence.reverted_in_branch:
+            backport = (presence.as_commit or "?")[:12]
+            reverter = (presence.reverted_by or "?")[:12]
             warnings.append(
-                f"{target[:12]} was backported as {presence.as_commit and presence.as_commit[:12]} "
-                f"and reverted in the branch by {presence.reverted_by and presence.reverted_by[:12]}"
+                f"{target[:12]} was backported as {backport} and reverted in the branch by {reverter}"
             )
 
         reverter = effective_upstream_reverter(ctx, target)
