@@ -169,7 +169,8 @@ class Resolver:
             backport = (presence.as_commit or "?")[:12]
             reverter = (presence.reverted_by or "?")[:12]
             warnings.append(
-                f"{target[:12]} was backported as {backport} and reverted in the branch by {reverter}"
+                f"{target[:12]} was backported as {backport} "
+                f"and reverted in the branch by {reverter}"
             )
 
         reverter = effective_upstream_reverter(ctx, target)
