@@ -212,7 +212,7 @@ def demo_command(
     ] = None,
 ) -> None:
     """Build the IMA/overlayfs example repository and resolve its backport."""
-    from backportr.examples.ima import B836C, build
+    from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
 
     with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
         path = keep if keep is not None else Path(scratch) / "linux"
@@ -225,10 +225,11 @@ def demo_command(
             with open_workspace(settings) as ws:
                 report = Resolver(ws).resolve(target, ws.branches)
             sys.stdout.write(render_text(report))
-        typer.echo(
-            "\nIn the real tree these are a1175d6b1bda, db1d1e8b9867, b836c4d29f27 and "
-            "8a924db2d7b5; see docs/algorithm.md.",
-        )
+        legend = {fixture.ids[name]: name for name in (A1175, DB1D1, OVL18, B836C, F8A92)}
+        typer.echo("\nfixture commit -> the real upstream commit it stands for:")
+        for oid, real in legend.items():
+            typer.echo(f"  {oid[:12]} -> {real}")
+        typer.echo("(algorithm and this example explained in docs/algorithm.md)")
 
 
 def _version_callback(value: bool) -> None:

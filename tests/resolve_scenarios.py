@@ -1,0 +1,260 @@
+"""Kernel-shaped scenarios for resolve, each a real repository built commit by commit.
+
+Every scenario forks `linux-5.10.y` from master at tag v5.10 and names its commits, so tests
+can say "the series is [culprit, target, fix]" in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backportr.builder import RepoBuilder
+from tests.scenarios import c_file
+
+BRANCH = "linux-5.10.y"
+
+
+@dataclass
+class Scenario:
+    builder: RepoBuilder
+    target: str
+    expected: list[str] = field(default_factory=list)
+    status: str = "ready"
+    branch: str = BRANCH
+
+    @property
+    def ids(self) -> dict[str, str]:
+        return self.builder.ids
+
+    @property
+    def path(self) -> Path:
+        return self.builder.path
+
+
+class Kernel:
+    """Helpers to write kernel-like commits by editing function bodies."""
+
+    def __init__(self, path: Path, functions: int = 8) -> None:
+        self.b = RepoBuilder(path)
+        names = [f"drv_fn{i}" for i in range(functions)]
+        self.b.commit(
+            "Linux 5.10",
+            {
+                "drivers/drv.c": c_file(*names),
+                "fs/core.c": c_file(*[f"core_fn{i}" for i in range(functions)]),
+            },
+            name="v5.10",
+        )
+        self.b.tag("v5.10", "master")
+        self.b.branch(BRANCH, "master")
+
+    def change(
+        self,
+        name: str,
+        path: str,
+        old: str,
+        new: str,
+        *,
+        branch: str = "master",
+        trailers: str = "",
+        subject: str | None = None,
+    ) -> str:
+        text = self.b.files(branch)[path]
+        assert old in text, (name, old)
+        message = (subject or f"drv: {name}") + "\n\nSome explanation.\n\n"
+        message += trailers + "Signed-off-by: Dev <dev@example.org>\n"
+        return self.b.commit(message, {path: text.replace(old, new, 1)}, branch=branch, name=name)
+
+    def edit_fn(
+        self, name: str, fn: str, value: str, *, line: str = "y += 1;", trailers: str = "",
+        branch: str = "master", subject: str | None = None, path: str = "drivers/drv.c",
+    ) -> str:
+        text = self.b.files(branch)[path]
+        start = text.index(f"int {fn}(int x)")
+        end = text.index("}\n", start)
+        body = text[start:end]
+        key = line.split()[0]
+        current = next(ln for ln in body.splitlines() if ln.strip().startswith(key))
+        new_body = body.replace(current, f"\t{value}", 1)
+        return self.change(name, path, body, new_body, trailers=trailers, branch=branch,
+                           subject=subject)
+
+    def fixes(self, name: str) -> str:
+        oid = self.b.ids[name]
+        subject = self.b.repo[oid].message.split("\n", 1)[0]
+        return f'Fixes: {oid[:12]} ("{subject}")\n'
+
+
+def follow_up_chain(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("noise", "drv_fn5", "y += 5;")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    k.edit_fn("fix-of-fix", "drv_fn3", "y += 3;", trailers=k.fixes("fix"))
+    return Scenario(k.b, "target", ["target", "fix", "fix-of-fix"])
+
+
+def wrong_id_follow_up(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("fix", "drv_fn2", "y += 2;",
+              trailers='Fixes: 0badc0ffee00 ("drv: target")\n')
+    return Scenario(k.b, "target", ["target", "fix"])
+
+
+def culprit_absent(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", [], status="not-needed")
+
+
+def culprit_present(path: Path) -> Scenario:
+    """The `single` case: the culprit was backported; exactly the target."""
+    k = Kernel(path)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["target"])
+
+
+def fixes_chain(path: Path) -> Scenario:
+    """The target's culprit is absent but is itself a fix of something the branch has."""
+    k = Kernel(path)
+    k.edit_fn("middle", "drv_fn1", "y += 100;", trailers=k.fixes("v5.10"))
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("middle"))
+    return Scenario(k.b, "target", ["middle", "target"])
+
+
+def present_by_annotation(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("target", BRANCH, annotation="upstream", name="target-bp")
+    return Scenario(k.b, "target", [], status="already-present")
+
+
+def present_by_patch(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("target", BRANCH, annotation=None, name="target-bp")
+    return Scenario(k.b, "target", [], status="already-present")
+
+
+def incomplete_follow_up(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("target", BRANCH, annotation="sasha", name="target-bp")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    return Scenario(k.b, "target", ["fix"], status="incomplete")
+
+
+def newer_branch_stable_dep(path: Path) -> Scenario:
+    """Only linux-6.1.y's Stable-dep-of: trailer reveals that the target needs `prep`."""
+    k = Kernel(path)
+    k.edit_fn("churn", "drv_fn7", "y += 7;")
+    k.b.tag("v6.1", "master")
+    k.b.branch("linux-6.1.y", "master")
+    k.edit_fn("prep", "drv_fn1", "y += 100;")
+    k.edit_fn("target", "drv_fn3", "y += 3;")
+    target = k.b.ids["target"]
+    prep = k.b.ids["prep"]
+    k.b.cherry_pick(
+        "prep", "linux-6.1.y", name="prep-61",
+        message=(f"drv: prep\n\n[ Upstream commit {prep} ]\n\nSome explanation.\n\n"
+                 "Signed-off-by: Dev <dev@example.org>\n"
+                 f'Stable-dep-of: {target[:12]} ("drv: target")\n'
+                 "Signed-off-by: Sasha Levin <sashal@kernel.org>\n"),
+    )
+    k.b.cherry_pick("target", "linux-6.1.y", annotation="sasha", name="target-61")
+    return Scenario(k.b, "target", ["prep", "target"])
+
+
+def conflict_resolved_by_one(path: Path) -> Scenario:
+    """The target conflicts; `enabler` resolves it; `context` only touched nearby lines."""
+    k = Kernel(path)
+    text = k.b.files("master")["drivers/drv.c"]
+    fn = text[text.index("int drv_fn4(int x)") :]
+    fn = fn[: fn.index("}\n") + 2]
+    # context: changes `int y = x;` (3 lines above `y *= 2;`); enabler changes `y *= 2;`
+    k.change("context", "drivers/drv.c", fn, fn.replace("\tint y = x;", "\tint y = x; /* ctx */", 1))
+    fn2 = k.b.files("master")["drivers/drv.c"]
+    fn2 = fn2[fn2.index("int drv_fn4(int x)") :]
+    fn2 = fn2[: fn2.index("}\n") + 2]
+    k.change("enabler", "drivers/drv.c", fn2, fn2.replace("\ty *= 2;", "\ty *= 4;", 1))
+    fn3 = k.b.files("master")["drivers/drv.c"]
+    fn3 = fn3[fn3.index("int drv_fn4(int x)") :]
+    fn3 = fn3[: fn3.index("}\n") + 2]
+    k.change("target", "drivers/drv.c", fn3, fn3.replace("\ty -= 3;", "\ty -= 30;", 1))
+    return Scenario(k.b, "target", ["enabler", "target"])
+
+
+def branch_only_conflict(path: Path) -> Scenario:
+    """A stable-only change to the same line: nothing upstream helps, a manual backport."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn1", "y += 55;", branch=BRANCH)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def reverted_upstream(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("noise", "drv_fn5", "y += 5;")
+    k.b.revert("target", "master", name="revert")
+    return Scenario(k.b, "target", [], status="reverted-upstream")
+
+
+def upstream_merges(path: Path) -> Scenario:
+    """The target lands through a merged topic branch; its fix comes after the merge."""
+    k = Kernel(path)
+    k.b.branch("topic", "master")
+    k.edit_fn("unrelated", "drv_fn6", "y += 6;")
+    k.edit_fn("target", "drv_fn1", "y += 100;", branch="topic")
+    k.edit_fn("topic-2", "drv_fn2", "y += 2;", branch="topic")
+    k.b.merge("master", "topic", "Merge branch 'topic'", name="merge")
+    k.edit_fn("fix", "drv_fn3", "y += 3;", trailers=k.fixes("target"))
+    return Scenario(k.b, "target", ["target", "fix"])
+
+
+def declared_prerequisite(path: Path) -> Scenario:
+    k = Kernel(path)
+    k.edit_fn("prep", "drv_fn1", "y += 100;")
+    k.edit_fn("other", "drv_fn2", "y += 2;")
+    prep = k.b.ids["prep"]
+    other = k.b.ids["other"]
+    k.edit_fn(
+        "target", "drv_fn3", "y += 3;",
+        trailers=(f"Cc: <stable@vger.kernel.org> # 5.10.x: {prep[:7]}: drv: prep\n"
+                  f"Cc: <stable@vger.kernel.org> # 6.6.x: {other[:7]}: drv: other\n"
+                  "Cc: <stable@vger.kernel.org> # 5.10.x\n"),
+    )
+    return Scenario(k.b, "target", ["prep", "target"])
+
+
+def long_chain(path: Path, length: int = 6) -> Scenario:
+    k = Kernel(path, functions=length + 2)
+    k.edit_fn("c0", "drv_fn0", "y += 100;")
+    for i in range(1, length):
+        k.edit_fn(f"c{i}", f"drv_fn{i}", f"y += {i + 10};", trailers=k.fixes(f"c{i - 1}"))
+    return Scenario(k.b, "c0", [f"c{i}" for i in range(length)])
+
+
+ALL: dict[str, Callable[[Path], Scenario]] = {
+    "follow_up_chain": follow_up_chain,
+    "wrong_id_follow_up": wrong_id_follow_up,
+    "culprit_absent": culprit_absent,
+    "culprit_present": culprit_present,
+    "fixes_chain": fixes_chain,
+    "present_by_annotation": present_by_annotation,
+    "present_by_patch": present_by_patch,
+    "incomplete_follow_up": incomplete_follow_up,
+    "newer_branch_stable_dep": newer_branch_stable_dep,
+    "conflict_resolved_by_one": conflict_resolved_by_one,
+    "branch_only_conflict": branch_only_conflict,
+    "reverted_upstream": reverted_upstream,
+    "upstream_merges": upstream_merges,
+    "declared_prerequisite": declared_prerequisite,
+    "long_chain": long_chain,
+}

@@ -1,0 +1,245 @@
+"""Resolve on real fixture repositories: every closure rule, the IMA case, and agreement of
+the in-memory trial with real `git cherry-pick`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.apply import TreeState, TrialApplier
+from backportr.config import Settings
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+from backportr.model import BranchReport
+from backportr.resolve import Resolver
+from backportr.workspace import open_workspace
+from tests.conftest import git
+from tests.resolve_scenarios import ALL, BRANCH, Scenario, long_chain
+
+
+def resolve(path: Path, target: str, branch: str = BRANCH, **kw: int) -> BranchReport:
+    with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
+        return Resolver(ws, **kw).resolve(target, ws.branches).branches[0]
+
+
+@pytest.fixture(scope="module")
+def scenarios(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scenario]:
+    root = tmp_path_factory.mktemp("resolve")
+    return {name: make(root / name) for name, make in ALL.items()}
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if n != "long_chain"])
+def test_scenario(scenarios: dict[str, Scenario], name: str) -> None:
+    s = scenarios[name]
+    report = resolve(s.path, s.ids[s.target])
+    assert report.status == s.status, report
+    assert [m.commit for m in report.series] == [s.ids[n] for n in s.expected], report
+
+
+def test_reasons_carry_evidence(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["follow_up_chain"]
+    report = resolve(s.path, s.ids["target"])
+    roles = {m.commit: (m.role, m.reasons[0].kind, m.reasons[0].related) for m in report.series}
+    assert roles[s.ids["target"]][0] == "target"
+    assert roles[s.ids["fix"]] == ("follow-up", "follow-up", s.ids["target"])
+    assert roles[s.ids["fix-of-fix"]] == ("follow-up", "follow-up", s.ids["fix"])
+    assert all(m.apply == "clean" for m in report.series)
+
+
+def test_wrong_id_says_matched_by_subject(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["wrong_id_follow_up"]
+    fix = resolve(s.path, s.ids["target"]).series[1]
+    assert "matched by subject" in fix.reasons[0].detail
+
+
+def test_stable_dep_of_evidence(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["newer_branch_stable_dep"]
+    prep = resolve(s.path, s.ids["target"]).series[0]
+    assert prep.reasons[0].kind == "stable-dep-of"
+    assert "linux-6.1.y" in prep.reasons[0].detail
+
+
+def test_declared_prerequisite_respects_versions(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["declared_prerequisite"]
+    report = resolve(s.path, s.ids["target"])
+    assert report.series[0].reasons[0].kind == "declared"
+    assert s.ids["other"] not in {m.commit for m in report.series}  # # 6.6.x does not cover 5.10
+
+
+def test_conflict_prerequisite_evidence(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["conflict_resolved_by_one"]
+    report = resolve(s.path, s.ids["target"])
+    enabler = report.series[0]
+    assert enabler.reasons[0].kind == "conflict" and "drivers/drv.c" in enabler.reasons[0].detail
+    assert s.ids["context"] not in {m.commit for m in report.series}
+
+
+def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["branch_only_conflict"]
+    report = resolve(s.path, s.ids["target"])
+    assert report.series[0].apply == "conflict"
+    assert report.series[0].conflict_files == ("drivers/drv.c",)
+
+
+def test_present_members_are_listed(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["incomplete_follow_up"]
+    report = resolve(s.path, s.ids["target"])
+    present = {p.commit: (p.as_commit, p.how) for p in report.present}
+    assert present[s.ids["target"]] == (s.ids["target-bp"], "annotation")
+
+
+def test_the_cap(tmp_path: Path) -> None:
+    s = long_chain(tmp_path / "chain", length=6)
+    report = resolve(s.path, s.ids["c0"], max_commits=3)
+    assert len(report.series) == 3
+    assert any("--max-commits 3" in w for w in report.warnings)
+    full = resolve(s.path, s.ids["c0"])
+    assert [m.commit for m in full.series] == [s.ids[n] for n in s.expected]
+
+
+# -- the IMA/overlayfs case ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    return build(tmp_path_factory.mktemp("ima") / "linux")
+
+
+def test_ima_at_5_10_202_is_incomplete(ima: ImaFixture) -> None:
+    report = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
+    assert report.status == "incomplete"
+    assert [m.commit for m in report.series] == ima.expected_incomplete
+    kinds = {m.commit: m.reasons[0].kind for m in report.series}
+    assert kinds == {ima.ids[DB1D1]: "adapted", ima.ids[F8A92]: "follow-up",
+                     ima.ids[A1175]: "conflict"}
+
+
+def test_ima_at_5_10_194_is_ready(ima: ImaFixture) -> None:
+    report = resolve(ima.path, ima.ids[B836C], branch="v5.10.194")
+    assert report.status == "ready"
+    assert [m.commit for m in report.series] == ima.expected_ready
+    assert all(m.apply == "clean" for m in report.series)
+
+
+def test_ima_fixture_is_deterministic(ima: ImaFixture, tmp_path: Path) -> None:
+    assert build(tmp_path / "again").ids == ima.ids
+
+
+# -- the trial agrees with git cherry-pick -------------------------------------------------
+
+
+def _git_trial(repo: Path, branch: str, series: list[str], work: Path) -> list[tuple[str, str]]:
+    """Cherry-pick each commit with real git; conflicts are resolved by taking the commit's
+    side (as the in-memory trial does) so the chain goes on. Returns (result, tree) pairs."""
+    git(work.parent, "clone", "-q", "--no-checkout", str(repo), work.name)
+    git(work, "checkout", "-q", "--detach", f"origin/{branch}" if branch.startswith("linux")
+        else branch)
+    out = []
+    for commit in series:
+        proc = subprocess.run(["git", "-C", str(work), "cherry-pick", "--allow-empty",
+                               "--keep-redundant-commits", commit], capture_output=True, text=True)
+        if proc.returncode != 0:
+            conflicted = git(work, "diff", "--name-only", "--diff-filter=U").split()
+            git(work, "checkout", "--theirs", "--", *conflicted)
+            git(work, "add", "-A")
+            git(work, "-c", "core.editor=true", "cherry-pick", "--continue")
+            result = "conflict"
+        else:
+            result = "empty" if git(work, "diff", "HEAD~1", "HEAD", "--stat") == "" else "clean"
+        out.append((result, git(work, "rev-parse", "HEAD^{tree}").strip()))
+    return out
+
+
+def _in_memory_trial(repo_path: Path, branch: str, series: list[str]) -> list[tuple[str, str]]:
+    from backportr.repo import Repo
+
+    repo = Repo(repo_path)
+    applier = TrialApplier(repo)
+    state = TreeState(repo.branch(branch).tip)
+    out = []
+    for commit in series:
+        result = applier.pick(commit, state)
+        state = result.state
+        out.append((result.result, applier.write_tree(state)))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_trial_agrees_with_git_cherry_pick(
+    scenarios: dict[str, Scenario], name: str, tmp_path: Path
+) -> None:
+    s = scenarios[name]
+    series = [s.ids[n] for n in s.expected] or [s.ids[s.target]]
+    ours = _in_memory_trial(s.path, s.branch, series)
+    theirs = _git_trial(s.path, s.branch, series, tmp_path / "clone")
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(("branch", "names"), [
+    ("v5.10.194", [A1175, DB1D1, B836C, F8A92]),
+    ("v5.10.194", [B836C]),
+    ("v5.10.194", [F8A92]),
+    ("linux-5.10.y", [A1175, DB1D1, F8A92]),
+])
+def test_ima_trial_agrees_with_git(
+    ima: ImaFixture, tmp_path: Path, branch: str, names: list[str]
+) -> None:
+    series = [ima.ids[n] for n in names]
+    assert _in_memory_trial(ima.path, branch, series) == _git_trial(
+        ima.path, branch, series, tmp_path / "clone")
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "backportr", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_resolve_json_schema(ima: ImaFixture) -> None:
+    proc = _cli("resolve", ima.ids[B836C][:12], "--branch", "linux-5.10.y", "--branch",
+                "v5.10.194", "--repo", str(ima.path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1 and data["target"] == ima.ids[B836C]
+    first, second = data["branches"]
+    assert first["branch"] == "linux-5.10.y" and first["status"] == "incomplete"
+    assert [m["commit"] for m in first["series"]] == ima.expected_incomplete
+    member = first["series"][0]
+    assert set(member) >= {"commit", "subject", "role", "reasons", "apply"}
+    assert set(member["reasons"][0]) == {"kind", "detail", "related"}
+    assert first["present"][0]["commit"] == ima.ids[B836C]
+    assert second["status"] == "ready"
+    assert [m["role"] for m in second["series"]] == [
+        "prerequisite", "prerequisite", "target", "follow-up"]
+
+
+def test_resolve_script_and_text(ima: ImaFixture, tmp_path: Path) -> None:
+    out = tmp_path / "series.sh"
+    proc = _cli("resolve", ima.ids[B836C], "-b", "v5.10.194", "--repo", str(ima.path),
+                "--format", "script", "--output", str(out))
+    assert proc.returncode == 0 and proc.stdout == ""
+    picks = [ln.split()[3] for ln in out.read_text().splitlines() if ln.startswith("git cherry")]
+    assert picks == ima.expected_ready
+    text = _cli("resolve", ima.ids[B836C], "-b", "v5.10.194", "-b", "linux-5.10.y",
+                "--repo", str(ima.path)).stdout
+    assert "ready: the series applies cleanly" in text and "incomplete" in text
+    assert text.rstrip().splitlines()[-3].split()[:2] == ["branch", "status"]  # the matrix
+
+
+def test_resolve_conflict_exits_4(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["branch_only_conflict"]
+    proc = _cli("resolve", s.ids["target"], "-b", BRANCH, "--repo", str(s.path))
+    assert proc.returncode == 4
+    assert "conflict" in proc.stdout
+
+
+def test_demo() -> None:
+    proc = _cli("demo")
+    assert proc.returncode == 0, proc.stderr
+    assert "incomplete" in proc.stdout and "ready" in proc.stdout
+    assert "vfs: plumb i_version handling into struct kstat" in proc.stdout
