@@ -27,7 +27,6 @@ from backportr.output.report import render_json, render_script, render_text
 from backportr.output.status import render_status_json, render_status_text
 from backportr.progress import TerminalProgress
 from backportr.repo import DEFAULT_BRANCH_PATTERN
-from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 
 app = typer.Typer(
@@ -180,6 +179,8 @@ def resolve_command(
     ] = None,
 ) -> None:
     """The complete, ordered series to backport TARGET onto each branch, with evidence."""
+    from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
+
     names = list(branch or [])
     if branches:
         from backportr.repo import Repo
@@ -213,6 +214,7 @@ def demo_command(
 ) -> None:
     """Build the IMA/overlayfs example repository and resolve its backport."""
     from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
+    from backportr.resolve import Resolver
 
     with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
         path = keep if keep is not None else Path(scratch) / "linux"

@@ -68,8 +68,16 @@ class Kernel:
         return self.b.commit(message, {path: text.replace(old, new, 1)}, branch=branch, name=name)
 
     def edit_fn(
-        self, name: str, fn: str, value: str, *, line: str = "y += 1;", trailers: str = "",
-        branch: str = "master", subject: str | None = None, path: str = "drivers/drv.c",
+        self,
+        name: str,
+        fn: str,
+        value: str,
+        *,
+        line: str = "y += 1;",
+        trailers: str = "",
+        branch: str = "master",
+        subject: str | None = None,
+        path: str = "drivers/drv.c",
     ) -> str:
         text = self.b.files(branch)[path]
         start = text.index(f"int {fn}(int x)")
@@ -78,8 +86,9 @@ class Kernel:
         key = line.split()[0]
         current = next(ln for ln in body.splitlines() if ln.strip().startswith(key))
         new_body = body.replace(current, f"\t{value}", 1)
-        return self.change(name, path, body, new_body, trailers=trailers, branch=branch,
-                           subject=subject)
+        return self.change(
+            name, path, body, new_body, trailers=trailers, branch=branch, subject=subject
+        )
 
     def fixes(self, name: str) -> str:
         oid = self.b.ids[name]
@@ -99,8 +108,7 @@ def follow_up_chain(path: Path) -> Scenario:
 def wrong_id_follow_up(path: Path) -> Scenario:
     k = Kernel(path)
     k.edit_fn("target", "drv_fn1", "y += 100;")
-    k.edit_fn("fix", "drv_fn2", "y += 2;",
-              trailers='Fixes: 0badc0ffee00 ("drv: target")\n')
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers='Fixes: 0badc0ffee00 ("drv: target")\n')
     return Scenario(k.b, "target", ["target", "fix"])
 
 
@@ -161,11 +169,15 @@ def newer_branch_stable_dep(path: Path) -> Scenario:
     target = k.b.ids["target"]
     prep = k.b.ids["prep"]
     k.b.cherry_pick(
-        "prep", "linux-6.1.y", name="prep-61",
-        message=(f"drv: prep\n\n[ Upstream commit {prep} ]\n\nSome explanation.\n\n"
-                 "Signed-off-by: Dev <dev@example.org>\n"
-                 f'Stable-dep-of: {target[:12]} ("drv: target")\n'
-                 "Signed-off-by: Sasha Levin <sashal@kernel.org>\n"),
+        "prep",
+        "linux-6.1.y",
+        name="prep-61",
+        message=(
+            f"drv: prep\n\n[ Upstream commit {prep} ]\n\nSome explanation.\n\n"
+            "Signed-off-by: Dev <dev@example.org>\n"
+            f'Stable-dep-of: {target[:12]} ("drv: target")\n'
+            "Signed-off-by: Sasha Levin <sashal@kernel.org>\n"
+        ),
     )
     k.b.cherry_pick("target", "linux-6.1.y", annotation="sasha", name="target-61")
     return Scenario(k.b, "target", ["prep", "target"])
@@ -174,19 +186,20 @@ def newer_branch_stable_dep(path: Path) -> Scenario:
 def conflict_resolved_by_one(path: Path) -> Scenario:
     """The target conflicts; `enabler` resolves it; `context` only touched nearby lines."""
     k = Kernel(path)
-    text = k.b.files("master")["drivers/drv.c"]
-    fn = text[text.index("int drv_fn4(int x)") :]
-    fn = fn[: fn.index("}\n") + 2]
-    # context: changes `int y = x;` (3 lines above `y *= 2;`); enabler changes `y *= 2;`
-    k.change("context", "drivers/drv.c", fn, fn.replace("\tint y = x;", "\tint y = x; /* ctx */", 1))
-    fn2 = k.b.files("master")["drivers/drv.c"]
-    fn2 = fn2[fn2.index("int drv_fn4(int x)") :]
-    fn2 = fn2[: fn2.index("}\n") + 2]
-    k.change("enabler", "drivers/drv.c", fn2, fn2.replace("\ty *= 2;", "\ty *= 4;", 1))
-    fn3 = k.b.files("master")["drivers/drv.c"]
-    fn3 = fn3[fn3.index("int drv_fn4(int x)") :]
-    fn3 = fn3[: fn3.index("}\n") + 2]
-    k.change("target", "drivers/drv.c", fn3, fn3.replace("\ty -= 3;", "\ty -= 30;", 1))
+
+    def body() -> str:
+        text = k.b.files("master")["drivers/drv.c"]
+        fn = text[text.index("int drv_fn4(int x)") :]
+        return fn[: fn.index("}\n") + 2]
+
+    # context changes `int y = x;` (3 lines above the target's line): in its hunk's context,
+    # but apart from it; enabler changes `y *= 2;`, right next to the target's `y -= 3;`
+    fn = body()
+    k.change("context", "drivers/drv.c", fn, fn.replace("\tint y = x;", "\tint y = x; /* c */"))
+    fn = body()
+    k.change("enabler", "drivers/drv.c", fn, fn.replace("\ty *= 2;", "\ty *= 4;", 1))
+    fn = body()
+    k.change("target", "drivers/drv.c", fn, fn.replace("\ty -= 3;", "\ty -= 30;", 1))
     return Scenario(k.b, "target", ["enabler", "target"])
 
 
@@ -225,10 +238,14 @@ def declared_prerequisite(path: Path) -> Scenario:
     prep = k.b.ids["prep"]
     other = k.b.ids["other"]
     k.edit_fn(
-        "target", "drv_fn3", "y += 3;",
-        trailers=(f"Cc: <stable@vger.kernel.org> # 5.10.x: {prep[:7]}: drv: prep\n"
-                  f"Cc: <stable@vger.kernel.org> # 6.6.x: {other[:7]}: drv: other\n"
-                  "Cc: <stable@vger.kernel.org> # 5.10.x\n"),
+        "target",
+        "drv_fn3",
+        "y += 3;",
+        trailers=(
+            f"Cc: <stable@vger.kernel.org> # 5.10.x: {prep[:7]}: drv: prep\n"
+            f"Cc: <stable@vger.kernel.org> # 6.6.x: {other[:7]}: drv: other\n"
+            "Cc: <stable@vger.kernel.org> # 5.10.x\n"
+        ),
     )
     return Scenario(k.b, "target", ["prep", "target"])
 

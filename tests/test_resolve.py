@@ -113,8 +113,11 @@ def test_ima_at_5_10_202_is_incomplete(ima: ImaFixture) -> None:
     assert report.status == "incomplete"
     assert [m.commit for m in report.series] == ima.expected_incomplete
     kinds = {m.commit: m.reasons[0].kind for m in report.series}
-    assert kinds == {ima.ids[DB1D1]: "adapted", ima.ids[F8A92]: "follow-up",
-                     ima.ids[A1175]: "conflict"}
+    assert kinds == {
+        ima.ids[DB1D1]: "adapted",
+        ima.ids[F8A92]: "follow-up",
+        ima.ids[A1175]: "conflict",
+    }
 
 
 def test_ima_at_5_10_194_is_ready(ima: ImaFixture) -> None:
@@ -135,12 +138,28 @@ def _git_trial(repo: Path, branch: str, series: list[str], work: Path) -> list[t
     """Cherry-pick each commit with real git; conflicts are resolved by taking the commit's
     side (as the in-memory trial does) so the chain goes on. Returns (result, tree) pairs."""
     git(work.parent, "clone", "-q", "--no-checkout", str(repo), work.name)
-    git(work, "checkout", "-q", "--detach", f"origin/{branch}" if branch.startswith("linux")
-        else branch)
+    git(
+        work,
+        "checkout",
+        "-q",
+        "--detach",
+        f"origin/{branch}" if branch.startswith("linux") else branch,
+    )
     out = []
     for commit in series:
-        proc = subprocess.run(["git", "-C", str(work), "cherry-pick", "--allow-empty",
-                               "--keep-redundant-commits", commit], capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(work),
+                "cherry-pick",
+                "--allow-empty",
+                "--keep-redundant-commits",
+                commit,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             conflicted = git(work, "diff", "--name-only", "--diff-filter=U").split()
             git(work, "checkout", "--theirs", "--", *conflicted)
@@ -178,31 +197,46 @@ def test_trial_agrees_with_git_cherry_pick(
     assert ours == theirs
 
 
-@pytest.mark.parametrize(("branch", "names"), [
-    ("v5.10.194", [A1175, DB1D1, B836C, F8A92]),
-    ("v5.10.194", [B836C]),
-    ("v5.10.194", [F8A92]),
-    ("linux-5.10.y", [A1175, DB1D1, F8A92]),
-])
+@pytest.mark.parametrize(
+    ("branch", "names"),
+    [
+        ("v5.10.194", [A1175, DB1D1, B836C, F8A92]),
+        ("v5.10.194", [B836C]),
+        ("v5.10.194", [F8A92]),
+        ("linux-5.10.y", [A1175, DB1D1, F8A92]),
+    ],
+)
 def test_ima_trial_agrees_with_git(
     ima: ImaFixture, tmp_path: Path, branch: str, names: list[str]
 ) -> None:
     series = [ima.ids[n] for n in names]
     assert _in_memory_trial(ima.path, branch, series) == _git_trial(
-        ima.path, branch, series, tmp_path / "clone")
+        ima.path, branch, series, tmp_path / "clone"
+    )
 
 
 # -- the command line ----------------------------------------------------------------------
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "backportr", *args], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "backportr", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_resolve_json_schema(ima: ImaFixture) -> None:
-    proc = _cli("resolve", ima.ids[B836C][:12], "--branch", "linux-5.10.y", "--branch",
-                "v5.10.194", "--repo", str(ima.path), "--format", "json")
+    proc = _cli(
+        "resolve",
+        ima.ids[B836C][:12],
+        "--branch",
+        "linux-5.10.y",
+        "--branch",
+        "v5.10.194",
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["schema"] == 1 and data["target"] == ima.ids[B836C]
@@ -215,18 +249,33 @@ def test_resolve_json_schema(ima: ImaFixture) -> None:
     assert first["present"][0]["commit"] == ima.ids[B836C]
     assert second["status"] == "ready"
     assert [m["role"] for m in second["series"]] == [
-        "prerequisite", "prerequisite", "target", "follow-up"]
+        "prerequisite",
+        "prerequisite",
+        "target",
+        "follow-up",
+    ]
 
 
 def test_resolve_script_and_text(ima: ImaFixture, tmp_path: Path) -> None:
     out = tmp_path / "series.sh"
-    proc = _cli("resolve", ima.ids[B836C], "-b", "v5.10.194", "--repo", str(ima.path),
-                "--format", "script", "--output", str(out))
+    proc = _cli(
+        "resolve",
+        ima.ids[B836C],
+        "-b",
+        "v5.10.194",
+        "--repo",
+        str(ima.path),
+        "--format",
+        "script",
+        "--output",
+        str(out),
+    )
     assert proc.returncode == 0 and proc.stdout == ""
     picks = [ln.split()[3] for ln in out.read_text().splitlines() if ln.startswith("git cherry")]
     assert picks == ima.expected_ready
-    text = _cli("resolve", ima.ids[B836C], "-b", "v5.10.194", "-b", "linux-5.10.y",
-                "--repo", str(ima.path)).stdout
+    text = _cli(
+        "resolve", ima.ids[B836C], "-b", "v5.10.194", "-b", "linux-5.10.y", "--repo", str(ima.path)
+    ).stdout
     assert "ready: the series applies cleanly" in text and "incomplete" in text
     assert text.rstrip().splitlines()[-3].split()[:2] == ["branch", "status"]  # the matrix
 

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Index build, incremental update and warm queries against plain git, on one repository.
+
+    python benchmarks/generate.py /tmp/big                 # once: 300,000 + 20,000 commits
+    python benchmarks/bench_index.py /tmp/big [--branch linux-5.10.y] [--queries 50]
+
+Reports, side by side on the same repository:
+- full index build vs `git log --format=%H%x00%B` over the same commits;
+- an incremental update after 1,000 new upstream commits (in a scratch clone sharing objects);
+- "who fixes X" and "is U in B" from the warm index vs `git log --grep` on the same refs.
+Prints a table and the ratios; --json FILE keeps the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from backportr.index import CommitIndex
+from backportr.presence import PresenceChecker
+from backportr.repo import Repo
+
+HERE = Path(__file__).resolve().parent
+
+
+def timed(command: list[str], **kw: object) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    start = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, check=True, **kw)  # type: ignore[call-overload]
+    return time.perf_counter() - start, proc
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Benchmark the commit index against git.")
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--upstream", default="master")
+    parser.add_argument("--branch", default="linux-5.10.y")
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--append", type=int, default=1000)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    repo_path: Path = args.repo
+    figures: dict[str, float] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="backportr-bench-"))
+    index_file = scratch / "index.sqlite"
+    git = ["git", "--git-dir", str(repo_path)]
+    count = int(
+        subprocess.run(
+            [*git, "rev-list", "--count", args.upstream, args.branch],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
+    print(f"repository: {repo_path} ({count} commits on {args.upstream} and {args.branch})")
+
+    # 1. full build vs one git log pass over the same commits
+    figures["git_log"], _ = timed([*git, "log", "--format=%H%x00%B", args.upstream, args.branch])
+    cli = [
+        sys.executable,
+        "-m",
+        "backportr",
+        "index",
+        "--repo",
+        str(repo_path),
+        "--upstream",
+        args.upstream,
+        "--branch",
+        args.branch,
+        "--index",
+        str(index_file),
+    ]
+    figures["index_build"], _ = timed(cli)
+
+    # 2. incremental update after N new upstream commits, in a clone sharing the objects
+    clone = scratch / "clone.git"
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--shared", str(repo_path), str(clone)], check=True
+    )
+    subprocess.run(
+        [sys.executable, str(HERE / "generate.py"), str(clone), "--append", str(args.append)],
+        check=True,
+        capture_output=True,
+    )
+    incremental_index = scratch / "incremental.sqlite"
+    shutil.copy(index_file, incremental_index)
+    cli_clone = [*cli[:4], "--repo", str(clone), *cli[6:-1], str(incremental_index)]
+    figures["index_incremental"], _ = timed(cli_clone)
+    figures["index_noop"], _ = timed(cli_clone)
+
+    # 3. warm queries: who fixes X, is U in B
+    repo = Repo(repo_path)
+    index = CommitIndex(repo, index_file)
+    branch = repo.branch(args.branch)
+    fixed = [
+        r[0]
+        for r in index.db.execute(
+            "SELECT target FROM fixes WHERE target IS NOT NULL GROUP BY target LIMIT 2000"
+        )
+    ]
+    rng = random.Random(7)
+    sample = rng.sample(fixed, min(args.queries, len(fixed)))
+    after_fork = [
+        r[0]
+        for r in index.db.execute(
+            "SELECT c.oid FROM after_fork a JOIN commits c ON c.id=a.commit_id WHERE a.refname=? "
+            "LIMIT 5000",
+            (branch.refname,),
+        )
+    ]
+    upstream_sample = rng.sample(after_fork, min(args.queries, len(after_fork)))
+
+    def per_query(fn, items) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for item in items:
+            start = time.perf_counter()
+            fn(item)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    figures["who_fixes_index"] = per_query(index.fixed_by, sample)
+    figures["who_fixes_git"] = per_query(
+        lambda x: subprocess.run(
+            [*git, "log", "--format=%H", f"--grep=Fixes: {x[:12]}", args.upstream],
+            capture_output=True,
+            check=True,
+        ),
+        sample[: max(3, args.queries // 10)],
+    )
+    figures["is_in_index"] = per_query(
+        lambda u: PresenceChecker(repo, index).check(u, branch), upstream_sample
+    )
+    figures["is_in_git"] = per_query(
+        lambda u: subprocess.run(
+            [*git, "log", "--format=%H", f"--grep={u}", args.branch],
+            capture_output=True,
+            check=True,
+        ),
+        upstream_sample[: max(3, args.queries // 10)],
+    )
+    figures["status_cli"], _ = timed(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "status",
+            upstream_sample[0],
+            "--repo",
+            str(repo_path),
+            "--upstream",
+            args.upstream,
+            "-b",
+            args.branch,
+            "--index",
+            str(index_file),
+        ]
+    )
+    index.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+    rows = [
+        (
+            "full index build",
+            figures["index_build"],
+            "git log --format=%H%x00%B",
+            figures["git_log"],
+        ),
+        (
+            f"incremental update (+{args.append} commits)",
+            figures["index_incremental"],
+            "full index build",
+            figures["index_build"],
+        ),
+        (
+            "update with nothing new",
+            figures["index_noop"],
+            "full index build",
+            figures["index_build"],
+        ),
+        (
+            "who fixes X (warm index)",
+            figures["who_fixes_index"],
+            "git log --grep='Fixes: X'",
+            figures["who_fixes_git"],
+        ),
+        (
+            "is U in B (warm index)",
+            figures["is_in_index"],
+            "git log --grep=U B",
+            figures["is_in_git"],
+        ),
+    ]
+    print(f"\n{'measure':<36} {'backportr':>12} {'baseline':<28} {'baseline':>10} {'ratio':>10}")
+    for name, ours, base_name, base in rows:
+        ratio = ours / base if base else float("nan")
+        print(f"{name:<36} {fmt(ours):>12} {base_name:<28} {fmt(base):>10} {ratio:>10.4f}")
+    print(
+        f"\nbackportr status end to end (process start, index check, answer): "
+        f"{fmt(figures['status_cli'])}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
