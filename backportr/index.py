@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +33,14 @@ from backportr.model import (
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _BATCH = 5000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS commits(
     id INTEGER PRIMARY KEY,
-    oid TEXT NOT NULL UNIQUE,
+    oid TEXT NOT NULL,
     subject TEXT NOT NULL,
     author_name TEXT NOT NULL,
     author_email TEXT NOT NULL,
@@ -50,8 +51,6 @@ CREATE TABLE IF NOT EXISTS commits(
     patch_id TEXT,
     stable_tags TEXT
 );
-CREATE INDEX IF NOT EXISTS commits_subject ON commits(subject);
-CREATE INDEX IF NOT EXISTS commits_patch_id ON commits(patch_id) WHERE patch_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS fixes(
     commit_id INTEGER NOT NULL, ref TEXT NOT NULL, subject TEXT, target TEXT, how TEXT);
 CREATE INDEX IF NOT EXISTS fixes_target ON fixes(target);
@@ -76,6 +75,14 @@ CREATE TABLE IF NOT EXISTS branch_commits(
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
+"""
+
+# Indexes on the commits table: dropped for a bulk load into an empty table, then rebuilt
+# (sorting once is much faster than a million random B-tree inserts).
+_COMMIT_INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS commits_oid ON commits(oid);
+CREATE INDEX IF NOT EXISTS commits_subject ON commits(subject);
+CREATE INDEX IF NOT EXISTS commits_patch_id ON commits(patch_id) WHERE patch_id IS NOT NULL;
 """
 
 
@@ -107,6 +114,49 @@ class UpdateStats:
     rewritten: tuple[str, ...]
 
 
+class _BranchPlan:
+    """What an update does to one branch, decided before the upstream pass starts."""
+
+    def __init__(
+        self,
+        branch: Ref,
+        stored: IndexedRef | None,
+        fork: Oid | None,
+        mode: str,
+        exclude: list[Oid],
+    ) -> None:
+        self.branch = branch
+        self.stored = stored
+        self.fork = fork
+        self.mode = mode  # noop | upstream-only | incremental | full
+        self.exclude = exclude
+        self._thread: threading.Thread | None = None
+        self._patch_ids: list[tuple[Oid, str]] = []
+        self._error: BaseException | None = None
+
+    def start(self, repo: Repo) -> _BranchPlan:
+        """Start the branch's patch-id pass in the background (git does the work)."""
+
+        def run() -> None:
+            try:
+                self._patch_ids = list(repo.patch_ids(self.branch.tip, self.exclude))
+            except BaseException as error:
+                self._error = error
+
+        self._thread = threading.Thread(
+            target=run, name=f"patch-ids {self.branch.name}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def patch_ids(self) -> list[tuple[Oid, str]]:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._patch_ids
+
+
 def default_index_path(repo: Repo) -> Path:
     return repo.path / "backportr" / "index.sqlite"
 
@@ -116,6 +166,7 @@ class CommitIndex:
 
     def __init__(self, repo: Repo, path: Path | None = None) -> None:
         self.repo = repo
+        self._bulk = False
         self.path = path or default_index_path(repo)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +197,7 @@ class CommitIndex:
         self.db.close()
 
     def _ensure_schema(self) -> None:
-        self.db.executescript(_SCHEMA)
+        self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
         row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None:
             self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
@@ -166,7 +217,7 @@ class CommitIndex:
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        self.db.executescript(_SCHEMA)
+        self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
         self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
     @contextlib.contextmanager
@@ -208,15 +259,38 @@ class CommitIndex:
                 if old is not None:
                     rewritten.append(old[0])
                     self._reset_upstream()
+                    stored_upstream = None
+            upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
+            # Plans first: their patch-id passes (git processes) then run on the other core
+            # while this one reads the upstream history.
+            plans = [self._plan(branch, upstream, upstream_moved) for branch in branches]
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
-            for branch in branches:
-                count, was_rewritten = self._update_branch(branch, upstream, new_ids, progress)
-                new[branch.name] = count
-                if was_rewritten:
-                    rewritten.append(branch.name)
+            for plan in plans:
+                new[plan.branch.name] = self._update_branch(plan, upstream, new_ids, progress)
+                if plan.mode == "full" and plan.stored is not None:
+                    rewritten.append(plan.branch.name)
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
+
+    def _plan(self, branch: Ref, upstream: Ref, upstream_moved: bool) -> _BranchPlan:
+        stored = self._stored_ref(branch.refname)
+        if (
+            stored is not None
+            and stored.kind == "branch"
+            and stored.tip == branch.tip
+            and not upstream_moved
+        ):
+            return _BranchPlan(branch, stored, stored.fork, "noop", [])
+        fork = self.repo.merge_base(branch.tip, upstream.tip)
+        if stored is not None and stored.kind == "branch" and stored.fork == fork:
+            if stored.tip == branch.tip:
+                return _BranchPlan(branch, stored, fork, "upstream-only", [])
+            if self.repo.is_ancestor(stored.tip, branch.tip):
+                return _BranchPlan(
+                    branch, stored, fork, "incremental", [stored.tip, upstream.tip]
+                ).start(self.repo)
+        return _BranchPlan(branch, stored, fork, "full", [upstream.tip]).start(self.repo)
 
     def _reset_upstream(self) -> None:
         self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")
@@ -244,7 +318,25 @@ class CommitIndex:
         return ids
 
     def _store_stream(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
-        """A full upstream pass, newest first: sequence numbers count down from 0."""
+        """A full upstream pass, newest first: sequence numbers count down from 0.
+
+        Into an empty table the indexes are dropped first and rebuilt at the end."""
+        bulk = self.db.execute("SELECT 1 FROM commits LIMIT 1").fetchone() is None
+        if bulk:
+            for name in ("commits_oid", "commits_subject", "commits_patch_id"):
+                self.db.execute(f"DROP INDEX IF EXISTS {name}")
+            self._bulk = True
+        try:
+            return self._store_all(records, progress)
+        finally:
+            if bulk:
+                self._bulk = False
+                progress("building the index's lookup tables", 0, None)
+                for statement in _COMMIT_INDEXES.strip().split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)  # executescript would COMMIT
+
+    def _store_all(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
         ids: list[int] = []
         batch: list[LogRecord] = []
         position = 0
@@ -264,38 +356,45 @@ class CommitIndex:
         return ids
 
     def _update_branch(
-        self, branch: Ref, upstream: Ref, new_upstream_ids: list[int], progress: ProgressCallback
-    ) -> tuple[int, bool]:
-        stored = self._stored_ref(branch.refname)
-        fork = self.repo.merge_base(branch.tip, upstream.tip)
-        if stored is not None and stored.fork == fork and stored.kind == "branch":
+        self,
+        plan: _BranchPlan,
+        upstream: Ref,
+        new_upstream_ids: list[int],
+        progress: ProgressCallback,
+    ) -> int:
+        """Apply a branch's plan; returns how many of its commits were read."""
+        branch = plan.branch
+        if plan.mode == "noop":
+            return 0
+        if plan.mode in ("upstream-only", "incremental"):
             self._add_after_fork(branch.refname, new_upstream_ids)
-            if stored.tip == branch.tip:
-                return 0, False
-            if self.repo.is_ancestor(stored.tip, branch.tip):
-                records = list(self.repo.log(branch.tip, [stored.tip, upstream.tip]))
-                top = (
-                    self.db.execute(
-                        "SELECT MAX(seq) FROM branch_commits WHERE refname=?", (branch.refname,)
-                    ).fetchone()[0]
-                    or 0
-                )
-                self._store_branch(branch, records, top, progress)
-                self._set_ref(branch, fork)
-                return len(records), False
-        rewritten = stored is not None
-        self.db.execute("DELETE FROM branch_commits WHERE refname=?", (branch.refname,))
-        self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
-        records = list(self.repo.log(branch.tip, [upstream.tip]))
-        self._store_branch(branch, records, 0, progress)
-        if fork is not None:
-            after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
-            self._add_after_fork(branch.refname, self._ids_of(after))
-        self._set_ref(branch, fork)
-        return len(records), rewritten
+            if plan.mode == "upstream-only":
+                return 0
+            top = (
+                self.db.execute(
+                    "SELECT MAX(seq) FROM branch_commits WHERE refname=?", (branch.refname,)
+                ).fetchone()[0]
+                or 0
+            )
+        else:
+            top = 0
+            self.db.execute("DELETE FROM branch_commits WHERE refname=?", (branch.refname,))
+            self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
+            if plan.fork is not None:
+                after = self.repo.run_git("rev-list", upstream.tip, f"^{plan.fork}").split()
+                self._add_after_fork(branch.refname, self._ids_of(after))
+        records = list(self.repo.log(branch.tip, plan.exclude))
+        self._store_branch(branch, records, top, progress, plan.patch_ids())
+        self._set_ref(branch, plan.fork)
+        return len(records)
 
     def _store_branch(
-        self, branch: Ref, records: list[LogRecord], top: int, progress: ProgressCallback
+        self,
+        branch: Ref,
+        records: list[LogRecord],
+        top: int,
+        progress: ProgressCallback,
+        patch_ids: list[tuple[Oid, str]],
     ) -> None:
         ids = self._store(records, progress, f"indexing {branch.name}")
         n = len(ids)
@@ -303,18 +402,11 @@ class CommitIndex:
             "INSERT OR IGNORE INTO branch_commits VALUES(?, ?, ?)",
             [(branch.refname, cid, top + n - i) for i, cid in enumerate(ids)],
         )
-        self._compute_patch_ids(records, ids, branch.name, progress)
-
-    def _compute_patch_ids(
-        self, records: list[LogRecord], ids: list[int], name: str, progress: ProgressCallback
-    ) -> None:
-        rows = []
-        for done, (record, cid) in enumerate(zip(records, ids, strict=True), 1):
-            if len(record.parents) == 1:
-                rows.append((self.repo.patch_id(record.oid) or "", cid))
-            if done % 500 == 0:
-                progress(f"patch-ids {name}", done, len(records))
-        self.db.executemany("UPDATE commits SET patch_id=? WHERE id=?", rows)
+        by_oid = {r.oid: cid for r, cid in zip(records, ids, strict=True)}
+        self.db.executemany(
+            "UPDATE commits SET patch_id=? WHERE id=?",
+            [(value, by_oid[oid]) for oid, value in patch_ids if oid in by_oid],
+        )
 
     def _set_ref(self, branch: Ref, fork: Oid | None) -> None:
         self.db.execute(
@@ -348,7 +440,7 @@ class CommitIndex:
         upstream_seqs: list[int] | None = None,
     ) -> list[int]:
         """Insert commits (deduplicated by id) and their relations; return their row ids."""
-        existing = dict(self._existing([r.oid for r in records]))
+        existing = {} if self._bulk else dict(self._existing([r.oid for r in records]))
         next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
         commit_rows = []
         fixes_rows = []
@@ -367,11 +459,10 @@ class CommitIndex:
             cid = next_id
             next_id += 1
             ids.append(cid)
-            message = record.message
-            if mentions_relations(message):
-                parsed = parse_message(message)
+            if mentions_relations(record.raw_message):
+                parsed = parse_message(record.message)
             else:
-                parsed = ParsedMessage(subject=message.split("\n", 1)[0].strip())
+                parsed = ParsedMessage(subject=record.subject)
             commit_rows.append(
                 (
                     cid,
@@ -415,15 +506,26 @@ class CommitIndex:
     # -- resolving ids written in messages -------------------------------------------------
 
     def _resolve_pending(self, progress: ProgressCallback) -> None:
-        """Resolve the ids written in new Fixes:, revert and Stable-dep-of: lines."""
+        """Resolve the ids written in new Fixes:, revert and Stable-dep-of: lines.
+
+        One range-join query finds the commits every written prefix names; only the rows
+        whose id is wrong or ambiguous fall back to a query by subject."""
         for table in ("fixes", "reverts", "stable_deps"):
-            pending = self.db.execute(
-                f"SELECT rowid, commit_id, ref, subject FROM {table} WHERE how IS NULL"
-            ).fetchall()
+            candidates: dict[int, list[tuple[Oid, str, int | None, int]]] = {}
+            pending: dict[int, tuple[int, str | None, str | None]] = {}
+            rows = self.db.execute(
+                f"SELECT t.rowid, t.commit_id, t.ref, t.subject, c.oid, c.subject, "
+                f"c.upstream_seq, c.id FROM {table} t LEFT JOIN commits c "
+                f"ON c.oid >= t.ref AND c.oid < t.ref || 'g' WHERE t.how IS NULL"
+            )
+            for rowid, writer, ref, subject, oid, found_subject, seq, cid in rows:
+                pending[rowid] = (writer, ref, subject)
+                if oid is not None:
+                    candidates.setdefault(rowid, []).append((oid, found_subject, seq, cid))
             updates = []
-            for done, (rowid, cid, ref, subject) in enumerate(pending, 1):
+            for done, (rowid, (writer, ref, subject)) in enumerate(pending.items(), 1):
                 target, how = self._resolve_written(
-                    ref, subject, cid, to_upstream=table != "reverts"
+                    ref, subject, writer, candidates.get(rowid, []), to_upstream=table != "reverts"
                 )
                 updates.append((target, how, rowid))
                 if done % 5000 == 0:
@@ -431,33 +533,33 @@ class CommitIndex:
             self.db.executemany(f"UPDATE {table} SET target=?, how=? WHERE rowid=?", updates)
 
     def _resolve_written(
-        self, ref: str | None, subject: str | None, writer: int, *, to_upstream: bool
+        self,
+        ref: str | None,
+        subject: str | None,
+        writer: int,
+        matches: list[tuple[Oid, str, int | None, int]],
+        *,
+        to_upstream: bool,
     ) -> tuple[Oid | None, str]:
-        """An id as written plus its quoted subject -> (upstream id, how it was matched).
+        """An id as written plus its quoted subject -> (target id, how it was matched).
 
         By id when it names exactly one commit whose subject agrees; else by exact subject;
         with to_upstream, an id of a stable backport is mapped to the upstream commit it
         carries (a Fixes: naming the backport means the upstream original).
         """
-        by_id: tuple[Oid, str, int | None] | None = None
-        if ref:
-            matches = self.db.execute(
-                "SELECT oid, subject, upstream_seq, id FROM commits WHERE oid >= ? AND oid < ? "
-                "LIMIT 2",
-                (ref, ref + "g"),
-            ).fetchall()
-            if len(matches) == 1:
-                oid, found_subject, seq, cid = matches[0]
-                carried = None
-                if seq is None and to_upstream:
-                    carried = self.db.execute(
-                        "SELECT upstream FROM upstream_refs WHERE commit_id=?", (cid,)
-                    ).fetchone()
-                    if carried is not None:
-                        oid = carried[0]
-                by_id = (oid, found_subject, seq)
-                if subject is None or _same_subject(subject, found_subject):
-                    return oid, "id" if seq is not None or carried is None else "stable-id"
+        by_id: Oid | None = None
+        if ref and len(matches) == 1:
+            oid, found_subject, seq, cid = matches[0]
+            how = "id"
+            if seq is None and to_upstream:
+                carried = self.db.execute(
+                    "SELECT upstream FROM upstream_refs WHERE commit_id=?", (cid,)
+                ).fetchone()
+                if carried is not None:
+                    oid, how = carried[0], "stable-id"
+            by_id = oid
+            if subject is None or _same_subject(subject, found_subject):
+                return oid, how
         if subject:
             row = self.db.execute(
                 "SELECT oid FROM commits WHERE subject = ? AND upstream_seq IS NOT NULL "
@@ -467,7 +569,7 @@ class CommitIndex:
             if row is not None:
                 return row[0], "subject"
         if by_id is not None:
-            return by_id[0], "id"
+            return by_id, "id"
         return None, "unresolved"
 
     # -- queries ---------------------------------------------------------------------------

@@ -44,7 +44,7 @@ class Ref:
 
 @dataclass(frozen=True, slots=True)
 class LogRecord:
-    """One commit from a streaming log pass."""
+    """One commit from a streaming log pass; the message stays bytes until asked for."""
 
     oid: Oid
     parents: tuple[Oid, ...]
@@ -52,7 +52,15 @@ class LogRecord:
     author_email: str
     author_time: int
     commit_time: int
-    message: str
+    raw_message: bytes
+
+    @property
+    def message(self) -> str:
+        return self.raw_message.decode("utf-8", "replace")
+
+    @property
+    def subject(self) -> str:
+        return self.raw_message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
 class Repo:
@@ -211,11 +219,13 @@ class Repo:
             yield str(commit.id)
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
-        """One streaming `git log` pass (for volume: a million commits), newest first."""
+        """One streaming `git log` pass (for volume: a million commits), newest first.
+
+        Default (date) order: --topo-order would make git walk everything before the first
+        record; ordering that matters is done on the dependency graph itself."""
         args = [
             "log",
             "-z",
-            "--topo-order",
             "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B",
             include,
             *[f"^{e}" for e in exclude],
@@ -239,6 +249,45 @@ class Repo:
                 yield _log_record(pending)
             if proc.wait() != 0:
                 raise BackportrError(f"git log failed in {self.path}")
+
+    def patch_ids(
+        self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()
+    ) -> Iterator[tuple[Oid, str]]:
+        """(commit, patch-id) for the non-merge commits of a range: one streaming
+        `git log -p | git patch-id --stable` pass, far faster than a diff per commit."""
+        log_args = [
+            "git",
+            "--git-dir",
+            str(self.path),
+            "log",
+            "-p",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--format=commit %H",
+            include,
+            *[f"^{e}" for e in exclude],
+            "--",
+        ]
+        with (
+            subprocess.Popen(
+                log_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env()
+            ) as log,
+            subprocess.Popen(
+                ["git", "patch-id", "--stable"],
+                stdin=log.stdout,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_git_env(),
+            ) as patch_id,
+        ):
+            assert log.stdout is not None and patch_id.stdout is not None
+            log.stdout.close()
+            for line in patch_id.stdout:
+                value, commit = line.decode("ascii").split()
+                yield commit, value
+        if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
+            raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
 
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
@@ -309,18 +358,15 @@ def _git_env() -> dict[str, str]:
 
 
 def _log_record(raw: bytes) -> LogRecord:
-    fields = raw.lstrip(b"\n").split(b"\x1f", 6)
-    oid, parents, name, email, atime, ctime, message = (
-        f.decode("utf-8", "replace") for f in fields
-    )
+    oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
     return LogRecord(
-        oid=oid,
-        parents=tuple(parents.split()),
-        author_name=name,
-        author_email=email,
+        oid=oid.decode("ascii"),
+        parents=tuple(parents.decode("ascii").split()),
+        author_name=name.decode("utf-8", "replace"),
+        author_email=email.decode("utf-8", "replace"),
         author_time=int(atime or 0),
         commit_time=int(ctime or 0),
-        message=message,
+        raw_message=message,
     )
 
 

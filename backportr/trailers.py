@@ -16,7 +16,6 @@ from backportr.model import (
     StableDep,
     StableTag,
     Trailer,
-    UpstreamForm,
     UpstreamRef,
     Version,
 )
@@ -24,26 +23,29 @@ from backportr.model import (
 T = TypeVar("T")
 
 _HEX = r"[0-9a-fA-F]"
-_FIXES = re.compile(rf"^\s*fixes\s*:\s*(?:commit\s+)?({_HEX}{{7,40}})\b(.*)$", re.IGNORECASE)
-_STABLE_DEP = re.compile(rf"^\s*stable-dep-of\s*:\s*({_HEX}{{7,40}})\b(.*)$", re.IGNORECASE)
+_ML = re.IGNORECASE | re.MULTILINE
+_FIXES = re.compile(rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit\s+)?({_HEX}{{7,40}})\b(.*)$", _ML)
+_STABLE_DEP = re.compile(rf"^[ \t]*stable-dep-of[ \t]*:[ \t]*({_HEX}{{7,40}})\b(.*)$", _ML)
 _STABLE_CC = re.compile(
-    r"^\s*cc\s*:\s*(?:[^<#]*?)<?\s*stable(\+noautosel)?@(?:vger\.)?kernel\.org\s*>?\s*(?:#\s*(.*))?$",
-    re.IGNORECASE,
+    r"^[ \t]*cc[ \t]*:[ \t]*(?:[^<#\n]*?)<?[ \t]*stable(\+noautosel)?@(?:vger\.)?kernel\.org"
+    r"[ \t]*>?[ \t]*(?:#[ \t]*(.*))?$",
+    _ML,
 )
 _FULL_ID = re.compile(rf"\b({_HEX}{{40}})\b")
-_UPSTREAM_WORD = re.compile(r"upstream", re.IGNORECASE)
+_UPSTREAM_LINE = re.compile(r"^.*upstream.*$", _ML)
+_NOT_A_REFERENCE = re.compile(r"^[ \t]*(?:fixes|stable-dep-of|cc)[ \t]*:", re.IGNORECASE)
 _CHERRY = re.compile(rf"\(\s*cherry[ -]picked from commit ({_HEX}{{40}})", re.IGNORECASE)
 _BACKPORTED = re.compile(rf"\(\s*backported from commit ({_HEX}{{40}})", re.IGNORECASE)
-_MAINLINE_INCLUSION = re.compile(r"^\s*mainline inclusion\s*$", re.IGNORECASE)
-_BARE_COMMIT = re.compile(rf"^\s*commit\s+({_HEX}{{40}})\s*$", re.IGNORECASE)
+_MAINLINE_INCLUSION = re.compile(r"^[ \t]*mainline inclusion[ \t]*$", _ML)
+_BARE_COMMIT = re.compile(rf"^[ \t]*commit[ \t]+({_HEX}{{40}})[ \t]*$", _ML)
 _REVERTS = re.compile(rf"\bthis reverts commit ({_HEX}{{7,40}})\b", re.IGNORECASE)
 _REVERT_SUBJECT = re.compile(r'^\s*Revert\s+"(.*)"\s*$')
 _LINK = re.compile(
-    r"^\s*link\s*:\s*<?https?://(?:lore\.kernel\.org(?:/[^/\s]+)?/r?/?|patch\.msgid\.link/)"
-    r"([^\s>]+?)/?>?\s*$",
-    re.IGNORECASE,
+    r"^[ \t]*link[ \t]*:[ \t]*<?https?://(?:lore\.kernel\.org(?:/[^/\s]+)?/r?/?|patch\.msgid\.link/)"
+    r"([^\s>]+?)/?>?[ \t]*$",
+    _ML,
 )
-_TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])\s*:\s+(\S.*)$")
+_TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])[ \t]*:[ \t]+(\S.*)$", re.MULTILINE)
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(?:x|y|\d+))?(\+)?", re.IGNORECASE)
 _VERSION_RANGE = re.compile(
     r"^v?(\d+)\.(\d+)(?:\.[xy0-9]+)?\s*-\s*v?(\d+)\.(\d+)(?:\.[xy0-9]+)?", re.IGNORECASE
@@ -74,47 +76,55 @@ _KNOWN_KEYS = {
 
 
 def parse_message(message: str) -> ParsedMessage:
-    """Parse a whole commit message (subject line first)."""
-    lines = message.splitlines()
-    subject = lines[0].strip() if lines else ""
-    body = _unwrap_quoted_subjects(lines[1:])
+    """Parse a whole commit message (subject line first).
 
-    fixes: list[FixesTag] = []
-    deps: list[StableDep] = []
-    tags: list[StableTag] = []
-    refs: list[UpstreamRef] = []
-    reverts: list[str] = []
-    links: list[str] = []
-    trailers: list[Trailer] = []
-    after_mainline_inclusion = False
+    Each kind of line is found by one multi-line regex over the body, run only when a cheap
+    keyword test says it can match: most kernel commits carry only Signed-off-by lines.
+    """
+    first, _, body = message.partition("\n")
+    subject = first.strip()
+    low = body.lower()
+    if '("' in body and ("fixes" in low or "stable-dep-of" in low):
+        body = "\n".join(_unwrap_quoted_subjects(body.splitlines()))
+        low = body.lower()
 
-    for line in body:
-        if m := _FIXES.match(line):
-            fixes.append(FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))))
-        elif m := _STABLE_DEP.match(line):
-            deps.append(StableDep(m.group(1).lower(), _quoted_subject(m.group(2))))
-        elif m := _STABLE_CC.match(line):
-            tags.append(parse_stable_comment(m.group(2), noautosel=bool(m.group(1))))
-        elif (ref := _upstream_ref(line, after_mainline_inclusion)) is not None and all(
-            r.oid != ref.oid for r in refs
-        ):
-            refs.append(ref)
-        if m := _REVERTS.search(line):
-            reverts.append(m.group(1).lower())
-        if m := _LINK.match(line):
-            links.append(m.group(1))
-        if _MAINLINE_INCLUSION.match(line):
-            after_mainline_inclusion = True
-        if (m := _TRAILER.match(line)) and m.group(1).lower() in _KNOWN_KEYS:
-            trailers.append(Trailer(m.group(1), m.group(2).strip()))
-
+    fixes = (
+        [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in _FIXES.finditer(body)]
+        if "fixes" in low
+        else []
+    )
+    deps = (
+        [
+            StableDep(m.group(1).lower(), _quoted_subject(m.group(2)))
+            for m in _STABLE_DEP.finditer(body)
+        ]
+        if "stable-dep-of" in low
+        else []
+    )
+    tags = (
+        [
+            parse_stable_comment(m.group(2), noautosel=bool(m.group(1)))
+            for m in _STABLE_CC.finditer(body)
+        ]
+        if "stable" in low
+        else []
+    )
+    reverts = (
+        [m.group(1).lower() for m in _REVERTS.finditer(body)] if "reverts commit" in low else []
+    )
+    links = [m.group(1) for m in _LINK.finditer(body)] if "link" in low else []
+    trailers = [
+        Trailer(m.group(1), m.group(2).strip())
+        for m in _TRAILER.finditer(body)
+        if m.group(1).lower() in _KNOWN_KEYS
+    ]
     revert_match = _REVERT_SUBJECT.match(subject)
     return ParsedMessage(
         subject=subject,
         fixes=tuple(_unique(fixes)),
         stable_deps=tuple(_unique(deps)),
         stable_tags=tuple(tags),
-        upstream_refs=tuple(refs),
+        upstream_refs=tuple(_upstream_refs(body, low)),
         reverts=tuple(_unique(reverts)),
         reverted_subject=revert_match.group(1) if revert_match else None,
         links=tuple(_unique(links)),
@@ -122,18 +132,56 @@ def parse_message(message: str) -> ParsedMessage:
     )
 
 
-_RELATION_WORDS = re.compile(
-    r"fixes|stable|upstream|cherry|backported|reverts|mainline|^revert",
-    re.IGNORECASE | re.MULTILINE,
-)
+def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
+    """Every upstream-reference form, in the order the lines appear, first mention wins."""
+    found: list[tuple[int, UpstreamRef]] = []
+    if "cherry" in low:
+        found += [
+            (m.start(), UpstreamRef(m.group(1).lower(), "cherry-pick"))
+            for m in _CHERRY.finditer(body)
+        ]
+    if "backported" in low:
+        found += [
+            (m.start(), UpstreamRef(m.group(1).lower(), "backport"))
+            for m in _BACKPORTED.finditer(body)
+        ]
+    if "upstream" in low:
+        for line in _UPSTREAM_LINE.finditer(body):
+            text = line.group(0)
+            if _NOT_A_REFERENCE.match(text) or _CHERRY.search(text) or _BACKPORTED.search(text):
+                continue
+            if m := _FULL_ID.search(text):
+                found.append((line.start(), UpstreamRef(m.group(1).lower(), "upstream")))
+    if (
+        "mainline inclusion" in low
+        and (start := _MAINLINE_INCLUSION.search(body))
+        and (m := _BARE_COMMIT.search(body, start.end()))
+    ):
+        found.append((m.start(), UpstreamRef(m.group(1).lower(), "mainline-inclusion")))
+    refs: list[UpstreamRef] = []
+    for _, ref in sorted(found, key=lambda item: item[0]):
+        if all(r.oid != ref.oid for r in refs):
+            refs.append(ref)
+    return refs
 
 
-def mentions_relations(message: str) -> bool:
+def mentions_relations(message: str | bytes) -> bool:
     """A cheap test: can parse_message find any relation (Fixes, stable, upstream, revert)?
 
     Lets a bulk indexer skip the full parse for the many commits that carry none.
     """
-    return _RELATION_WORDS.search(message) is not None
+    raw = message.encode("utf-8", "replace") if isinstance(message, str) else message
+    low = raw.lower()
+    return (  # unrolled: this runs once per commit of a million-commit history
+        b"fixes" in low
+        or b"stable" in low
+        or b"upstream" in low
+        or b"cherry" in low
+        or b"backported" in low
+        or b"reverts" in low
+        or b"mainline" in low
+        or low.startswith(b"revert")
+    )
 
 
 def parse_stable_comment(comment: str | None, *, noautosel: bool = False) -> StableTag:
@@ -176,20 +224,6 @@ def parse_version(text: str) -> Version | None:
 def _version(text: str) -> Version | None:
     m = _VERSION.match(text)
     return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _upstream_ref(line: str, after_mainline_inclusion: bool) -> UpstreamRef | None:
-    form: UpstreamForm
-    if m := _CHERRY.search(line):
-        return UpstreamRef(m.group(1).lower(), "cherry-pick")
-    if m := _BACKPORTED.search(line):
-        return UpstreamRef(m.group(1).lower(), "backport")
-    if _UPSTREAM_WORD.search(line) and (m := _FULL_ID.search(line)):
-        form = "upstream"
-        return UpstreamRef(m.group(1).lower(), form)
-    if after_mainline_inclusion and (m := _BARE_COMMIT.match(line)):
-        return UpstreamRef(m.group(1).lower(), "mainline-inclusion")
-    return None
 
 
 def _quoted_subject(rest: str) -> str | None:
