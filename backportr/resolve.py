@@ -136,6 +136,7 @@ class Resolver:
         self.max_commits = max_commits
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
+        self._forks: dict[str, Oid | None] = {}
 
     def context(self, branch: Ref) -> Context:
         return Context(
@@ -146,8 +147,20 @@ class Resolver:
             upstream=self.ws.upstream,
             branch=branch,
             version=parse_version(branch.name),
-            fork=self.ws.repo.merge_base(branch.tip, self.ws.upstream.tip),
+            fork=self._fork(branch),
         )
+
+    def _fork(self, branch: Ref) -> Oid | None:
+        """The branch's fork point from upstream (kept by the index; computed once otherwise)."""
+        if branch.refname not in self._forks:
+            stored = {r.refname: r for r in self.ws.index.refs()}.get(branch.refname)
+            if stored is not None and stored.tip == branch.tip and stored.fork:
+                self._forks[branch.refname] = stored.fork
+            else:
+                self._forks[branch.refname] = self.ws.repo.merge_base(
+                    branch.tip, self.ws.upstream.tip
+                )
+        return self._forks[branch.refname]
 
     def resolve(self, target: Oid, branches: Sequence[Ref]) -> Report:
         reports = []
@@ -155,7 +168,8 @@ class Resolver:
             self.progress(f"resolving on {branch.name}", done, len(branches))
             reports.append(self.resolve_branch(target, branch))
         self.progress("resolving", len(branches), len(branches))
-        subject = self.context(branches[0]).subject(target) if branches else ""
+        info = self.ws.index.info(target)
+        subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
         return Report(target, subject, tuple(reports))
 
     # -- one branch ------------------------------------------------------------------------
@@ -179,6 +193,7 @@ class Resolver:
             return BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
 
         if not presence.present:
+            closure.add(target, "target", None)
             named = culprits(ctx, target)
             if named and not self._culprits_needed(closure, target, named):
                 listed = ", ".join(ctx.describe(c) for c in named)
@@ -188,7 +203,6 @@ class Resolver:
                     present=tuple(closure.present.values()),
                     warnings=(*warnings, f"none of its culprits is in the branch: {listed}"),
                 )
-            closure.add(target, "target", None)
         else:
             closure.note_present(target)
             closure.pending.append(target)
@@ -199,16 +213,15 @@ class Resolver:
         return self._report(closure)
 
     def _culprits_needed(self, closure: _Closure, target: Oid, named: list[Oid]) -> bool:
-        """Some culprit is present, or is itself a needed fix (then it joins the series)."""
+        """Some culprit is present, or is itself a needed fix: absent culprits that are needed
+        fixes join the series first, even when another culprit is present."""
         ctx = closure.ctx
-        if any(ctx.is_present(c) for c in named):
-            for c in named:
-                if ctx.is_present(c):
-                    closure.note_present(c)
-            return True
         needed = False
         for culprit in named:
-            if self._needed_fix(ctx, culprit, 0):
+            if ctx.is_present(culprit):
+                closure.note_present(culprit)
+                needed = True
+            elif self._needed_fix(ctx, culprit, 0):
                 reason = Reason(
                     "culprit",
                     f"{ctx.describe(target)} fixes it; the branch lacks it but has what it fixes",

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pygit2
-
 from backportr.apply import TreeState
 from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
@@ -26,30 +24,16 @@ def blame_candidates(
     parents = ctx.repo.parents(member)
     if not parents:
         return {}
-    parent = parents[0]
     found: dict[Oid, set[str]] = {}
-    checked: dict[Oid, bool] = {}
     for path in files:
-        for hunk in ctx.applier.hunks(member, path):
-            if hunk.old_lines == 0:
-                continue
-            first, last = hunk.old_start, hunk.old_start + hunk.old_lines - 1
-            try:
-                blame = ctx.repo.git.blame(
-                    hunk.path,
-                    newest_commit=pygit2.Oid(hex=parent),
-                    oldest_commit=pygit2.Oid(hex=ctx.fork) if ctx.fork else None,
-                    min_line=first,
-                    max_line=last,
-                )
-            except (KeyError, ValueError, pygit2.GitError):
-                continue
-            for blamed in blame:
-                commit = str(blamed.final_commit_id)
-                if commit not in checked:
-                    checked[commit] = is_candidate(commit)
-                if checked[commit]:
-                    found.setdefault(commit, set()).add(path)
+        hunks = [h for h in ctx.applier.hunks(member, path) if h.old_lines > 0]
+        if not hunks:
+            continue
+        ranges = [(h.old_start, h.old_start + h.old_lines - 1) for h in hunks]
+        old_path = hunks[0].path
+        for commit in ctx.repo.blame(old_path, parents[0], ranges, ctx.fork):
+            if is_candidate(commit):
+                found.setdefault(commit, set()).add(path)
     return found
 
 
