@@ -147,6 +147,12 @@ class ResolveFormat(StrEnum):
     text = "text"
     json = "json"
     script = "script"
+    mbox = "mbox"
+
+
+class AnnotationStyle(StrEnum):
+    greg = "greg"
+    sasha = "sasha"
 
 
 _RENDERERS = {
@@ -175,8 +181,21 @@ def resolve_command(
         int, typer.Option("--max-commits", min=1, help="Stop the closure at this many commits.")
     ] = DEFAULT_MAX_COMMITS,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file (atomically).")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file (atomically); with --format mbox, a directory "
+            "of patches and a series file.",
+        ),
     ] = None,
+    annotation: Annotated[
+        AnnotationStyle,
+        typer.Option(
+            "--annotation",
+            help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha).",
+        ),
+    ] = AnnotationStyle.greg,
 ) -> None:
     """The complete, ordered series to backport TARGET onto each branch, with evidence."""
     from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
@@ -195,15 +214,42 @@ def resolve_command(
             oid = ws.repo.resolve_commit(target)
             resolver = Resolver(ws, max_commits=max_commits, progress=progress)
             report = resolver.resolve(oid, ws.branches)
+            if output_format is ResolveFormat.mbox:
+                _write_mbox(ws, resolver, report, output, annotation)
     finally:
         progress.finish()
-    text = _RENDERERS[output_format](report)
-    if output is not None:
-        write_atomically(output, text)
-    else:
-        sys.stdout.write(text)
+    if output_format is not ResolveFormat.mbox:
+        text = _RENDERERS[output_format](report)
+        if output is not None:
+            write_atomically(output, text)
+        else:
+            sys.stdout.write(text)
     if any(b.status == "conflict" for b in report.branches):
         raise typer.Exit(int(ExitCode.ATTENTION))
+
+
+def _write_mbox(ws, resolver, report, output: Path | None, annotation: AnnotationStyle) -> None:  # type: ignore[no-untyped-def]
+    """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
+    from backportr.output.mbox import render_mbox, write_series
+    from backportr.patches import build_patches
+
+    tips = {b.name: b.tip for b in ws.branches}
+    for branch in report.branches:
+        patches = build_patches(
+            ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value
+        )
+        skipped = [m.commit[:12] for m in branch.series if m.apply == "conflict"]
+        if skipped:
+            typer.echo(
+                f"{branch.branch}: left out (need a manual backport): {', '.join(skipped)}",
+                err=True,
+            )
+        if output is None:
+            sys.stdout.write(render_mbox(patches))
+        else:
+            directory = output / branch.branch if len(report.branches) > 1 else output
+            written = write_series(directory, patches)
+            typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)
 
 
 @app.command("demo")

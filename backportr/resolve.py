@@ -56,6 +56,8 @@ class _Closure:
     visited: set[Oid] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     capped: bool = False
+    adapted_pending: list[Oid] = field(default_factory=list)
+    adapted_checked: set[Oid] = field(default_factory=set)
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)
@@ -98,6 +100,8 @@ class _Closure:
         commit = finding.commit
         if self.ctx.is_present(commit) and commit != self.target:
             self.note_present(commit)
+            if finding.relation == "prerequisite":
+                self.adapted_pending.append(commit)  # present, but perhaps adapted
             return
         if finding.relation == "follow-up":
             if not self._follow_up_needed(commit):
@@ -206,8 +210,7 @@ class Resolver:
         else:
             closure.note_present(target)
             closure.pending.append(target)
-            if presence.how != "ancestor" and presence.as_commit is not None:
-                self._adapted(closure, target, presence.as_commit)
+            closure.adapted_pending.append(target)
 
         self._close(closure)
         return self._report(closure)
@@ -246,35 +249,43 @@ class Resolver:
             if not tag.noautosel
         )
 
-    def _adapted(self, closure: _Closure, target: Oid, backport: Oid) -> None:
-        """The target is in the branch as a backport that differs from upstream: find what it
+    def _adapted(self, closure: _Closure, commit: Oid, backport: Oid) -> None:
+        """`commit` is in the branch as a backport that differs from upstream: find what it
         lacked, on the branch as it was just before that backport."""
         ctx = closure.ctx
-        upstream_pid = ctx.index.patch_id(target)
+        upstream_pid = ctx.index.patch_id(commit)
         if upstream_pid is not None and upstream_pid == ctx.index.patch_id(backport):
             return
         parents = ctx.repo.parents(backport)
         if not parents:
             return
         state = TreeState(parents[0])
-        result = self.applier.pick(target, state)
+        result = self.applier.pick(commit, state)
         if result.result != "conflict":
             return
         for finding in conflict_prerequisites(
             ctx,
-            target,
+            commit,
             state,
             result.conflict_files,
             lambda c: self._is_candidate(closure, c),
             closure.seq,
             kind="adapted",
         ):
-            closure.link(finding, target)
+            closure.link(finding, commit)
 
     def _close(self, closure: _Closure) -> None:
         finders: list[Finder] = [declared, recorded, follow_ups]
         while True:
-            while closure.pending and not closure.capped:
+            while (closure.pending or closure.adapted_pending) and not closure.capped:
+                if closure.adapted_pending:
+                    present = closure.adapted_pending.pop(0)
+                    if present not in closure.adapted_checked:
+                        closure.adapted_checked.add(present)
+                        carrier = closure.present[present]
+                        if carrier.how != "ancestor" and carrier.as_commit:
+                            self._adapted(closure, present, carrier.as_commit)
+                    continue
                 commit = closure.pending.pop(0)
                 if commit in closure.visited:
                     continue

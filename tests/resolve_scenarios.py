@@ -136,6 +136,16 @@ def fixes_chain(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["middle", "target"])
 
 
+def two_culprits_one_absent(path: Path) -> Scenario:
+    """One culprit is in the branch, the other is absent but a needed fix: it joins."""
+    k = Kernel(path)
+    k.edit_fn("old", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("old", BRANCH, name="old-bp")
+    k.edit_fn("middle", "drv_fn2", "y += 2;", trailers=k.fixes("old"))
+    k.edit_fn("target", "drv_fn3", "y += 3;", trailers=k.fixes("old") + k.fixes("middle"))
+    return Scenario(k.b, "target", ["middle", "target"])
+
+
 def present_by_annotation(path: Path) -> Scenario:
     k = Kernel(path)
     k.edit_fn("target", "drv_fn1", "y += 100;")
@@ -264,6 +274,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "culprit_absent": culprit_absent,
     "culprit_present": culprit_present,
     "fixes_chain": fixes_chain,
+    "two_culprits_one_absent": two_culprits_one_absent,
     "present_by_annotation": present_by_annotation,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,

@@ -172,3 +172,26 @@ def test_internal_error_exit_3_with_crash_log(
 def test_version() -> None:
     proc = run("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("backportr ")
+
+
+def test_progress_draws_only_on_a_terminal() -> None:
+    import io
+
+    from backportr.progress import TerminalProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Terminal()
+    progress = TerminalProgress(shown)
+    progress("indexing upstream", 5000, None)
+    progress("patch-ids linux-5.10.y", 10, 10)
+    progress.finish()
+    assert "indexing upstream: 5000 commits" in shown.getvalue()
+    assert "[" + "#" * 30 + "] 10/10" in shown.getvalue()
+    piped = io.StringIO()
+    quiet = TerminalProgress(piped)
+    quiet("indexing upstream", 5000, None)
+    quiet.finish()
+    assert piped.getvalue() == ""

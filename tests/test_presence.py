@@ -93,3 +93,28 @@ def test_patch_id_matches_git(scenario: RepoBuilder) -> None:
             check=True,
         ).stdout.decode()
         assert out.split()[0] == repo.patch_id(oid)
+
+
+@pytest.mark.parametrize("form", ["backported", "openeuler"])
+def test_other_reference_forms(tmp_path: Path, form: str) -> None:
+    b = presence_repo(tmp_path / "repo")
+    upstream = b.ids["absent"]
+    if form == "backported":
+        message = (
+            f"UBUNTU: SAUCE: foo: never backported\n\n(backported from commit {upstream})\n"
+            "[ adjusted context ]\nSigned-off-by: Packager <p@example.org>\n"
+        )
+    else:
+        message = (
+            f"foo: never backported\n\nmainline inclusion\nfrom mainline-v6.1-rc1\n"
+            f"commit {upstream}\ncategory: bugfix\n"
+        )
+    text = b.files("linux-5.10.y")["drivers/foo.c"].replace(
+        "int foo_d(int x)\n{\n\tint y = x;", "int foo_d(int x)\n{\n\tint y = x + 77;"
+    )
+    carrier = b.commit(message, {"drivers/foo.c": text}, branch="linux-5.10.y")
+    repo = Repo(b.path)
+    index = CommitIndex(repo)
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
+    assert (p.present, p.how, p.as_commit) == (True, "annotation", carrier)

@@ -1,0 +1,151 @@
+"""Turn a resolved series into ready-to-send patches (data; rendering is in output/mbox.py).
+
+Each patch carries the original author and date, the stable annotation as first body line
+(`commit <40 hex> upstream.` or `[ Upstream commit <40 hex> ]`), the original message, a
+`Stable-dep-of:` trailer for every member pulled in only because another needs it (placed
+before the final sign-off), and the diff of the in-memory trial: what the member changes on
+the branch as it stands after the members before it, so `git am` reproduces the trial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pygit2
+
+from backportr.apply import TreeState, TrialApplier
+from backportr.model import BranchReport, Member, Oid
+from backportr.repo import Repo
+from backportr.trailers import parse_version
+
+Annotation = Literal["greg", "sasha"]
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    commit: Oid
+    number: int
+    total: int
+    author_name: str
+    author_email: str
+    date: str
+    subject: str
+    prefix: str
+    body: str
+    diffstat: str
+    diff: str
+
+    @property
+    def filename(self) -> str:
+        slug = "".join(c if c.isalnum() else "-" for c in self.subject).strip("-")
+        while "--" in slug:
+            slug = slug.replace("--", "-")
+        return f"{self.number:04d}-{slug[:52].rstrip('-')}.patch"
+
+
+def branch_prefix(branch: str) -> str:
+    """`linux-5.10.y` or `v5.10.194` -> `5.10.y`; anything else stays as it is."""
+    version = parse_version(branch)
+    return f"{version[0]}.{version[1]}.y" if version else branch
+
+
+def build_patches(
+    repo: Repo,
+    applier: TrialApplier,
+    branch_tip: Oid,
+    report: BranchReport,
+    annotation: Annotation = "greg",
+) -> list[Patch]:
+    """The series of one branch as patches; members that conflict are left out (they need a
+    manual backport), with the rest still numbered in order."""
+    members = [m for m in report.series if m.apply != "conflict"]
+    total = len(members)
+    by_commit = {m.commit: m for m in report.series}
+    state = TreeState(branch_tip)
+    patches = []
+    for number, member in enumerate(members, 1):
+        before = applier.write_tree(state)
+        result = applier.pick(member.commit, state)
+        state = result.state
+        after = applier.write_tree(state)
+        diff = repo.git.diff(repo.git[before], repo.git[after], context_lines=3)
+        commit = repo.commit(member.commit)
+        patches.append(
+            Patch(
+                commit=member.commit,
+                number=number,
+                total=total,
+                author_name=commit.author.name,
+                author_email=commit.author.email,
+                date=_rfc2822(commit.author),
+                subject=commit.message.split("\n", 1)[0].strip(),
+                prefix=f"PATCH {branch_prefix(report.branch)}"
+                + (f" {number}/{total}" if total > 1 else ""),
+                body=_body(commit.message, member, by_commit, annotation, repo),
+                diffstat=diff.stats.format(
+                    pygit2.enums.DiffStatsFormat.FULL
+                    | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
+                    72,
+                ),
+                diff=diff.patch or "",
+            )
+        )
+    return patches
+
+
+def _body(
+    message: str,
+    member: Member,
+    by_commit: dict[Oid, Member],
+    annotation: Annotation,
+    repo: Repo,
+) -> str:
+    text = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
+    first = (
+        f"commit {member.commit} upstream."
+        if annotation == "greg"
+        else f"[ Upstream commit {member.commit} ]"
+    )
+    lines = text.splitlines()
+    deps = _stable_deps(member, by_commit, repo)
+    if deps:
+        position = _last_signoff(lines)
+        lines[position:position] = deps
+    return first + "\n\n" + "\n".join(lines).rstrip() + "\n"
+
+
+def _stable_deps(member: Member, by_commit: dict[Oid, Member], repo: Repo) -> list[str]:
+    """`Stable-dep-of:` for each member that needed this prerequisite."""
+    if member.role != "prerequisite":
+        return []
+    out = []
+    for reason in member.reasons:
+        dependent = reason.related
+        if dependent is None or reason.kind in ("follow-up", "revert"):
+            continue
+        subject = (
+            by_commit[dependent].subject
+            if dependent in by_commit
+            else repo.message(dependent).split("\n", 1)[0].strip()
+        )
+        line = f'Stable-dep-of: {dependent[:12]} ("{subject}")'
+        if line not in out:
+            out.append(line)
+    return out
+
+
+def _last_signoff(lines: list[str]) -> int:
+    """Where the final sign-off starts (the end when there is none)."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].lower().startswith("signed-off-by:"):
+            return index
+    return len(lines)
+
+
+def _rfc2822(signature: pygit2.Signature) -> str:
+    import email.utils
+    from datetime import datetime, timedelta, timezone
+
+    zone = timezone(timedelta(minutes=signature.offset))
+    return email.utils.format_datetime(datetime.fromtimestamp(signature.time, zone))
