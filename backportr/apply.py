@@ -21,6 +21,7 @@ from backportr.model import ApplyResult, Oid
 from backportr.repo import Repo
 
 _Entry = tuple[pygit2.Oid, int]  # blob id, file mode
+_PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...]]  # result, changes, files
 _DELETED: None = None
 
 
@@ -73,6 +74,13 @@ class TrialApplier:
         self.git = repo.git
         self._changes: dict[Oid, list[FileChange]] = {}
         self._trees: dict[Oid, pygit2.Tree] = {}
+        # Trials repeat: the fewest-prerequisites search re-applies prefixes, and every round
+        # of the closure re-tries the series. A pick depends only on the contents of the paths
+        # the commit touches, and a merge only on its three blobs: both are cached on that.
+        self._picks: dict[
+            tuple[object, ...], tuple[str, dict[str, _Entry | None], tuple[str, ...]]
+        ] = {}
+        self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
 
     # -- states ----------------------------------------------------------------------------
 
@@ -161,6 +169,16 @@ class TrialApplier:
 
     def pick(self, commit: Oid, state: TreeState) -> PickResult:
         """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side."""
+        paths = sorted({p for c in self.changes(commit) for p in (c.old_path, c.new_path)})
+        key = (commit, *(self.lookup(state, p) for p in paths))
+        if key not in self._picks:
+            self._picks[key] = self._pick(commit, state)
+        result, changes, conflicts = self._picks[key]
+        if result == "empty":
+            return PickResult("empty", state)
+        return PickResult(result, state.with_changes(changes), conflicts)  # type: ignore[arg-type]
+
+    def _pick(self, commit: Oid, state: TreeState) -> _PickOutcome:
         changes: dict[str, _Entry | None] = {}
         conflicts: list[str] = []
         applied_anything = False
@@ -175,12 +193,11 @@ class TrialApplier:
             path_changes, changed = outcome
             applied_anything = applied_anything or changed
             changes.update(path_changes)
-        new_state = state.with_changes(changes)
         if conflicts:
-            return PickResult("conflict", new_state, tuple(sorted(set(conflicts))))
+            return "conflict", changes, tuple(sorted(set(conflicts)))
         if not applied_anything:
-            return PickResult("empty", state)
-        return PickResult("clean", new_state)
+            return "empty", {}, ()
+        return "clean", changes, ()
 
     def pick_series(
         self, commits: list[Oid], state: TreeState
@@ -242,6 +259,18 @@ class TrialApplier:
             return {path: (theirs[0], mode)}, theirs[0] != ours[0] or mode != ours[1]
         if ours[0] == theirs[0] or (base is not None and base[0] == theirs[0]):
             return ({path: (ours[0], mode)}, mode != ours[1])
+        key = (base[0] if base else None, ours[0], theirs[0])
+        if key not in self._merges:
+            self._merges[key] = self._merge_file(path, base, ours, theirs)
+        blob = self._merges[key]
+        if blob is None:
+            return None
+        return {path: (blob, mode)}, blob != ours[0] or mode != ours[1]
+
+    def _merge_file(
+        self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
+    ) -> pygit2.Oid | None:
+        """libgit2's 3-way file merge; the merged blob, or None on conflict."""
         entry = pygit2.IndexEntry
         try:
             result = self.git.merge_file_from_index(
@@ -253,5 +282,4 @@ class TrialApplier:
             return None
         if not result.automergeable:
             return None
-        blob = self.git.create_blob(result.contents.encode("utf-8", "surrogateescape"))
-        return {path: (blob, mode)}, blob != ours[0] or mode != ours[1]
+        return self.git.create_blob(result.contents.encode("utf-8", "surrogateescape"))

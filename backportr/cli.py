@@ -148,6 +148,9 @@ class ResolveFormat(StrEnum):
     json = "json"
     script = "script"
     mbox = "mbox"
+    dot = "dot"
+    svg = "svg"
+    html = "html"
 
 
 class AnnotationStyle(StrEnum):
@@ -155,10 +158,34 @@ class AnnotationStyle(StrEnum):
     sasha = "sasha"
 
 
+def _render_html(report):  # type: ignore[no-untyped-def]
+    import shutil
+
+    from backportr.output.graph import render_svg
+    from backportr.output.html import render_html
+
+    return render_html(report, render_svg(report) if shutil.which("dot") else None)
+
+
+def _render_dot(report):  # type: ignore[no-untyped-def]
+    from backportr.output.graph import render_dot
+
+    return render_dot(report)
+
+
+def _render_svg(report):  # type: ignore[no-untyped-def]
+    from backportr.output.graph import render_svg
+
+    return render_svg(report)
+
+
 _RENDERERS = {
     ResolveFormat.text: render_text,
     ResolveFormat.json: render_json,
     ResolveFormat.script: render_script,
+    ResolveFormat.dot: _render_dot,
+    ResolveFormat.svg: _render_svg,
+    ResolveFormat.html: _render_html,
 }
 
 

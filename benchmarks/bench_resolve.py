@@ -31,8 +31,9 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True,
-                          text=True, check=False).stdout
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), *args], capture_output=True, text=True, check=False
+    ).stdout
 
 
 def baseline(repo: Path, upstream: str, branch: str, target: str) -> int:
@@ -42,8 +43,9 @@ def baseline(repo: Path, upstream: str, branch: str, target: str) -> int:
     while members:
         commit = members.pop()
         git(repo, "log", "--format=%H", f"--grep={commit}", branch)  # presence
-        for fix in git(repo, "log", "--format=%H", f"--grep=Fixes: {commit[:12]}",
-                       upstream).split():
+        for fix in git(
+            repo, "log", "--format=%H", f"--grep=Fixes: {commit[:12]}", upstream
+        ).split():
             if fix not in seen:
                 seen.add(fix)
                 members.append(fix)
@@ -55,8 +57,16 @@ def baseline(repo: Path, upstream: str, branch: str, target: str) -> int:
             elif (m := _HUNK.match(line)) and path:
                 start, count = int(m.group(1)), int(m.group(2) or 1)
                 if count:
-                    git(repo, "blame", "--porcelain", "-L", f"{start},+{count}",
-                        f"{commit}^", "--", path)
+                    git(
+                        repo,
+                        "blame",
+                        "--porcelain",
+                        "-L",
+                        f"{start},+{count}",
+                        f"{commit}^",
+                        "--",
+                        path,
+                    )
     return len(seen)
 
 
@@ -68,8 +78,9 @@ def main() -> int:
     parser.add_argument("--targets", type=int, default=20)
     args = parser.parse_args()
     index_file = Path(tempfile.mkdtemp(prefix="backportr-bench-")) / "index.sqlite"
-    settings = Settings(repo=args.repo, upstream=args.upstream, branches=(args.branch,),
-                        index_path=index_file)
+    settings = Settings(
+        repo=args.repo, upstream=args.upstream, branches=(args.branch,), index_path=index_file
+    )
 
     start = time.perf_counter()
     with open_workspace(settings) as ws:
@@ -93,10 +104,27 @@ def main() -> int:
     cli = []
     for target in targets[:5]:
         begin = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "backportr", "resolve", target, "--repo",
-                        str(args.repo), "--upstream", args.upstream, "-b", args.branch,
-                        "--index", str(index_file), "--format", "json"],
-                       capture_output=True, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "backportr",
+                "resolve",
+                target,
+                "--repo",
+                str(args.repo),
+                "--upstream",
+                args.upstream,
+                "-b",
+                args.branch,
+                "--index",
+                str(index_file),
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            check=False,
+        )
         cli.append(time.perf_counter() - begin)
     base = []
     for target in targets[:5]:
@@ -104,16 +132,26 @@ def main() -> int:
         baseline(args.repo, args.upstream, args.branch, target)
         base.append(time.perf_counter() - begin)
 
-    print(f"repository: {args.repo}; {len(targets)} targets, series sizes "
-          f"{min(sizes)}-{max(sizes)} (median {statistics.median(sizes)})")
+    print(
+        f"repository: {args.repo}; {len(targets)} targets, series sizes "
+        f"{min(sizes)}-{max(sizes)} (median {statistics.median(sizes)})"
+    )
     print(f"cold: index build {cold_index:.2f} s, then the first resolve {cold_first:.3f} s")
-    print(f"warm, in process: median {statistics.median(warm) * 1000:.1f} ms per target "
-          f"(max {max(warm) * 1000:.1f} ms)")
-    print(f"warm, end to end (backportr resolve process): median "
-          f"{statistics.median(cli) * 1000:.0f} ms")
-    print(f"baseline (git log --grep + git blame processes): median "
-          f"{statistics.median(base):.2f} s per target")
-    print(f"ratio warm in-process / baseline: {statistics.median(warm) / statistics.median(base):.4f}")
+    print(
+        f"warm, in process: median {statistics.median(warm) * 1000:.1f} ms per target "
+        f"(max {max(warm) * 1000:.1f} ms)"
+    )
+    print(
+        f"warm, end to end (backportr resolve process): median "
+        f"{statistics.median(cli) * 1000:.0f} ms"
+    )
+    print(
+        f"baseline (git log --grep + git blame processes): median "
+        f"{statistics.median(base):.2f} s per target"
+    )
+    print(
+        f"ratio warm in-process / baseline: {statistics.median(warm) / statistics.median(base):.4f}"
+    )
     print(f"ratio end-to-end / baseline: {statistics.median(cli) / statistics.median(base):.4f}")
     return 0
 

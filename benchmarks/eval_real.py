@@ -36,8 +36,11 @@ from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"
-PROJECTS = {"rdma": ("rdma.jsonl.gz", "master"), "ovn": ("ovn.jsonl.gz", "main"),
-            "nm": ("nm.jsonl.gz", "main")}
+PROJECTS = {
+    "rdma": ("rdma.jsonl.gz", "master"),
+    "ovn": ("ovn.jsonl.gz", "main"),
+    "nm": ("nm.jsonl.gz", "main"),
+}
 SCORED = ("single", "prereq", "followup", "fixes_chain", "adjusted")
 
 
@@ -54,17 +57,31 @@ class Tally:
     seconds: float = 0.0
     misses: list[dict[str, object]] = field(default_factory=list)
 
-    def add(self, case: dict[str, object], predicted: list[str], status: str, seconds: float,
-            error: str | None = None, reasons: list[list[str]] | None = None,
-            later: list[str] | None = None) -> dict[str, object]:
+    def add(
+        self,
+        case: dict[str, object],
+        predicted: list[str],
+        status: str,
+        seconds: float,
+        error: str | None = None,
+        reasons: list[list[str]] | None = None,
+        later: list[str] | None = None,
+    ) -> dict[str, object]:
         self.cases += 1
         self.seconds += seconds
         expected = list(case["series"])  # type: ignore[arg-type]
         hit = len(set(predicted) & set(expected))
-        row = {"branch": case["branch"], "target": case["target"], "kind": case["kind"],
-               "expected": expected, "predicted": predicted, "status": status,
-               "seconds": round(seconds, 3), "reasons": reasons or [],
-               "extra_backported_later": later or []}
+        row = {
+            "branch": case["branch"],
+            "target": case["target"],
+            "kind": case["kind"],
+            "expected": expected,
+            "predicted": predicted,
+            "status": status,
+            "seconds": round(seconds, 3),
+            "reasons": reasons or [],
+            "extra_backported_later": later or [],
+        }
         if error:
             self.errors += 1
             row["error"] = error
@@ -93,21 +110,47 @@ def load_cases(path: Path) -> list[dict[str, object]]:
 def branch_order(repo: Path, cases: list[dict[str, object]]) -> list[dict[str, object]]:
     """Cases grouped by branch, each branch in history order of `before`."""
     befores = sorted({str(c["before"]) for c in cases})
-    out = subprocess.run(["git", "--git-dir", str(repo), "show", "-s", "--format=%H %ct",
-                          *befores], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(repo), "show", "-s", "--format=%H %ct", *befores],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     when = dict(line.split() for line in out.splitlines())
     return sorted(cases, key=lambda c: (c["branch"], int(when.get(str(c["before"]), 0))))
 
 
 def backported_later(mirror: Path, branch: str, commit: str) -> bool:
     """Did the maintainers take `commit` into the real branch at some later point?"""
-    out = subprocess.run(["git", "--git-dir", str(mirror), "log", "--format=%H", "-F",
-                          f"--grep={commit}", f"refs/heads/{branch}"],
-                         capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(mirror),
+            "log",
+            "--format=%H",
+            "-F",
+            f"--grep={commit}",
+            f"refs/heads/{branch}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     if out.strip():
         return True
-    merged = subprocess.run(["git", "--git-dir", str(mirror), "merge-base", "--is-ancestor",
-                             commit, f"refs/heads/{branch}"], check=False)
+    merged = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(mirror),
+            "merge-base",
+            "--is-ancestor",
+            commit,
+            f"refs/heads/{branch}",
+        ],
+        check=False,
+    )
     return merged.returncode == 0
 
 
@@ -123,18 +166,33 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
                 kept.append(case)
         cases = kept
     scratch = Path(tempfile.mkdtemp(prefix=f"backportr-eval-{name}-")) / "repo.git"
-    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(mirror), str(scratch)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--shared", str(mirror), str(scratch)], check=True
+    )
     tallies: dict[str, Tally] = defaultdict(Tally)
     rows = []
     cases = branch_order(scratch, cases)
     started = time.monotonic()
     for number, case in enumerate(cases, 1):
         branch = str(case["branch"])
-        subprocess.run(["git", "--git-dir", str(scratch), "update-ref", f"refs/heads/{branch}",
-                        str(case["before"])], check=True)
-        settings = Settings(repo=scratch, upstream=upstream, branches=(branch,),
-                            branch_pattern="no-other-branches", max_commits=args.max_commits)
+        subprocess.run(
+            [
+                "git",
+                "--git-dir",
+                str(scratch),
+                "update-ref",
+                f"refs/heads/{branch}",
+                str(case["before"]),
+            ],
+            check=True,
+        )
+        settings = Settings(
+            repo=scratch,
+            upstream=upstream,
+            branches=(branch,),
+            branch_pattern="no-other-branches",
+            max_commits=args.max_commits,
+        )
         begin = time.monotonic()
         predicted: list[str] = []
         reasons: list[list[str]] = []
@@ -143,30 +201,39 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
         try:
             with open_workspace(settings, all_stable=False) as ws:
                 report = Resolver(ws, max_commits=args.max_commits).resolve(
-                    str(case["target"]), ws.branches)
+                    str(case["target"]), ws.branches
+                )
             branch_report = report.branches[0]
             status = branch_report.status
             if status in ("ready", "conflict"):
                 predicted = [m.commit for m in branch_report.series]
-                reasons = [[m.reasons[0].kind, m.reasons[0].related or ""]
-                           for m in branch_report.series]
+                reasons = [
+                    [m.reasons[0].kind, m.reasons[0].related or ""] for m in branch_report.series
+                ]
         except BackportrError as failure:
             error = str(failure)
         extra = [c for c in predicted if c not in case["series"]]  # type: ignore[operator]
         later = [c for c in extra if backported_later(mirror, branch, c)]
-        rows.append(tallies[str(case["kind"])].add(case, predicted, status,
-                                                   time.monotonic() - begin, error, reasons,
-                                                   later))
+        rows.append(
+            tallies[str(case["kind"])].add(
+                case, predicted, status, time.monotonic() - begin, error, reasons, later
+            )
+        )
         if number % 25 == 0:
-            print(f"  {name}: {number}/{len(cases)} cases, {time.monotonic() - started:.0f}s",
-                  file=sys.stderr)
+            print(
+                f"  {name}: {number}/{len(cases)} cases, {time.monotonic() - started:.0f}s",
+                file=sys.stderr,
+            )
     return {kind: tallies[kind] for kind in SCORED if kind in tallies}, rows
 
 
 def render(name: str, tallies: dict[str, Tally]) -> list[str]:
-    lines = [f"### {name}", "",
-             "| kind | cases | exact | precision | recall | conflict reported | extra on single | mean s |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {name}",
+        "",
+        "| kind | cases | exact | precision | recall | conflict reported | extra on single | mean s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for kind, t in tallies.items():
         precision = t.true_positive / t.predicted if t.predicted else float("nan")
         recall = t.true_positive / t.expected if t.expected else float("nan")
@@ -175,8 +242,10 @@ def render(name: str, tallies: dict[str, Tally]) -> list[str]:
         extra = f"{t.extra_on_single}" if kind == "single" else ""
         p = "" if kind == "adjusted" else f"{precision:.3f}"
         r = "" if kind == "adjusted" else f"{recall:.3f}"
-        lines.append(f"| {kind} | {t.cases} | {exact} | {p} | {r} | {conflict} | {extra} | "
-                     f"{t.seconds / max(1, t.cases):.2f} |")
+        lines.append(
+            f"| {kind} | {t.cases} | {exact} | {p} | {r} | {conflict} | {extra} | "
+            f"{t.seconds / max(1, t.cases):.2f} |"
+        )
     return lines
 
 
@@ -198,8 +267,8 @@ def main() -> int:
             for miss in t.misses[:5]:
                 print(f"  miss {kind}: {json.dumps(miss)[:400]}")
         report[name] = {"rows": rows}
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
+        if args.json:  # after every project, so a long run keeps what it has
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

@@ -19,6 +19,9 @@ def write_atomically(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 is not what a report file wants
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
