@@ -1,0 +1,117 @@
+"""--format dot, svg and html; the HTML page checked in a real headless browser."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.examples.ima import B836C, ImaFixture, build
+
+
+@pytest.fixture(scope="module")
+def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    return build(tmp_path_factory.mktemp("ima-graph") / "linux")
+
+
+def _resolve(ima: ImaFixture, fmt: str, *extra: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "resolve",
+            ima.ids[B836C],
+            "--repo",
+            str(ima.path),
+            "-b",
+            "v5.10.194",
+            "-b",
+            "linux-5.10.y",
+            "--format",
+            fmt,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_dot(ima: ImaFixture) -> None:
+    proc = _resolve(ima, "dot")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("digraph backportr {")
+    assert 'label="linux-5.10.y: incomplete"' in proc.stdout
+    assert '[label="follow-up"]' in proc.stdout and '[label="conflict"]' in proc.stdout
+    assert 'label="adapted"' in proc.stdout
+    assert 'fillcolor="#f6c85f"' in proc.stdout  # the target's colour
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_svg(ima: ImaFixture) -> None:
+    proc = _resolve(ima, "svg")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "<svg" in proc.stdout and "ima: detect changes to the backing overlay file" in proc.stdout
+    )
+
+
+def test_svg_without_graphviz_is_a_clear_error(ima: ImaFixture, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(shutil.which("git") or "/usr/bin/git", bin_dir / "git")
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = _resolve(ima, "svg", env=env)
+    assert proc.returncode == 1
+    assert "Graphviz's dot program is not installed" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _browser() -> str | None:
+    return (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
+
+
+@pytest.mark.skipif(_browser() is None, reason="no headless browser installed")
+def test_html_renders_in_a_headless_browser(ima: ImaFixture, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    proc = _resolve(ima, "html", "--output", str(page))
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text()
+    assert "<script" not in text and "http://" not in text.split("<svg", 1)[0]
+    browser = [
+        _browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert dom.returncode == 0, dom.stderr[-500:]
+    assert 'class="status ready"' in dom.stdout and 'class="status incomplete"' in dom.stdout
+    assert dom.stdout.count("<tr>") >= 1 + 2 + 4 + 3  # matrix, headers, both series
+    if shutil.which("dot"):
+        assert "<svg" in dom.stdout
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [*browser, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 10_000
