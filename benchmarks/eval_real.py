@@ -41,6 +41,16 @@ PROJECTS = {
     "ovn": ("ovn.jsonl.gz", "main"),
     "nm": ("nm.jsonl.gz", "main"),
 }
+COLUMNS = (
+    "kind",
+    "cases",
+    "exact",
+    "precision",
+    "recall",
+    "conflict reported",
+    "extra on single",
+    "mean s",
+)
 SCORED = ("single", "prereq", "followup", "fixes_chain", "adjusted")
 
 
@@ -231,7 +241,7 @@ def render(name: str, tallies: dict[str, Tally]) -> list[str]:
     lines = [
         f"### {name}",
         "",
-        "| kind | cases | exact | precision | recall | conflict reported | extra on single | mean s |",
+        "| " + " | ".join(COLUMNS) + " |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for kind, t in tallies.items():
