@@ -317,6 +317,79 @@ class Repo:
                 boundary.add(current)
         return {c: n for c, n in counts.items() if c not in boundary}
 
+    def grep_words(self, tree: Oid, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
+        """Which of `words` occur as whole words in the tree's files with those suffixes:
+        one `git grep` for all of them."""
+        if not words:
+            return set()
+        out = self.run_git(
+            "grep",
+            "-o",
+            "-h",
+            "-w",
+            "-F",
+            "-I",
+            "-f",
+            "-",
+            tree,
+            "--",
+            *[f"*{s}" for s in suffixes],
+            check=False,
+            input="\n".join(words).encode(),
+        )
+        return {line.rsplit(":", 1)[-1].strip() for line in out.splitlines()} & set(words)
+
+    def grep_files(self, commit: Oid, word: str, suffixes: tuple[str, ...]) -> dict[str, list[str]]:
+        """Files of the commit's tree mentioning `word`, with the matching lines."""
+        out = self.run_git(
+            "grep",
+            "-w",
+            "-F",
+            "-I",
+            "-e",
+            word,
+            commit,
+            "--",
+            *[f"*{s}" for s in suffixes],
+            check=False,
+        )
+        files: dict[str, list[str]] = {}
+        prefix = f"{commit}:"
+        for line in out.splitlines():
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+            path, _, text = line.partition(":")
+            files.setdefault(path, []).append(text)
+        return files
+
+    def pickaxe(
+        self, text: str, newest: Oid, oldest: Oid | None, paths: list[str]
+    ) -> tuple[Oid, str] | None:
+        """The oldest commit in oldest..newest that changed how often `text` occurs in
+        `paths` (`git log -S`, path-limited so it reads only those files' history)."""
+        revision = f"{oldest}..{newest}" if oldest else newest
+        out = self.run_git(
+            "log",
+            f"-S{text}",
+            "--format=commit %H",
+            "--name-only",
+            "--reverse",
+            "--no-renames",
+            revision,
+            "--",
+            *paths,
+            check=False,
+        )
+        commit = None
+        for line in out.splitlines():
+            if line.startswith("commit "):
+                if commit is not None:
+                    break
+                commit = line.split()[1]
+            elif line.strip() and commit is not None and line.strip() in paths:
+                return commit, line.strip()
+        return (commit, paths[0]) if commit else None
+
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
         return int(out.strip() or 0)

@@ -19,6 +19,7 @@ from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
+from backportr.deps.symbols import symbol_prerequisites
 from backportr.graph import SeriesGraph
 from backportr.model import (
     BranchReport,
@@ -58,6 +59,7 @@ class _Closure:
     capped: bool = False
     adapted_pending: list[Oid] = field(default_factory=list)
     adapted_checked: set[Oid] = field(default_factory=set)
+    symbols_checked: set[Oid] = field(default_factory=set)
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)
@@ -134,10 +136,12 @@ class Resolver:
         workspace: Workspace,
         *,
         max_commits: int = DEFAULT_MAX_COMMITS,
+        symbols: bool = True,
         progress: ProgressCallback = no_progress,
     ) -> None:
         self.ws = workspace
         self.max_commits = max_commits
+        self.symbols = symbols
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
@@ -297,7 +301,8 @@ class Resolver:
                 return
 
     def _trial_adds(self, closure: _Closure) -> bool:
-        """Trial-apply the series; for the first conflict, add what resolves it."""
+        """Trial-apply the series; for the first member that conflicts, add what resolves it;
+        for members that apply, add the commits that introduced symbols they use."""
         order, _ = closure.graph.order()
         state = TreeState(closure.ctx.branch.tip)
         before = len(closure.graph)
@@ -312,10 +317,20 @@ class Resolver:
                     lambda c, m=commit: c != m and self._is_candidate(closure, c),
                     closure.seq,
                 )
-                for finding in findings:
-                    closure.link(finding, commit)
-                if len(closure.graph) > before or closure.pending:
-                    return True
+            elif self.symbols and commit not in closure.symbols_checked:
+                closure.symbols_checked.add(commit)
+                findings = symbol_prerequisites(
+                    closure.ctx,
+                    commit,
+                    state,  # before the member: what it uses must already be there
+                    lambda c, m=commit: c != m and self._is_candidate(closure, c),
+                )
+            else:
+                findings = []
+            for finding in findings:
+                closure.link(finding, commit)
+            if len(closure.graph) > before or closure.pending:
+                return True
             state = result.state
         return False
 

@@ -268,6 +268,73 @@ def long_chain(path: Path, length: int = 6) -> Scenario:
     return Scenario(k.b, "c0", [f"c{i}" for i in range(length)])
 
 
+def symbol_helper(path: Path) -> Scenario:
+    """The target applies cleanly but calls a helper only upstream has: the helper's commit
+    joins, and so does that commit's own follow-up."""
+    k = Kernel(path)
+    k.b.commit(
+        "lib: add drv_clamp_value helper\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {
+            "include/linux/drv_util.h": "int drv_clamp_value(int x, int max);\n",
+            "lib/drv_util.c": (
+                "int drv_clamp_value(int x, int max)\n{\n\treturn x > max ? max : x;\n}\n"
+            ),
+        },
+        name="helper",
+    )
+    k.edit_fn("noise", "drv_fn6", "y += 66;")
+    k.edit_fn("target", "drv_fn1", "y = drv_clamp_value(y, 100);")
+    text = k.b.files("master")["lib/drv_util.c"]
+    k.b.commit(
+        "lib: drv_clamp_value: handle negative values\n\n"
+        + k.fixes("helper")
+        + "Signed-off-by: Dev <dev@example.org>\n",
+        {
+            "lib/drv_util.c": text.replace(
+                "return x > max ? max : x;", "return x < 0 ? 0 : (x > max ? max : x);"
+            )
+        },
+        name="helper-fix",
+    )
+    return Scenario(k.b, "target", ["helper", "target", "helper-fix"])
+
+
+def symbol_present(path: Path) -> Scenario:
+    """Identifiers the branch already has (and new local variables) pull nothing."""
+    k = Kernel(path)
+    k.edit_fn("decoy", "core_fn2", "y += drv_fn1(x); /* uses drv_fn1 */", path="fs/core.c")
+    k.edit_fn("target", "drv_fn3", "int local_total = drv_fn1(x) + core_fn1(y); y += local_total;")
+    return Scenario(k.b, "target", ["target"])
+
+
+def symbol_from_conflicting_commit(path: Path) -> Scenario:
+    """The macro the target uses comes with a commit that itself conflicts on the branch."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn2", "y += 22;", branch=BRANCH)
+    text = k.b.files("master")["drivers/drv.c"]
+    start = text.index("int drv_fn2(int x)")
+    body = text[start : text.index("}\n", start)]
+    k.b.commit(
+        "drv: add DRV_FLAG_FAST and use it\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {
+            "include/linux/drv.h": "#define DRV_FLAG_FAST 0x4\n",
+            "drivers/drv.c": text.replace(body, body.replace("y += 1;", "y |= DRV_FLAG_FAST;")),
+        },
+        name="macro",
+    )
+    k.b.commit(
+        "fs: core: honour DRV_FLAG_FAST\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {
+            "fs/core.c": k.b.files("master")["fs/core.c"].replace(
+                "int core_fn5(int x)\n{\n\tint y = x;",
+                "int core_fn5(int x)\n{\n\tint y = x | DRV_FLAG_FAST;",
+            )
+        },
+        name="target",
+    )
+    return Scenario(k.b, "target", ["macro", "target"], status="conflict")
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
@@ -285,4 +352,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "upstream_merges": upstream_merges,
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
+    "symbol_helper": symbol_helper,
+    "symbol_present": symbol_present,
+    "symbol_from_conflicting_commit": symbol_from_conflicting_commit,
 }

@@ -83,9 +83,9 @@ def test_mail_format(ima: ImaFixture) -> None:
         "Signed-off-by: Mimi Zohar <zohar@linux.ibm.com>",
     ]
     a1175_mail = mails[0]
+    # a1175d6b1bda is needed first by db1d1e8b9867, which uses STATX_CHANGE_COOKIE
     assert (
-        f'Stable-dep-of: {ima.ids[F8A92][:12]} ("fs: Pass AT_GETATTR_NOSEC flag to getattr '
-        'interface function")'
+        f'Stable-dep-of: {ima.ids[DB1D1][:12]} ("IMA: use vfs_getattr_nosec to get the i_version")'
     ) in a1175_mail
     assert "Stable-dep-of" not in mails[2] and "Stable-dep-of" not in mails[3]
     assert "From: Jeff Layton <jlayton@kernel.org>" in a1175_mail

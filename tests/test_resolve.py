@@ -77,6 +77,28 @@ def test_conflict_prerequisite_evidence(scenarios: dict[str, Scenario]) -> None:
     assert s.ids["context"] not in {m.commit for m in report.series}
 
 
+def test_symbol_evidence(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["symbol_helper"]
+    report = resolve(s.path, s.ids["target"])
+    helper, _, fix = report.series
+    assert helper.reasons[0].kind == "symbol"
+    assert helper.reasons[0].detail.startswith(
+        f"symbol drv_clamp_value introduced by {s.ids['helper'][:12]} in include/linux/drv_util.h"
+    )
+    assert (fix.role, fix.reasons[0].kind, fix.reasons[0].related) == (
+        "follow-up",
+        "follow-up",
+        s.ids["helper"],
+    )
+    conflicting = resolve(
+        scenarios["symbol_from_conflicting_commit"].path,
+        scenarios["symbol_from_conflicting_commit"].ids["target"],
+    )
+    macro = conflicting.series[0]
+    assert macro.reasons[0].kind == "symbol" and "DRV_FLAG_FAST" in macro.reasons[0].detail
+    assert macro.apply == "conflict" and macro.conflict_files == ("drivers/drv.c",)
+
+
 def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["branch_only_conflict"]
     report = resolve(s.path, s.ids["target"])

@@ -1,0 +1,228 @@
+"""Symbol prerequisites: identifiers a member's added lines use that the branch lacks.
+
+A patch can apply cleanly and still be broken on an old branch: it calls a helper, uses a
+macro, a struct member or a flag only newer upstream has. For a member that applies in the
+trial, take the identifiers of its added C lines (comments and string literals stripped, C
+keywords and common types dropped); those that occur nowhere in the branch's tree as it is
+*before* the member (the branch plus the series so far) are missing. For each missing one,
+find the upstream commit between the fork point and the member's parent that introduced it:
+a pickaxe search limited to the files of the parent's tree that mention it, preferring the
+file that defines it. Identifiers the member introduces itself are in no file of its parent,
+so no commit is found for them and they do not count.
+
+Cost: one `git grep` over the trial tree per member, and pickaxe searches only for the few
+identifiers that are missing. No file is scanned per identifier with a process per call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from backportr.apply import TreeState
+from backportr.deps import Context, Finding
+from backportr.model import Oid, Reason
+
+_C_FILES = (".c", ".h", ".S")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
+_MAX_IDENTIFIERS = 200
+_MAX_MISSING = 12
+
+C_WORDS = frozenset(
+    (
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "bool",
+        "true",
+        "false",
+        "NULL",
+        "define",
+        "include",
+        "ifdef",
+        "ifndef",
+        "endif",
+        "elif",
+        "undef",
+        "pragma",
+        "error",
+        "warning",
+        "defined",
+        "asm",
+        "__asm__",
+        "typeof",
+        "__typeof__",
+        "__attribute__",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "s8",
+        "s16",
+        "s32",
+        "s64",
+        "__u8",
+        "__u16",
+        "__u32",
+        "__u64",
+        "__s8",
+        "__s16",
+        "__s32",
+        "__s64",
+        "__le16",
+        "__le32",
+        "__le64",
+        "__be16",
+        "__be32",
+        "__be64",
+        "size_t",
+        "ssize_t",
+        "loff_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uintptr_t",
+        "bool",
+        "dev_t",
+        "umode_t",
+        "gfp_t",
+    )
+)
+
+
+def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
+    """Identifiers used in the member's added C lines -> the first file using each."""
+    out: dict[str, str] = {}
+    diff = ctx.repo.diff_to_parent(member)
+    for patch in diff:
+        path = patch.delta.new_file.path
+        if not path.endswith(_C_FILES):
+            continue
+        in_comment = False
+        for hunk in patch.hunks:
+            for line in hunk.lines:
+                if line.origin != "+":
+                    continue
+                text, in_comment = _code_only(line.content, in_comment)
+                for name in _IDENTIFIER.findall(text):
+                    if name not in C_WORDS and not name.isdigit() and len(name) > 2:
+                        out.setdefault(name, path)
+    return dict(list(out.items())[:_MAX_IDENTIFIERS])
+
+
+def _code_only(line: str, in_comment: bool) -> tuple[str, bool]:
+    """The code of a line without comments and string literals; tracks /* */ across lines."""
+    text = line
+    if in_comment:
+        end = text.find("*/")
+        if end < 0:
+            return "", True
+        text = text[end + 2 :]
+    text = _BLOCK_COMMENT.sub(" ", _STRING.sub(" ", text))
+    start = text.find("/*")
+    if start >= 0:
+        return text[:start], True
+    if "//" in text:
+        text = text[: text.index("//")]
+    stripped = text.lstrip()
+    if stripped.startswith(("*", "#include")):
+        return "", False
+    return text, False
+
+
+def symbol_prerequisites(
+    ctx: Context,
+    member: Oid,
+    before: TreeState,
+    is_candidate: Callable[[Oid], bool],
+) -> list[Finding]:
+    """Commits that introduced identifiers `member` uses and the branch (before it) lacks."""
+    used = added_identifiers(ctx, member)
+    if not used:
+        return []
+    tree = ctx.applier.write_tree(before)
+    present = ctx.repo.grep_words(tree, sorted(used), _C_FILES)
+    missing = [name for name in used if name not in present][:_MAX_MISSING]
+    parents = ctx.repo.parents(member)
+    if not missing or not parents:
+        return []
+    parent = parents[0]
+    found: dict[Oid, list[tuple[str, str]]] = {}
+    for name in missing:
+        introduced = _introducer(ctx, name, parent)
+        if introduced is None:
+            continue
+        commit, path = introduced
+        if commit != member and is_candidate(commit):
+            found.setdefault(commit, []).append((name, path))
+    findings = []
+    for commit, names in found.items():
+        symbols = ", ".join(f"{name} introduced by {commit[:12]} in {path}" for name, path in names)
+        detail = f"symbol {symbols}; used by {ctx.describe(member)}"
+        findings.append(Finding(commit, "prerequisite", Reason("symbol", detail, member)))
+    return findings
+
+
+_STRONG_DEFINITION = (  # a macro, a struct/union/enum, a typedef
+    r"(#\s*define\s+{0}\b|\b(struct|union|enum)\s+{0}\s*\{{|\btypedef\b.*\b{0}\s*;)"
+)
+_WEAK_DEFINITION = (  # a function definition at the start of a line, a struct member
+    r"(^[A-Za-z_].*\b{0}\s*\(|^\s+[A-Za-z_][\w\s\*]*\b{0}(\s*\[[^\]]*\])?\s*;\s*(/\*.*)?$)"
+)
+
+
+def _introducer(ctx: Context, name: str, parent: Oid) -> tuple[Oid, str] | None:
+    """The oldest commit after the fork (up to `parent`) that added `name` to the file that
+    defines it (or, without a definition, to a file that mentions it)."""
+    files = ctx.repo.grep_files(parent, name, _C_FILES)
+    if not files:
+        return None
+
+    def defined_by(pattern: str) -> list[str]:
+        regex = re.compile(pattern.format(re.escape(name)))
+        return [f for f, lines in files.items() if any(regex.search(ln) for ln in lines)]
+
+    for candidates in (defined_by(_STRONG_DEFINITION), defined_by(_WEAK_DEFINITION), list(files)):
+        if candidates:
+            hit = ctx.repo.pickaxe(name, parent, ctx.fork, candidates[:20])
+            if hit is not None:
+                return hit
+    return None
