@@ -207,6 +207,21 @@ def resolve_command(
     max_commits: Annotated[
         int, typer.Option("--max-commits", min=1, help="Stop the closure at this many commits.")
     ] = DEFAULT_MAX_COMMITS,
+    conflict_depth: Annotated[
+        int,
+        typer.Option(
+            "--conflict-depth",
+            min=0,
+            help="How deep to look for commits that resolve conflicts (0: never).",
+        ),
+    ] = 1,
+    symbols: Annotated[
+        bool,
+        typer.Option(
+            "--symbols/--no-symbols",
+            help="Look for commits that introduced identifiers a member uses.",
+        ),
+    ] = True,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -239,7 +254,13 @@ def resolve_command(
     try:
         with open_workspace(settings, progress=progress) as ws:
             oid = ws.repo.resolve_commit(target)
-            resolver = Resolver(ws, max_commits=max_commits, progress=progress)
+            resolver = Resolver(
+                ws,
+                max_commits=max_commits,
+                symbols=symbols,
+                conflict_depth=conflict_depth,
+                progress=progress,
+            )
             report = resolver.resolve(oid, ws.branches)
             if output_format is ResolveFormat.mbox:
                 _write_mbox(ws, resolver, report, output, annotation)

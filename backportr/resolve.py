@@ -40,6 +40,10 @@ from backportr.workspace import Workspace
 
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
+DEFAULT_CONFLICT_DEPTH = 1
+"""Conflict prerequisites are searched one level deep: when a commit pulled in only to make
+another apply conflicts itself, the branch has diverged and the backport needs a human
+(measured on real history: docs/accuracy.md)."""
 
 
 @dataclass
@@ -94,6 +98,20 @@ class _Closure:
         p = self.ctx.presence.check(commit, self.ctx.branch)
         self.present[commit] = PresentMember(commit, p.as_commit, p.how, self.ctx.subject(commit))
 
+    def conflict_depth(self, commit: Oid) -> int:
+        """How many conflict prerequisites deep a member is: 0 unless it is in the series
+        only because another member conflicted without it."""
+        depth = 0
+        seen: set[Oid] = set()
+        while commit in self.graph and commit not in seen:
+            seen.add(commit)
+            reasons = self.graph.reasons(commit)
+            if not reasons or any(r.kind not in ("conflict", "adapted") for r in reasons):
+                return depth
+            depth += 1
+            commit = reasons[0].related or ""
+        return depth
+
     def in_closure(self, commit: Oid) -> bool:
         return commit in self.graph or commit == self.target
 
@@ -137,11 +155,13 @@ class Resolver:
         *,
         max_commits: int = DEFAULT_MAX_COMMITS,
         symbols: bool = True,
+        conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
         progress: ProgressCallback = no_progress,
     ) -> None:
         self.ws = workspace
         self.max_commits = max_commits
         self.symbols = symbols
+        self.conflict_depth = conflict_depth
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
@@ -308,7 +328,12 @@ class Resolver:
         before = len(closure.graph)
         for commit in order:
             result = self.applier.pick(commit, state)
-            if result.result == "conflict":
+            if (
+                result.result == "conflict"
+                and closure.conflict_depth(commit) >= self.conflict_depth
+            ):
+                findings = []  # a conflict prerequisite that conflicts itself: a human's job
+            elif result.result == "conflict":
                 findings = conflict_prerequisites(
                     closure.ctx,
                     commit,

@@ -210,9 +210,12 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
         error = None
         try:
             with open_workspace(settings, all_stable=False) as ws:
-                report = Resolver(ws, max_commits=args.max_commits).resolve(
-                    str(case["target"]), ws.branches
-                )
+                report = Resolver(
+                    ws,
+                    max_commits=args.max_commits,
+                    symbols=args.symbols,
+                    conflict_depth=args.conflict_depth,
+                ).resolve(str(case["target"]), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
             if status in ("ready", "conflict"):
@@ -265,6 +268,8 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most N cases per kind")
     parser.add_argument("--kinds", default=",".join(SCORED))
     parser.add_argument("--max-commits", type=int, default=50)
+    parser.add_argument("--conflict-depth", type=int, default=1)
+    parser.add_argument("--no-symbols", dest="symbols", action="store_false")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.kinds = args.kinds.split(",")

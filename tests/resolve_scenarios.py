@@ -335,6 +335,26 @@ def symbol_from_conflicting_commit(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["macro", "target"], status="conflict")
 
 
+def conflict_chain(path: Path) -> Scenario:
+    """The target needs `enabler`, which itself needs `deeper`: one level by default, so the
+    series stops at the enabler, which conflicts (a manual backport)."""
+    k = Kernel(path)
+
+    def body() -> str:
+        text = k.b.files("master")["drivers/drv.c"]
+        fn = text[text.index("int drv_fn4(int x)") :]
+        return fn[: fn.index("}\n") + 2]
+
+    for name, old, new in (
+        ("deeper", "\ty += 1;", "\ty += 10;"),
+        ("enabler", "\ty *= 2;", "\ty *= 4;"),
+        ("target", "\ty -= 3;", "\ty -= 30;"),
+    ):
+        fn = body()
+        k.change(name, "drivers/drv.c", fn, fn.replace(old, new, 1))
+    return Scenario(k.b, "target", ["enabler", "target"], status="conflict")
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
@@ -352,6 +372,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "upstream_merges": upstream_merges,
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
+    "conflict_chain": conflict_chain,
     "symbol_helper": symbol_helper,
     "symbol_present": symbol_present,
     "symbol_from_conflicting_commit": symbol_from_conflicting_commit,

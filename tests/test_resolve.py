@@ -99,6 +99,15 @@ def test_symbol_evidence(scenarios: dict[str, Scenario]) -> None:
     assert macro.apply == "conflict" and macro.conflict_files == ("drivers/drv.c",)
 
 
+def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["conflict_chain"]
+    shallow = resolve(s.path, s.ids["target"])
+    assert [m.apply for m in shallow.series] == ["conflict", "clean"]
+    deep = resolve(s.path, s.ids["target"], conflict_depth=2)
+    assert deep.status == "ready"
+    assert [m.commit for m in deep.series] == [s.ids[n] for n in ("deeper", "enabler", "target")]
+
+
 def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["branch_only_conflict"]
     report = resolve(s.path, s.ids["target"])

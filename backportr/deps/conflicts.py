@@ -14,7 +14,7 @@ from backportr.apply import TreeState
 from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
 
-_MAX_CANDIDATES = 12
+_MAX_CANDIDATES = 8
 
 
 def blame_candidates(
