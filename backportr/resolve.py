@@ -17,6 +17,7 @@ from backportr.apply import TreeState, TrialApplier
 from backportr.config import DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
+from backportr.deps.context import context_suggestions
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
 from backportr.deps.symbols import symbol_prerequisites
@@ -156,8 +157,10 @@ class Resolver:
         max_commits: int = DEFAULT_MAX_COMMITS,
         symbols: bool = True,
         conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
+        suggest: bool = True,
         progress: ProgressCallback = no_progress,
     ) -> None:
+        self.suggest = suggest
         self.ws = workspace
         self.max_commits = max_commits
         self.symbols = symbols
@@ -399,14 +402,14 @@ class Resolver:
             )
         files = sorted({f.new_path for m in members for f in self.applier.changes(m.commit)})
         status = self._status(closure, members)
-        alternative = self._alternative(closure) if status in ("ready", "conflict") else None
+        alternative = self._alternative(closure, status, members)
         return BranchReport(
             branch=ctx.branch.name,
             status=status,
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=tuple(self._suggestions(closure)),
+            suggestions=tuple(self._suggestions(closure, members)),
             files=tuple(files),
             alternative=alternative,
         )
@@ -420,10 +423,24 @@ class Resolver:
             return "conflict"
         return "ready"
 
-    def _alternative(self, closure: _Closure) -> str | None:
-        """When the target fixes a culprit that reached the branch as a backport, reverting
-        that backport is the other way out (as offered on the list in the IMA case)."""
+    def _alternative(
+        self, closure: _Closure, status: BranchStatus, members: list[Member]
+    ) -> str | None:
+        """The other way out, as offered on the list in the IMA case: revert the backport of
+        the culprit the target fixes; or, for an adapted backport whose missing members do not
+        apply on top of it, revert it and apply the upstream series with the target."""
         ctx = closure.ctx
+        if status == "incomplete" and any(m.apply == "conflict" for m in members):
+            carrier = closure.present.get(closure.target)
+            if carrier and carrier.how != "ancestor" and carrier.as_commit:
+                return (
+                    f"revert {carrier.as_commit[:12]} (the adapted backport of "
+                    f"{closure.target[:12]}), then apply the missing commits and "
+                    f"{closure.target[:12]} itself as upstream has them"
+                )
+            return None
+        if status not in ("ready", "conflict"):
+            return None
         for culprit in culprits(ctx, closure.target):
             p = ctx.presence.check(culprit, ctx.branch)
             if p.present and p.how != "ancestor" and p.as_commit:
@@ -433,5 +450,21 @@ class Resolver:
                 )
         return None
 
-    def _suggestions(self, closure: _Closure) -> list[Suggestion]:
-        return []
+    def _suggestions(self, closure: _Closure, members: list[Member]) -> list[Suggestion]:
+        """Commits that changed the logic around members' changes: for a human to judge."""
+        if not self.suggest:
+            return []
+        out: list[Suggestion] = []
+        seen: set[Oid] = set()
+        for member in members:
+            if member.apply == "conflict":
+                continue  # its conflict already says more
+            for suggestion in context_suggestions(
+                closure.ctx,
+                member.commit,
+                lambda c: c not in closure.graph and self._is_candidate(closure, c),
+            ):
+                if suggestion.commit not in seen:
+                    seen.add(suggestion.commit)
+                    out.append(suggestion)
+        return out

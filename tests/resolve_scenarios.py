@@ -355,6 +355,26 @@ def conflict_chain(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["enabler", "target"], status="conflict")
 
 
+def context_suggestion(path: Path) -> Scenario:
+    """The target applies cleanly, but an absent commit changed the logic of the code around
+    its change (suggested), and another only changed a comment there (not suggested)."""
+    k = Kernel(path)
+
+    def body() -> str:
+        text = k.b.files("master")["drivers/drv.c"]
+        fn = text[text.index("int drv_fn4(int x)") :]
+        return fn[: fn.index("}\n") + 2]
+
+    for name, old, new in (
+        ("logic", "\tint y = x;", "\tint y = x * 2;"),
+        ("comment", "\treturn y;", "\treturn y; /* done */"),
+        ("target", "\ty *= 2;", "\ty *= 8;"),
+    ):
+        fn = body()
+        k.change(name, "drivers/drv.c", fn, fn.replace(old, new, 1))
+    return Scenario(k.b, "target", ["target"])
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
@@ -373,6 +393,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,
     "symbol_present": symbol_present,
     "symbol_from_conflicting_commit": symbol_from_conflicting_commit,

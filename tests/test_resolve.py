@@ -12,7 +12,7 @@ import pytest
 
 from backportr.apply import TreeState, TrialApplier
 from backportr.config import Settings
-from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.model import BranchReport
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
@@ -108,6 +108,18 @@ def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
     assert [m.commit for m in deep.series] == [s.ids[n] for n in ("deeper", "enabler", "target")]
 
 
+def test_context_suggestions(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["context_suggestion"]
+    report = resolve(s.path, s.ids["target"])
+    assert report.status == "ready" and [m.commit for m in report.series] == [s.ids["target"]]
+    assert [x.commit for x in report.suggestions] == [s.ids["logic"]]
+    assert report.suggestions[0].reason.kind == "context"
+    assert "drv_fn4" in report.suggestions[0].reason.detail
+    assert not resolve(
+        scenarios["follow_up_chain"].path, scenarios["follow_up_chain"].ids["target"]
+    ).suggestions
+
+
 def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["branch_only_conflict"]
     report = resolve(s.path, s.ids["target"])
@@ -143,6 +155,9 @@ def test_ima_at_5_10_202_is_incomplete(ima: ImaFixture) -> None:
     report = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
     assert report.status == "incomplete"
     assert [m.commit for m in report.series] == ima.expected_incomplete
+    assert report.alternative is not None and report.alternative.startswith(
+        f"revert {ima.ids[BP_202][:12]} (the adapted backport"
+    )
     kinds = {m.commit: m.reasons[0].kind for m in report.series}
     assert kinds == {
         ima.ids[DB1D1]: "adapted",
@@ -278,6 +293,7 @@ def test_resolve_json_schema(ima: ImaFixture) -> None:
     assert set(member) >= {"commit", "subject", "role", "reasons", "apply"}
     assert set(member["reasons"][0]) == {"kind", "detail", "related"}
     assert first["present"][0]["commit"] == ima.ids[B836C]
+    assert first["cost"] == {"commits": 3, "files": 7, "conflicts": 1}
     assert second["status"] == "ready"
     assert [m["role"] for m in second["series"]] == [
         "prerequisite",

@@ -50,8 +50,18 @@ def branch_to_dict(b: BranchReport) -> dict[str, object]:
             for s in b.suggestions
         ],
         "files": list(b.files),
+        "cost": cost(b),
         "alternative": b.alternative,
         "warnings": list(b.warnings),
+    }
+
+
+def cost(b: BranchReport) -> dict[str, int]:
+    """What applying the series costs: commits, files touched, members that conflict."""
+    return {
+        "commits": len(b.series),
+        "files": len(b.files),
+        "conflicts": sum(1 for m in b.series if m.apply == "conflict"),
     }
 
 
@@ -105,11 +115,16 @@ def render_text(report: Report) -> str:
                 out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
                 for r in m.reasons:
                     out.append(f"        why: {r.detail}")
+        if b.series:
+            c = cost(b)
+            out.append(
+                f"  cost: {c['commits']} commits, {c['files']} files, {c['conflicts']} conflicting"
+            )
         if b.present:
             out.append("  already in the branch:")
             for p in b.present:
-                as_ = f"as {p.as_commit[:12]} " if p.as_commit and p.as_commit != p.commit else ""
-                out.append(f"      {p.commit[:12]}  {p.subject}  ({as_}{p.how})")
+                as_ = f"as {p.as_commit[:12]}, " if p.as_commit and p.as_commit != p.commit else ""
+                out.append(f"      {p.commit[:12]}  {p.subject}  ({as_}by {p.how})")
         for s in b.suggestions:
             out.append(f"  suggested (judge it): {s.commit[:12]} {s.subject}: {s.reason.detail}")
         if b.alternative:
