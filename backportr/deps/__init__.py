@@ -37,6 +37,8 @@ class Context:
     version: Version | None
     fork: Oid | None
     _present: dict[Oid, bool] = field(default_factory=dict)
+    tip_words: dict[str, bool] = field(default_factory=dict)
+    """Identifier -> does it occur in the branch tip's C files (the symbol finder's cache)."""
 
     def is_present(self, commit: Oid) -> bool:
         if commit not in self._present:

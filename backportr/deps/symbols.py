@@ -178,9 +178,7 @@ def symbol_prerequisites(
     used = added_identifiers(ctx, member)
     if not used:
         return []
-    tree = ctx.applier.write_tree(before)
-    present = ctx.repo.grep_words(tree, sorted(used), _C_FILES)
-    missing = [name for name in used if name not in present][:_MAX_MISSING]
+    missing = [name for name in _absent(ctx, used, member, before)][:_MAX_MISSING]
     parents = ctx.repo.parents(member)
     if not missing or not parents:
         return []
@@ -199,6 +197,24 @@ def symbol_prerequisites(
         detail = f"symbol {symbols}; used by {ctx.describe(member)}"
         findings.append(Finding(commit, "prerequisite", Reason("symbol", detail, member)))
     return findings
+
+
+def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) -> list[str]:
+    """The identifiers that occur in no C file of `before` (the branch tip plus the series
+    so far). Cheapest first: the files the member touches and the series' changed files are
+    read in-process; the rest is one `git grep` over the branch tip, cached per branch."""
+    remaining = set(used)
+    paths = {c.new_path for c in ctx.applier.changes(member)} | set(before.overlay)
+    for path in sorted(paths):
+        if not remaining:
+            return []
+        if path.endswith(_C_FILES) and (text := ctx.applier.file_text(before, path)):
+            remaining -= set(_IDENTIFIER.findall(text))
+    unknown = sorted(n for n in remaining if n not in ctx.tip_words)
+    if unknown:
+        present = ctx.repo.grep_words(ctx.branch.tip, unknown, _C_FILES)
+        ctx.tip_words.update({n: n in present for n in unknown})
+    return [n for n in used if n in remaining and not ctx.tip_words[n]]
 
 
 _STRONG_DEFINITION = (  # a macro, a struct/union/enum, a typedef
