@@ -300,6 +300,119 @@ def _write_mbox(ws, resolver, report, output: Path | None, annotation: Annotatio
             typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)
 
 
+class ScanFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+@app.command("scan")
+def scan_command(
+    branch: BranchOption = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    index: IndexOption = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only upstream commits after REV.")
+    ] = None,
+    range_: Annotated[
+        str | None, typer.Option("--range", help="Only upstream commits in A..B.")
+    ] = None,
+    output_format: Annotated[
+        ScanFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ScanFormat.text,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (atomically).")
+    ] = None,
+    state: Annotated[
+        Path | None, typer.Option("--state", help="Remember what was reported (SQLite).")
+    ] = None,
+    new_only: Annotated[
+        bool, typer.Option("--new-only", help="Only findings not reported by earlier runs.")
+    ] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Branches in parallel.")] = 1,
+    ignore: Annotated[
+        Path | None, typer.Option("--ignore", help="File of path globs to leave out.")
+    ] = None,
+    dropped: Annotated[
+        Path | None,
+        typer.Option("--dropped", help="The stable queue's dropped list ('<X.Y> <40 hex>')."),
+    ] = None,
+) -> None:
+    """Which fixes each branch lacks, and which of its backports are incomplete.
+
+    Exit 0: no findings; 4: findings; 1: errors."""
+    from backportr.output.scan import (
+        render_scan_html,
+        render_scan_json,
+        render_scan_markdown,
+        render_scan_text,
+    )
+    from backportr.scan import Policy, run_scan
+    from backportr.scan_state import ScanState
+
+    if not branch:
+        raise UsageError("give at least one --branch")
+    if since and range_:
+        raise UsageError("--since and --range exclude each other")
+    if new_only and state is None:
+        raise UsageError("--new-only needs --state FILE")
+    policy = Policy.load(ignore, dropped)
+    progress = TerminalProgress()
+    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    holder = ScanState(state) if state is not None else None
+    try:
+        with open_workspace(settings, progress=progress):
+            pass  # the index is brought up to date once, before any worker starts
+        if jobs > 1 and len(branch) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            single = [_settings(repo, upstream, [b], branch_pattern, index) for b in branch]
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                parts = pool.map(
+                    run_scan,
+                    single,
+                    [policy] * len(single),
+                    [since] * len(single),
+                    [range_] * len(single),
+                )
+                scans = [scan for part in parts for scan in part]
+        else:
+            scans = run_scan(settings, policy, since=since, range_=range_, progress=progress)
+        progress.finish()
+        if holder is not None:
+            every = [f for s in scans for f in s.findings]
+            if new_only:
+                fresh = {f.key for f in holder.new(every)}
+                for s in scans:
+                    s.findings = [f for f in s.findings if f.key in fresh]
+            holder.record(every)
+    finally:
+        progress.finish()
+        if holder is not None:
+            holder.close()
+    render = {
+        ScanFormat.text: render_scan_text,
+        ScanFormat.json: render_scan_json,
+        ScanFormat.markdown: render_scan_markdown,
+        ScanFormat.html: render_scan_html,
+    }
+    text = render[output_format](scans)
+    if output is not None:
+        write_atomically(output, text)
+    else:
+        sys.stdout.write(text)
+    errors = [e for s in scans for e in s.errors]
+    for error in errors:
+        typer.echo(f"backportr: scan error: {error}", err=True)
+    if errors:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))
+    if any(s.findings for s in scans):
+        raise typer.Exit(int(ExitCode.ATTENTION))
+
+
 @app.command("demo")
 def demo_command(
     keep: Annotated[

@@ -1,0 +1,326 @@
+"""Scheduled scans: what each stable branch is missing, and which backports are incomplete.
+
+Findings per branch:
+- `missing-fix`: an upstream commit X in the scanned range whose `Fixes:` culprit is in the
+  branch (directly or as a backport), X absent and not reverted upstream;
+- `incomplete-backport`: a backport in the branch whose closure needs members the branch
+  lacks (the follow-ups of it or of what it needed; an adapted backport's prerequisites);
+- `reverted-upstream`: a backport whose upstream original was reverted upstream, the revert
+  absent from the branch;
+- `dropped`: a missing fix the stable queue dropped on purpose (reported as such).
+Policy: an ignore list of path globs, the stable queue's dropped list (`<X.Y> <40 hex>`), and
+`Cc: stable # X.Y+` floors. Every lookup goes through the index; each candidate is resolved
+with the same Resolver the CLI uses. A failing target is recorded and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backportr.config import Settings
+from backportr.errors import BackportrError
+from backportr.model import BranchReport, Member, Oid, ProgressCallback, no_progress
+from backportr.repo import Ref
+from backportr.resolve import Resolver
+from backportr.trailers import parse_version
+from backportr.workspace import Workspace, open_workspace
+
+KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What a scan must not report."""
+
+    ignore: tuple[str, ...] = ()  # path globs: a commit touching only these is skipped
+    dropped: frozenset[tuple[str, Oid]] = frozenset()  # (X.Y, upstream id)
+
+    @staticmethod
+    def load(ignore_file: Path | None, dropped_file: Path | None) -> Policy:
+        ignore: list[str] = []
+        dropped: set[tuple[str, Oid]] = set()
+        if ignore_file is not None:
+            ignore = [
+                ln.strip()
+                for ln in _read(ignore_file).splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")
+            ]
+        if dropped_file is not None:
+            for number, line in enumerate(_read(dropped_file).splitlines(), 1):
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                parts = line.split()
+                if len(parts) < 2 or len(parts[1]) != 40:
+                    raise BackportrError(
+                        f"{dropped_file}:{number}: expected '<X.Y> <40 hex id>', got {line!r}"
+                    )
+                dropped.add((parts[0], parts[1].lower()))
+        return Policy(tuple(ignore), frozenset(dropped))
+
+    def ignored(self, files: Iterable[str]) -> bool:
+        paths = list(files)
+        return (
+            bool(paths)
+            and bool(self.ignore)
+            and all(
+                any(
+                    fnmatch.fnmatch(p, glob) or p.startswith(glob.rstrip("*"))
+                    for glob in self.ignore
+                )
+                for p in paths
+            )
+        )
+
+    def is_dropped(self, branch: str, commit: Oid) -> bool:
+        version = parse_version(branch)
+        key = f"{version[0]}.{version[1]}" if version else branch
+        return (key, commit) in self.dropped
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise BackportrError(f"cannot read {path}: {error.strerror}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str
+    branch: str
+    commit: Oid
+    subject: str
+    status: str
+    series: tuple[Member, ...] = ()
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.branch} {self.kind} {self.commit}"
+
+
+@dataclass
+class BranchScan:
+    branch: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    scanned: int = 0
+
+
+class Scanner:
+    """Scans branches of one workspace."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        policy: Policy,
+        *,
+        progress: ProgressCallback = no_progress,
+        max_commits: int = 50,
+    ) -> None:
+        self.ws = ws
+        self.policy = policy
+        self.progress = progress
+        self.resolver = Resolver(ws, max_commits=max_commits, suggest=False)
+
+    def scan(self, branch: Ref, candidates: list[Oid] | None = None) -> BranchScan:
+        """All findings for one branch; `candidates` limits the upstream commits considered
+        for missing fixes (default: every upstream commit after the branch's fork)."""
+        result = BranchScan(branch.name)
+        fixes = self._fix_candidates(branch, candidates)
+        backports = self._backports(branch)
+        total = len(fixes) + len(backports)
+        for done, commit in enumerate(fixes, 1):
+            self.progress(f"scanning {branch.name}", done, total)
+            self._guard(result, commit, lambda c=commit: self._missing_fix(branch, c, result))
+        for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
+            self.progress(f"scanning {branch.name}", done, total)
+            self._guard(
+                result, upstream, lambda c=carrier, u=upstream: self._backport(branch, c, u, result)
+            )
+        result.scanned = total
+        return result
+
+    def _guard(self, result: BranchScan, commit: Oid, work: Callable[[], None]) -> None:
+        """A single target never stops the scan: its error is recorded."""
+        try:
+            work()
+        except BackportrError as error:
+            result.errors.append(f"{commit[:12]}: {error}")
+
+    # -- candidates from the index ----------------------------------------------------------
+
+    def _fix_candidates(self, branch: Ref, limit: list[Oid] | None) -> list[Oid]:
+        db = self.ws.index.db
+        rows = db.execute(
+            "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
+            "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
+            "WHERE f.target IS NOT NULL ORDER BY c.upstream_seq",
+            (branch.refname,),
+        ).fetchall()
+        commits = [r[0] for r in rows]
+        if limit is not None:
+            wanted = set(limit)
+            commits = [c for c in commits if c in wanted]
+        return commits
+
+    def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
+        rows = self.ws.index.db.execute(
+            "SELECT c.oid, u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+            (branch.refname,),
+        ).fetchall()
+        seen: set[Oid] = set()
+        out = []
+        for carrier, upstream in rows:
+            if upstream not in seen and self.ws.index.is_upstream(upstream):
+                seen.add(upstream)
+                out.append((carrier, upstream))
+        return out
+
+    # -- the three kinds --------------------------------------------------------------------
+
+    def _missing_fix(self, branch: Ref, commit: Oid, result: BranchScan) -> None:
+        presence = self.ws.presence
+        if presence.check(commit, branch).present:
+            return
+        culprits = [r.target for r in self.ws.index.fixes_of(commit) if r.target]
+        present = [c for c in culprits if c and presence.check(c, branch).present]
+        if not present:
+            return
+        dropped = self.policy.is_dropped(branch.name, commit)
+        if not dropped and not self._wanted(branch, commit):
+            return  # only ignored paths, or Cc: stable # 6.1+ and this is 5.10
+        subject = self._subject(commit)
+        evidence = tuple(
+            f"Fixes: {c[:12]} ({self._subject(c)}), in the branch "
+            + (
+                "in its history"
+                if presence.check(c, branch).how == "ancestor"
+                else f"as {presence.check(c, branch).as_commit[:12]}"
+            )  # type: ignore[index]
+            for c in present
+        )
+        if self.policy.is_dropped(branch.name, commit):
+            result.findings.append(
+                Finding(
+                    "dropped",
+                    branch.name,
+                    commit,
+                    subject,
+                    "dropped",
+                    (),
+                    (*evidence, "in the stable queue's dropped list"),
+                )
+            )
+            return
+        report = self._resolve(commit, branch)
+        if report.status in ("reverted-upstream", "not-needed", "already-present"):
+            return
+        result.findings.append(
+            Finding(
+                "missing-fix", branch.name, commit, subject, report.status, report.series, evidence
+            )
+        )
+
+    def _backport(self, branch: Ref, carrier: Oid, upstream: Oid, result: BranchScan) -> None:
+        index = self.ws.index
+        presence = self.ws.presence.check(upstream, branch)
+        if not presence.present:
+            return  # reverted in the branch: nothing to complete
+        from backportr.deps.fixes import effective_upstream_reverter
+
+        reverter = effective_upstream_reverter(self.resolver.context(branch), upstream)
+        if reverter is not None and not self.ws.presence.check(reverter, branch).present:
+            result.findings.append(
+                Finding(
+                    "reverted-upstream",
+                    branch.name,
+                    upstream,
+                    self._subject(upstream),
+                    "reverted-upstream",
+                    (),
+                    (
+                        f"backported as {carrier[:12]}; reverted upstream by {reverter[:12]} "
+                        f"({self._subject(reverter)}), which the branch lacks",
+                    ),
+                )
+            )
+            return
+        needs_look = any(
+            not self.ws.presence.check(f.commit, branch).present for f in index.fixed_by(upstream)
+        )
+        if not needs_look:
+            upstream_pid = index.patch_id(upstream)
+            needs_look = upstream_pid is not None and upstream_pid != index.patch_id(carrier)
+        if not needs_look:
+            return
+        report = self._resolve(upstream, branch)
+        if report.status != "incomplete":
+            return
+        series = tuple(m for m in report.series if self._wanted(branch, m.commit))
+        if series:
+            result.findings.append(
+                Finding(
+                    "incomplete-backport",
+                    branch.name,
+                    upstream,
+                    self._subject(upstream),
+                    report.status,
+                    series,
+                    (
+                        f"backported as {carrier[:12]}; the branch lacks "
+                        f"{len(series)} commit(s) its closure needs",
+                    ),
+                )
+            )
+
+    def _wanted(self, branch: Ref, commit: Oid) -> bool:
+        """The policy: not dropped by the stable queue, not only in ignored paths, and not
+        tagged for newer stable versions only."""
+        if self.policy.is_dropped(branch.name, commit):
+            return False
+        if self.policy.ignored(self.ws.repo.files_touched(commit)):
+            return False
+        version = parse_version(branch.name)
+        tags = [t for t in self.ws.index.stable_tags_of(commit) if t.since or t.until]
+        return not (version and tags and not any(t.covers(version) for t in tags))
+
+    def _resolve(self, commit: Oid, branch: Ref) -> BranchReport:
+        return self.resolver.resolve_branch(commit, branch)
+
+    def _subject(self, commit: Oid) -> str:
+        info = self.ws.index.info(commit)
+        return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
+
+
+def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> list[Oid] | None:
+    """--since REV or --range A..B as a list of upstream commits (None: no limit)."""
+    if range_:
+        if ".." not in range_:
+            raise BackportrError(f"--range expects A..B, got {range_!r}")
+        start, _, end = range_.partition("..")
+        return list(
+            ws.repo.walk(ws.repo.resolve_commit(end or "HEAD"), [ws.repo.resolve_commit(start)])
+        )
+    if since:
+        return list(ws.repo.walk(ws.upstream.tip, [ws.repo.resolve_commit(since)]))
+    return None
+
+
+def run_scan(
+    settings: Settings,
+    policy: Policy,
+    *,
+    since: str | None = None,
+    range_: str | None = None,
+    progress: ProgressCallback = no_progress,
+) -> list[BranchScan]:
+    """Open the workspace and scan every branch of the settings (one process)."""
+    with open_workspace(settings, progress=progress) as ws:
+        limit = candidate_range(ws, since, range_)
+        scanner = Scanner(ws, policy, progress=progress, max_commits=settings.max_commits)
+        return [scanner.scan(branch, limit) for branch in ws.branches]

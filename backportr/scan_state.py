@@ -1,0 +1,63 @@
+"""What earlier scans reported (SQLite), and the lock that keeps two scheduled runs apart.
+
+The front-end's edge for `backportr scan --state FILE [--new-only]`."""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from backportr.errors import BackportrError
+from backportr.scan import Finding
+
+
+class ScanState:
+    """Remembers finding keys; holds an exclusive lock while open."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock: IO[str] = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise BackportrError(
+                f"another scan is running (it holds {self._lock.name}); try again later"
+            ) from None
+        try:
+            self.db = sqlite3.connect(path)
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS reported("
+                "key TEXT PRIMARY KEY, first_seen INTEGER NOT NULL)"
+            )
+        except sqlite3.DatabaseError as error:
+            self.close()
+            raise BackportrError(f"the scan state {path} is unreadable ({error})") from None
+
+    def new(self, findings: Sequence[Finding]) -> list[Finding]:
+        known = {row[0] for row in self.db.execute("SELECT key FROM reported")}
+        return [f for f in findings if f.key not in known]
+
+    def record(self, findings: Sequence[Finding]) -> None:
+        now = int(time.time())
+        with self.db:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO reported VALUES(?, ?)", [(f.key, now) for f in findings]
+            )
+
+    def close(self) -> None:
+        if hasattr(self, "db"):
+            self.db.close()
+        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        self._lock.close()
+
+    def __enter__(self) -> ScanState:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

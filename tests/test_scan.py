@@ -1,0 +1,205 @@
+"""backportr scan on fixture repositories: each finding kind and each policy input, state and
+--new-only, the lock, exit codes, and the HTML report in a headless browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.examples.ima import A1175, B836C, ImaFixture, build
+from tests.resolve_scenarios import BRANCH, Kernel
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
+    k = Kernel(tmp_path_factory.mktemp("scan") / "repo", functions=12)
+    b = k.b
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    b.cherry_pick("culprit", BRANCH, name="culprit-bp")  # backported culprit
+    k.edit_fn("missing", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))  # -> missing-fix
+    k.edit_fn("never", "drv_fn3", "y += 300;")  # never backported
+    k.edit_fn("fix-of-never", "drv_fn4", "y += 4;", trailers=k.fixes("never"))  # not reported
+    k.edit_fn("by-patch", "drv_fn5", "y += 5;", trailers=k.fixes("culprit"))
+    b.cherry_pick("by-patch", BRANCH, annotation=None, name="by-patch-bp")  # present by patch
+    k.edit_fn("dropped", "drv_fn6", "y += 6;", trailers=k.fixes("culprit"))  # in dropped list
+    k.edit_fn("ignored", "core_fn1", "y += 7;", path="fs/core.c", trailers=k.fixes("culprit"))
+    k.edit_fn(
+        "floor",
+        "drv_fn7",
+        "y += 8;",
+        trailers=k.fixes("culprit") + "Cc: <stable@vger.kernel.org> # 6.1+\n",
+    )
+    k.edit_fn("reverted", "drv_fn8", "y += 9;")
+    b.cherry_pick("reverted", BRANCH, name="reverted-bp")
+    b.revert("reverted", "master", name="upstream-revert")  # -> reverted-upstream
+    return k
+
+
+def scan(k: Kernel, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    dropped = tmp_path / "dropped"
+    dropped.write_text(f"# stable-queue dropped list\n5.10 {k.b.ids['dropped']}\n")
+    ignore = tmp_path / "ignore"
+    ignore.write_text("fs/*\n")
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "scan",
+            "--repo",
+            str(k.b.path),
+            "-b",
+            BRANCH,
+            "--dropped",
+            str(dropped),
+            "--ignore",
+            str(ignore),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def findings(proc: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1
+    return {f["commit"]: f["kind"] for b in data["branches"] for f in b["findings"]}
+
+
+def test_findings_and_policy(repo: Kernel, tmp_path: Path) -> None:
+    proc = scan(repo, tmp_path, "--format", "json")
+    assert proc.returncode == 4, proc.stderr
+    ids = repo.b.ids
+    assert findings(proc) == {
+        ids["missing"]: "missing-fix",
+        ids["dropped"]: "dropped",
+        ids["reverted"]: "reverted-upstream",
+        ids["culprit"]: "incomplete-backport",  # its follow-up `missing` never came along
+    }
+    data = json.loads(proc.stdout)
+    incomplete = next(
+        f for f in data["branches"][0]["findings"] if f["kind"] == "incomplete-backport"
+    )
+    # the policy holds there too: dropped, ignored-path and 6.1+ follow-ups are not listed
+    assert [m["commit"] for m in incomplete["series"]] == [ids["missing"]]
+    missing = next(f for f in data["branches"][0]["findings"] if f["kind"] == "missing-fix")
+    assert set(missing) == {"kind", "commit", "subject", "series", "status", "evidence"}
+    assert [m["commit"] for m in missing["series"]] == [ids["missing"]]
+    assert missing["status"] == "ready"
+    assert f"as {ids['culprit-bp'][:12]}" in missing["evidence"][0]
+
+
+def test_new_only_and_state(repo: Kernel, tmp_path: Path) -> None:
+    state = tmp_path / "state.sqlite"
+    first = scan(repo, tmp_path, "--state", str(state), "--new-only", "--format", "json")
+    assert first.returncode == 4 and len(findings(first)) == 4
+    second = scan(repo, tmp_path, "--state", str(state), "--new-only", "--format", "json")
+    assert second.returncode == 0, second.stderr
+    assert findings(second) == {}
+
+
+def test_lock_keeps_runs_apart(repo: Kernel, tmp_path: Path) -> None:
+    import fcntl
+
+    state = tmp_path / "state.sqlite"
+    with open(tmp_path / "state.sqlite.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = scan(repo, tmp_path, "--state", str(state))
+    assert proc.returncode == 1 and "another scan is running" in proc.stderr
+
+
+def test_bad_policy_file(repo: Kernel, tmp_path: Path) -> None:
+    bad = tmp_path / "bad-dropped"
+    bad.write_text("5.10 not-an-id\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "scan",
+            "--repo",
+            str(repo.b.path),
+            "-b",
+            BRANCH,
+            "--dropped",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "expected '<X.Y> <40 hex id>'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_markdown_and_output_file(repo: Kernel, tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    proc = scan(repo, tmp_path, "--format", "markdown", "--output", str(out))
+    assert proc.returncode == 4 and proc.stdout == ""
+    text = out.read_text()
+    assert text.startswith("# backportr scan") and "| missing-fix |" in text
+
+
+@pytest.fixture(scope="module")
+def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    return build(tmp_path_factory.mktemp("ima-scan") / "linux")
+
+
+def test_ima_incomplete_backport(ima: ImaFixture) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "scan",
+            "--repo",
+            str(ima.path),
+            "-b",
+            "linux-5.10.y",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 4, proc.stderr
+    data = json.loads(proc.stdout)
+    (finding,) = data["branches"][0]["findings"]
+    assert (finding["kind"], finding["commit"]) == ("incomplete-backport", ima.ids[B836C])
+    assert [m["commit"] for m in finding["series"]] == ima.expected_incomplete
+    assert finding["series"][0]["commit"] == ima.ids[A1175]
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless browser installed")
+def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
+    page = tmp_path / "scan.html"
+    assert scan(repo, tmp_path, "--format", "html", "--output", str(page)).returncode == 4
+    dom = subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert dom.returncode == 0
+    assert 'id="chart"' in dom.stdout and dom.stdout.count("<rect") == 4
+    assert 'class="findings"' in dom.stdout and "missing-fix" in dom.stdout
