@@ -350,7 +350,7 @@ def scan_command(
         render_scan_markdown,
         render_scan_text,
     )
-    from backportr.scan import Policy, run_scan
+    from backportr.scan import Policy, run_scan, scan_in_process
     from backportr.scan_state import ScanState
 
     if not branch:
@@ -372,7 +372,7 @@ def scan_command(
             single = [_settings(repo, upstream, [b], branch_pattern, index) for b in branch]
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 parts = pool.map(
-                    run_scan,
+                    scan_in_process,
                     single,
                     [policy] * len(single),
                     [since] * len(single),

@@ -324,3 +324,10 @@ def run_scan(
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(ws, policy, progress=progress, max_commits=settings.max_commits)
         return [scanner.scan(branch, limit) for branch in ws.branches]
+
+
+def scan_in_process(
+    settings: Settings, policy: Policy, since: str | None, range_: str | None
+) -> list[BranchScan]:
+    """run_scan with positional arguments, for a process pool (--jobs)."""
+    return run_scan(settings, policy, since=since, range_=range_)

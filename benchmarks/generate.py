@@ -232,7 +232,9 @@ class Generator:
         return [side, main]
 
 
-def build(repo: Path, upstream: int, stable: int, seed: int, files: int) -> dict[str, object]:
+def build(
+    repo: Path, upstream: int, stable: int, seed: int, files: int, branches: int = 1
+) -> dict[str, object]:
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
     rng = random.Random(seed)
     paths = [f"{AREAS[i % len(AREAS)]}/file{i}.c" for i in range(files)]
@@ -240,32 +242,71 @@ def build(repo: Path, upstream: int, stable: int, seed: int, files: int) -> dict
     g.start()
     main = Tree({})
     g.commit("refs/heads/master", main, "Linux 4.0\n", {p: _initial(p) for p in paths}, LINUS)
-    fork_at = max(1, upstream - stable * 2)
-    fork: int | None = None
-    fork_files: dict[str, list[str]] = {}
-    after: list[int] = []
+    names = ["5.10", "5.15", "6.1", "6.6"][:branches]
+    # each branch forks `stable * 2` commits after the previous one, the last one that far
+    # before the upstream tip
+    fork_points = {
+        name: max(1, upstream - stable * 2 * (branches - i)) for i, name in enumerate(names)
+    }
+    forks: dict[str, int] = {}
+    fork_trees: dict[str, dict[str, list[str]]] = {}
+    afters: dict[str, list[int]] = {name: [] for name in names}
     n = 0
     started = time.monotonic()
     while n < upstream:
-        if fork is None and n >= fork_at:
-            fork = g.mark
-            fork_files = {p: list(v) for p, v in main.files.items()}
-            g.write(f"reset refs/tags/v5.10\nfrom :{fork}\n\n".encode())
+        for name in names:
+            if name not in forks and n >= fork_points[name]:
+                forks[name] = g.mark
+                fork_trees[name] = {p: list(v) for p, v in main.files.items()}
+                g.write(f"reset refs/tags/v{name}\nfrom :{g.mark}\n\n".encode())
         if n % 100 == 98:
             marks = g.merge_topic(main, n)
             n += 2
         else:
             marks = [g.upstream(main, n)]
             n += 1
-        if fork is not None:
-            after += marks
+        for name in forks:
+            afters[name] += marks
         if n % 50000 < 2 and n > 2:
             print(f"  {n} upstream commits ({time.monotonic() - started:.0f}s)", file=sys.stderr)
-    assert fork is not None
+    summary_backports: list[int] = []
+    picked_total = 0
+    for name in names:
+        picked, backports = _stable_branch(
+            g, rng, name, forks[name], fork_trees[name], afters[name], stable
+        )
+        picked_total += picked
+        summary_backports += backports
+    after = afters[names[0]]
+    fork = forks[names[0]]
+    backports = summary_backports
+    summary = {
+        "fork": g.id_of(fork),
+        "backported": [g.id_of(m) for m in backports[:50]],
+        "absent": [g.id_of(m) for m in after if m not in set(backports)][:50],
+        "upstream_commits": n,
+        "stable_commits": picked_total,
+        "branches": [f"linux-{name}.y" for name in names],
+    }
+    g.finish()
+    return summary
+
+
+def _stable_branch(
+    g: Generator,
+    rng: random.Random,
+    name: str,
+    fork: int,
+    fork_files: dict[str, list[str]],
+    after: list[int],
+    stable: int,
+) -> tuple[int, list[int]]:
+    """Backports of upstream commits after the fork onto linux-<name>.y, with release
+    commits and a few reverted backports; returns how many commits and which upstream."""
+    ref = f"refs/heads/linux-{name}.y"
     branch = Tree(fork_files, f":{fork}")
     probability = min(1.0, stable / max(1, len(after)))
-    picked = 0
-    releases = 0
+    picked = releases = 0
     backports: list[int] = []
     for mark in after:
         if picked >= stable or rng.random() > probability:
@@ -275,7 +316,7 @@ def build(repo: Path, upstream: int, stable: int, seed: int, files: int) -> dict
         lines[change.k] = change.text
         full = g.id_of(mark)
         form = rng.random()
-        ref = (
+        annotation = (
             f"commit {full} upstream.\n\n"
             if form < 0.8
             else f"[ Upstream commit {full} ]\n\n"
@@ -283,42 +324,33 @@ def build(repo: Path, upstream: int, stable: int, seed: int, files: int) -> dict
             else ""
         )
         message = (
-            f"{g.subjects[mark]}\n\n{ref}Backported to 5.10.\n\n"
+            f"{g.subjects[mark]}\n\n{annotation}Backported to {name}.\n\n"
             f"Signed-off-by: {GREG[0]} <{GREG[1]}>\n"
         )
-        bp = g.commit("refs/heads/linux-5.10.y", branch, message, {change.path: lines}, GREG)
+        bp = g.commit(ref, branch, message, {change.path: lines}, GREG)
         backports.append(mark)
         picked += 1
         if picked % 400 == 0:
             releases += 1
-            version = ["5.10." + str(releases) + "\n"]
             g.commit(
-                "refs/heads/linux-5.10.y",
+                ref,
                 branch,
-                f"Linux 5.10.{releases}\n",
-                {"VERSION": version},
+                f"Linux {name}.{releases}\n",
+                {"VERSION": [f"{name}.{releases}\n"]},
                 GREG,
             )
         if picked % 997 == 0:
             old = list(branch.get(change.path))
             old[change.k] = fork_files.get(change.path, _initial(change.path))[change.k]
             g.commit(
-                "refs/heads/linux-5.10.y",
+                ref,
                 branch,
                 f'Revert "{g.subjects[mark]}"\n\nThis reverts commit {g.id_of(bp)}.\n\n'
                 f"Signed-off-by: {GREG[0]} <{GREG[1]}>\n",
                 {change.path: old},
                 GREG,
             )
-    summary = {
-        "fork": g.id_of(fork),
-        "backported": [g.id_of(m) for m in backports[:50]],
-        "absent": [g.id_of(m) for m in after if m not in set(backports)][:50],
-        "upstream_commits": n,
-        "stable_commits": picked + releases,
-    }
-    g.finish()
-    return summary
+    return picked + releases, backports
 
 
 def append(repo: Path, count: int, seed: int, files: int) -> dict[str, object]:
@@ -355,6 +387,13 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--append", type=int, default=0, help="add N upstream commits")
+    parser.add_argument(
+        "--branches",
+        type=int,
+        default=1,
+        choices=(1, 2, 3, 4),
+        help="stable branches: linux-5.10.y, then 5.15, 6.1, 6.6",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     if args.append:
@@ -363,7 +402,7 @@ def main() -> int:
         if args.repo.exists():
             print(f"{args.repo} exists; give a new path", file=sys.stderr)
             return 1
-        summary = build(args.repo, args.upstream, args.stable, args.seed, args.files)
+        summary = build(args.repo, args.upstream, args.stable, args.seed, args.files, args.branches)
     summary["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(summary))
     return 0

@@ -178,6 +178,34 @@ def test_ima_incomplete_backport(ima: ImaFixture) -> None:
     assert finding["series"][0]["commit"] == ima.ids[A1175]
 
 
+def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
+    def run(*extra: str) -> dict:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "backportr",
+                "scan",
+                "--repo",
+                str(ima.path),
+                "-b",
+                "linux-5.10.y",
+                "-b",
+                "v5.10.194",
+                "--format",
+                "json",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 4, proc.stderr
+        return json.loads(proc.stdout)
+
+    assert run("--jobs", "2") == run()
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless browser installed")
 def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
     page = tmp_path / "scan.html"
