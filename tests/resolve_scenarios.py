@@ -90,6 +90,13 @@ class Kernel:
             name, path, body, new_body, trailers=trailers, branch=branch, subject=subject
         )
 
+    def edit_in(self, name: str, fn: str, old: str, new: str) -> str:
+        """Commit `name` replacing `old` by `new` inside function `fn` of drivers/drv.c."""
+        text = self.b.files("master")["drivers/drv.c"]
+        body = text[text.index(f"int {fn}(int x)") :]
+        body = body[: body.index("}\n") + 2]
+        return self.change(name, "drivers/drv.c", body, body.replace(old, new, 1))
+
     def fixes(self, name: str) -> str:
         oid = self.b.ids[name]
         subject = self.b.repo[oid].message.split("\n", 1)[0]
@@ -196,20 +203,11 @@ def newer_branch_stable_dep(path: Path) -> Scenario:
 def conflict_resolved_by_one(path: Path) -> Scenario:
     """The target conflicts; `enabler` resolves it; `context` only touched nearby lines."""
     k = Kernel(path)
-
-    def body() -> str:
-        text = k.b.files("master")["drivers/drv.c"]
-        fn = text[text.index("int drv_fn4(int x)") :]
-        return fn[: fn.index("}\n") + 2]
-
     # context changes `int y = x;` (3 lines above the target's line): in its hunk's context,
     # but apart from it; enabler changes `y *= 2;`, right next to the target's `y -= 3;`
-    fn = body()
-    k.change("context", "drivers/drv.c", fn, fn.replace("\tint y = x;", "\tint y = x; /* c */"))
-    fn = body()
-    k.change("enabler", "drivers/drv.c", fn, fn.replace("\ty *= 2;", "\ty *= 4;", 1))
-    fn = body()
-    k.change("target", "drivers/drv.c", fn, fn.replace("\ty -= 3;", "\ty -= 30;", 1))
+    k.edit_in("context", "drv_fn4", "\tint y = x;", "\tint y = x; /* c */")
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
     return Scenario(k.b, "target", ["enabler", "target"])
 
 
@@ -339,19 +337,9 @@ def conflict_chain(path: Path) -> Scenario:
     """The target needs `enabler`, which itself needs `deeper`: one level by default, so the
     series stops at the enabler, which conflicts (a manual backport)."""
     k = Kernel(path)
-
-    def body() -> str:
-        text = k.b.files("master")["drivers/drv.c"]
-        fn = text[text.index("int drv_fn4(int x)") :]
-        return fn[: fn.index("}\n") + 2]
-
-    for name, old, new in (
-        ("deeper", "\ty += 1;", "\ty += 10;"),
-        ("enabler", "\ty *= 2;", "\ty *= 4;"),
-        ("target", "\ty -= 3;", "\ty -= 30;"),
-    ):
-        fn = body()
-        k.change(name, "drivers/drv.c", fn, fn.replace(old, new, 1))
+    k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;")
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
     return Scenario(k.b, "target", ["enabler", "target"], status="conflict")
 
 
@@ -359,19 +347,9 @@ def context_suggestion(path: Path) -> Scenario:
     """The target applies cleanly, but an absent commit changed the logic of the code around
     its change (suggested), and another only changed a comment there (not suggested)."""
     k = Kernel(path)
-
-    def body() -> str:
-        text = k.b.files("master")["drivers/drv.c"]
-        fn = text[text.index("int drv_fn4(int x)") :]
-        return fn[: fn.index("}\n") + 2]
-
-    for name, old, new in (
-        ("logic", "\tint y = x;", "\tint y = x * 2;"),
-        ("comment", "\treturn y;", "\treturn y; /* done */"),
-        ("target", "\ty *= 2;", "\ty *= 8;"),
-    ):
-        fn = body()
-        k.change(name, "drivers/drv.c", fn, fn.replace(old, new, 1))
+    k.edit_in("logic", "drv_fn4", "\tint y = x;", "\tint y = x * 2;")
+    k.edit_in("comment", "drv_fn4", "\treturn y;", "\treturn y; /* done */")
+    k.edit_in("target", "drv_fn4", "\ty *= 2;", "\ty *= 8;")
     return Scenario(k.b, "target", ["target"])
 
 

@@ -496,6 +496,21 @@ class ImaFixture:
         return [self.ids[A1175], self.ids[DB1D1], self.ids[B836C], self.ids[F8A92]]
 
 
+def _release(b: RepoBuilder, branch: str, previous: int, sublevel: int) -> None:
+    """A stable release commit ("Linux 5.10.194"), tagged when it is a state of the case."""
+    name = f"v5.10.{sublevel}"
+    b.commit(
+        f"Linux 5.10.{sublevel}",
+        _edit(b, branch, "Makefile", f"SUBLEVEL = {previous}", f"SUBLEVEL = {sublevel}"),
+        branch=branch,
+        committer=GREG,
+        author=GREG,
+        name=name,
+    )
+    if sublevel in (194, 202):
+        b.tag(name, branch)
+
+
 def _edit(b: RepoBuilder, branch: str, path: str, old: str, new: str) -> dict[str, str | None]:
     text = b.files(branch)[path]
     if old not in text:
@@ -837,23 +852,9 @@ def build(path: str | Path) -> ImaFixture:
 
     # -- linux-5.10.y ----------------------------------------------------------------------
     s = "linux-5.10.y"
-    b.commit(
-        "Linux 5.10.193",
-        _edit(b, s, "Makefile", "SUBLEVEL = 0", "SUBLEVEL = 193"),
-        branch=s,
-        committer=GREG,
-        author=GREG,
-    )
+    _release(b, s, 0, 193)
     b.cherry_pick(OVL18, s, annotation="sasha", name=BP_194)
-    b.commit(
-        "Linux 5.10.194",
-        _edit(b, s, "Makefile", "SUBLEVEL = 193", "SUBLEVEL = 194"),
-        branch=s,
-        committer=GREG,
-        author=GREG,
-        name="v5.10.194",
-    )
-    b.tag("v5.10.194", s)
+    _release(b, s, 193, 194)
     # The hand-adapted backport: without db1d1e8b9867 there is no `struct kstat stat;` line,
     # so the declaration of real_inode goes after `inode` and everything else stays the same.
     adapted = dict(target_changes)
@@ -898,14 +899,6 @@ def build(path: str | Path) -> ImaFixture:
         committer=GREG,
         name=BP_202,
     )
-    b.commit(
-        "Linux 5.10.202",
-        _edit(b, s, "Makefile", "SUBLEVEL = 194", "SUBLEVEL = 202"),
-        branch=s,
-        committer=GREG,
-        author=GREG,
-        name="v5.10.202",
-    )
-    b.tag("v5.10.202", s)
+    _release(b, s, 194, 202)
     b.repo.set_head("refs/heads/master")
     return ImaFixture(b.path, dict(b.ids))
