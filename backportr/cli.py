@@ -413,6 +413,138 @@ def scan_command(
         raise typer.Exit(int(ExitCode.ATTENTION))
 
 
+mail_app = typer.Typer(
+    help="Check mails from stable@ (files, stdin, or a lore archive).", no_args_is_help=True
+)
+app.add_typer(mail_app, name="mail")
+
+
+class MailFormat(StrEnum):
+    text = "text"
+    json = "json"
+    reply = "reply"
+
+
+@mail_app.command("check")
+def mail_check_command(
+    message: Annotated[
+        str,
+        typer.Argument(help="A file (.eml or mbox), -, a lore URL, or a Message-ID (with --lore)."),
+    ],
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    index: IndexOption = None,
+    lore: Annotated[
+        str | None, typer.Option("--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/")
+    ] = None,
+    output_format: Annotated[
+        MailFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = MailFormat.text,
+    send: Annotated[bool, typer.Option("--send", help="Send the reply (needs --smtp).")] = False,
+    smtp: Annotated[
+        str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
+    ] = None,
+    sender: Annotated[
+        str, typer.Option("--from", help="The reply's From: address.")
+    ] = "backportr <backportr@localhost>",
+) -> None:
+    """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
+
+    Exit 0: nothing missing or nothing to check; 4: something is missing or conflicts."""
+    from backportr.mail.check import Checker
+    from backportr.mail.reply import compose_reply, render_check_json, render_check_text
+    from backportr.mail.sending import send_message
+    from backportr.mail.source import load
+
+    if send and not smtp:
+        raise UsageError("--send needs --smtp HOST:PORT")
+    mail, thread = load(message, lore)
+    progress = TerminalProgress()
+    try:
+        with open_workspace(
+            _settings(repo, upstream, [], branch_pattern, index), progress=progress
+        ) as ws:
+            progress.finish()
+            check = Checker(ws).check(mail, thread)
+    finally:
+        progress.finish()
+    if output_format is MailFormat.reply or send:
+        reply = compose_reply(check, sender=sender)
+        if send and smtp and not check.skipped:
+            send_message(reply, smtp)
+            typer.echo(f"sent {reply['Message-ID']} to {reply['To']}", err=True)
+        if output_format is MailFormat.reply:
+            sys.stdout.write(reply.as_string())
+    if output_format is MailFormat.text:
+        sys.stdout.write(render_check_text(check))
+    elif output_format is MailFormat.json:
+        sys.stdout.write(render_check_json(check))
+    if check.actionable:
+        raise typer.Exit(int(ExitCode.ATTENTION))
+
+
+@app.command("bot")
+def bot_command(
+    lore: Annotated[
+        str, typer.Option("--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/")
+    ],
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    index: IndexOption = None,
+    query: Annotated[
+        str | None, typer.Option("--query", help="A search (default: the inbox's new messages).")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="One poll, then exit (for cron).")] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=1, help="Seconds between polls.")
+    ] = 300.0,
+    state: Annotated[Path, typer.Option("--state", help="What was processed (SQLite).")] = Path(
+        "backportr-bot.sqlite"
+    ),
+    smtp: Annotated[
+        str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
+    ] = None,
+    sender: Annotated[
+        str, typer.Option("--from", help="The replies' From: address.")
+    ] = "backportr <backportr@localhost>",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
+    ] = False,
+) -> None:
+    """Poll a public-inbox archive and answer each new actionable mail once, in its thread.
+
+    Exit 0 when the run worked; 1 when the archive could not be reached."""
+    from backportr.mail.bot import Bot, BotSettings, BotState
+    from backportr.mail.lore import Lore
+
+    if not dry_run and smtp is None:
+        raise UsageError("give --smtp HOST:PORT to send replies, or --dry-run")
+    holder = BotState(state)
+    try:
+        with open_workspace(_settings(repo, upstream, [], branch_pattern, index)) as ws:
+            bot = Bot(
+                ws,
+                Lore(lore),
+                holder,
+                BotSettings(query=query, smtp=smtp, sender=sender, dry_run=dry_run),
+            )
+            bot.install_signal_handlers()
+            summary = bot.run_once() if once else bot.run(interval)
+    finally:
+        holder.close()
+    typer.echo(
+        f"bot: {summary.seen} seen, {summary.processed} checked, {summary.replied} "
+        f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
+        err=True,
+    )
+    for error in summary.network_errors:
+        typer.echo(f"backportr: error: {error}", err=True)
+    if summary.network_errors:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))
+
+
 @app.command("demo")
 def demo_command(
     keep: Annotated[

@@ -1,0 +1,252 @@
+"""Check what a mail is about against the repository: resolve it and say what is missing.
+
+A FAILED mail: the series the branch needs for that upstream commit. A submission: the
+submitted patches against the resolved series (missing prerequisites and follow-ups, reverted
+follow-ups, a patch that differs from upstream, newer stable branches still lacking the
+target). A plain patch not yet in any repository: applied onto its `base-commit:` (or the
+upstream tip) in the object database to make a virtual target, then resolved.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+from backportr.errors import BackportrError
+from backportr.mail.message import Mail
+from backportr.model import BranchReport, Member, Oid
+from backportr.repo import Ref
+from backportr.resolve import Resolver
+from backportr.trailers import parse_version
+from backportr.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class BranchCheck:
+    """One branch's verdict for a mail."""
+
+    branch: str
+    verdict: str  # complete | incomplete | needs-series | conflict | not-needed | ...
+    report: BranchReport  # the resolution of the mail's (last) target
+    missing: tuple[Oid, ...] = ()
+    notes: tuple[str, ...] = ()
+    members: tuple[Member, ...] = ()  # what the branch needs, in order (all parts together)
+
+
+@dataclass(frozen=True, slots=True)
+class MailCheck:
+    mail: Mail
+    target: Oid | None
+    subject: str = ""
+    branches: tuple[BranchCheck, ...] = ()
+    notes: tuple[str, ...] = ()
+    skipped: str | None = None
+
+    @property
+    def actionable(self) -> bool:
+        """Something to say: a series is missing members, or needs commits, or conflicts."""
+        return self.skipped is None and any(
+            b.verdict in ("incomplete", "needs-series", "conflict") for b in self.branches
+        )
+
+
+@dataclass
+class Checker:
+    ws: Workspace
+    series_parts: dict[str, list[Mail]] = field(default_factory=dict)
+
+    def check(self, mail: Mail, thread: list[Mail] | None = None) -> MailCheck:
+        if mail.kind == "skip":
+            return MailCheck(mail, None, skipped=mail.reason or "nothing to check")
+        try:
+            target = self._target(mail)
+        except BackportrError as error:
+            return MailCheck(mail, None, skipped=str(error))
+        if target is None:
+            return MailCheck(mail, None, skipped="no upstream commit found for it")
+        branches = self._branches(mail)
+        if not branches:
+            return MailCheck(mail, target, skipped="no branch of this repository matches it")
+        submitted = self._submitted(mail, thread or [mail])
+        if mail.kind == "submission" and submitted:
+            target = submitted[-1]  # a series is checked as a whole, through its last part
+        resolver = Resolver(self.ws)
+        checks = [self._branch(resolver, mail, target, b, submitted) for b in branches]
+        info = self.ws.index.info(target)
+        subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
+        return MailCheck(mail, target, subject, tuple(checks), tuple(self._notes(mail, target)))
+
+    # -- what the mail is about --------------------------------------------------------------
+
+    def _target(self, mail: Mail) -> Oid | None:
+        if mail.kind == "patch":
+            return self._virtual_commit(mail)
+        if mail.upstream:
+            return self.ws.repo.resolve_commit(mail.upstream)
+        if mail.patch_subject:
+            found = self.ws.index.upstream_by_subject(mail.patch_subject)
+            return found[-1] if found else None
+        return None
+
+    def _branches(self, mail: Mail) -> list[Ref]:
+        names = list(mail.branches)
+        if mail.ranges:
+            every = self.ws.repo.stable_branches()
+            for low, high in mail.ranges:
+                lo, hi = parse_version(low), parse_version(high)
+                names += [
+                    n for n in every if (v := parse_version(n)) and lo and hi and lo <= v <= hi
+                ]
+        if mail.kind == "patch" and not names:
+            names = [b.name for b in self.ws.indexed]
+        refs = []
+        for name in dict.fromkeys(names):
+            ref = self.ws.repo.find_ref(name)
+            if ref is not None:
+                refs.append(ref)
+        return refs
+
+    def _submitted(self, mail: Mail, thread: list[Mail]) -> list[Oid]:
+        """The upstream commits a submission (and the other parts of its series) carry."""
+        if mail.kind != "submission":
+            return []
+        parts = [m for m in thread if m.kind == "submission" and m.upstream]
+        parts.sort(key=lambda m: m.part[0] if m.part else 0)
+        out = []
+        for part in parts:
+            oid = self.ws.repo.try_resolve_commit(part.upstream or "")
+            if oid is not None and oid not in out:
+                out.append(oid)
+        return out
+
+    def _virtual_commit(self, mail: Mail) -> Oid:
+        """Apply the mail's diff onto its base in the object database; the commit is the
+        target (no ref, index or work tree is touched)."""
+        assert mail.diff is not None
+        base = (
+            self.ws.repo.resolve_commit(mail.base_commit)
+            if mail.base_commit
+            else self.ws.upstream.tip
+        )
+        with tempfile.TemporaryDirectory(prefix="backportr-patch-") as scratch:
+            env = {**os.environ, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
+            git = ["git", "--git-dir", str(self.ws.repo.path)]
+            subprocess.run([*git, "read-tree", base], env=env, check=True, capture_output=True)
+            applied = subprocess.run(
+                [*git, "apply", "--cached", "-"],
+                input=mail.diff.encode(),
+                env=env,
+                capture_output=True,
+            )
+            if applied.returncode != 0:
+                raise BackportrError(
+                    f"the patch does not apply to {base[:12]}: "
+                    f"{applied.stderr.decode(errors='replace').strip().splitlines()[-1:]}"
+                )
+            tree = (
+                subprocess.run([*git, "write-tree"], env=env, check=True, capture_output=True)
+                .stdout.decode()
+                .strip()
+            )
+            message = f"{mail.patch_subject or mail.subject}\n\n{mail.body.split('---')[0]}"
+            commit = (
+                subprocess.run(
+                    [*git, "commit-tree", tree, "-p", base],
+                    env=env,
+                    input=message.encode(),
+                    check=True,
+                    capture_output=True,
+                )
+                .stdout.decode()
+                .strip()
+            )
+        return commit
+
+    # -- verdicts ------------------------------------------------------------------------------
+
+    def _branch(
+        self, resolver: Resolver, mail: Mail, target: Oid, branch: Ref, submitted: list[Oid]
+    ) -> BranchCheck:
+        report = resolver.resolve_branch(target, branch)
+        if mail.kind != "submission":
+            verdict = {"ready": "needs-series", "conflict": "conflict"}.get(
+                report.status, report.status
+            )
+            return BranchCheck(
+                branch.name,
+                verdict,
+                report,
+                tuple(m.commit for m in report.series),
+                (),
+                report.series,
+            )
+        members = self._union(
+            [report] + [resolver.resolve_branch(c, branch) for c in submitted if c != target]
+        )
+        missing = [m.commit for m in members if m.commit not in submitted]
+        notes = [
+            f"{m.commit[:12]} reverts a member upstream and is missing"
+            for m in members
+            if m.commit in missing and any(r.kind == "revert" for r in m.reasons)
+        ]
+        if report.status in ("already-present", "not-needed") and not missing:
+            verdict = report.status
+        elif missing:
+            verdict = "incomplete"
+        elif any(m.apply == "conflict" for m in members):
+            verdict = "conflict"
+        else:
+            verdict = "complete"
+        notes += self._differs(mail, target)
+        return BranchCheck(
+            branch.name, verdict, report, tuple(missing), tuple(notes), tuple(members)
+        )
+
+    def _union(self, reports: list[BranchReport]) -> tuple[Member, ...]:
+        """Every member any of the reports needs, once, in upstream order."""
+        seen: dict[Oid, Member] = {}
+        for report in reports:
+            for member in report.series:
+                seen.setdefault(member.commit, member)
+
+        def order(member: Member) -> tuple[int, str]:
+            seq = self.ws.index.upstream_seq(member.commit)
+            return (seq if seq is not None else 1 << 40, member.commit)
+
+        return tuple(sorted(seen.values(), key=order))
+
+    def _differs(self, mail: Mail, target: Oid) -> list[str]:
+        """A submitted patch whose patch-id differs from upstream's."""
+        if not mail.diff:
+            return []
+        proc = subprocess.run(
+            ["git", "patch-id", "--stable"],
+            input=mail.diff.encode(),
+            capture_output=True,
+            check=False,
+        )
+        submitted = proc.stdout.decode().split()[:1]
+        upstream = self.ws.index.patch_id(target)
+        if submitted and upstream and submitted[0] != upstream:
+            return [
+                f"the submitted patch differs from upstream {target[:12]} (patch-id): "
+                "say what was changed and why"
+            ]
+        return []
+
+    def _notes(self, mail: Mail, target: Oid) -> list[str]:
+        """Newer stable branches that still lack the target (stable patches go newest first)."""
+        versions = [parse_version(v) for v in mail.versions]
+        lowest = max((v for v in versions if v), default=None)
+        if lowest is None:
+            return []
+        out = []
+        for ref in self.ws.indexed:
+            version = parse_version(ref.name)
+            if version and version > lowest and not self.ws.presence.check(target, ref).present:
+                out.append(
+                    f"{ref.name} does not have {target[:12]} yet: newer stable branches first"
+                )
+        return out

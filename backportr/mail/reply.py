@@ -1,0 +1,137 @@
+"""Compose what backportr says about a mail: text for a person, JSON for a machine, and an
+RFC 5322 reply in the thread (plain text, short lines, no HTML), addressed to the sender with
+the list in Cc."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import textwrap
+from email.message import EmailMessage
+
+from backportr import __version__
+from backportr.mail.check import BranchCheck, MailCheck
+
+VERDICT_WORDS = {
+    "complete": "the submitted series is complete",
+    "incomplete": "the submitted series is incomplete",
+    "needs-series": "it applies with this series",
+    "conflict": "a manual backport is needed",
+    "incomplete-target": "the target is there, but what it needs is missing",
+    "already-present": "it is already in the branch",
+    "not-needed": "not needed: the branch lacks what it fixes",
+    "reverted-upstream": "it was reverted upstream: do not backport",
+}
+
+
+def check_to_dict(check: MailCheck) -> dict[str, object]:
+    return {
+        "schema": 1,
+        "message_id": check.mail.message_id,
+        "kind": check.mail.kind,
+        "skipped": check.skipped,
+        "target": check.target,
+        "subject": check.subject,
+        "notes": list(check.notes),
+        "branches": [
+            {
+                "branch": b.branch,
+                "verdict": b.verdict,
+                "status": b.report.status,
+                "missing": list(b.missing),
+                "notes": list(b.notes),
+                "series": [
+                    {
+                        "commit": m.commit,
+                        "subject": m.subject,
+                        "role": m.role,
+                        "apply": m.apply,
+                        "why": m.reasons[0].detail if m.reasons else "",
+                    }
+                    for m in b.report.series
+                ],
+            }
+            for b in check.branches
+        ],
+    }
+
+
+def render_check_json(check: MailCheck) -> str:
+    return json.dumps(check_to_dict(check), indent=2) + "\n"
+
+
+def render_check_text(check: MailCheck) -> str:
+    if check.skipped:
+        return f"skipped: {check.skipped}\n"
+    return "\n".join(_lines(check)) + "\n"
+
+
+def _lines(check: MailCheck) -> list[str]:
+    assert check.target is not None
+    out = [*_wrap([f'upstream {check.target[:12]} ("{check.subject}")'], ""), ""]
+    for b in check.branches:
+        out += _branch_lines(b)
+    out += _wrap(check.notes, "")
+    return out
+
+
+def _branch_lines(b: BranchCheck) -> list[str]:
+    status = b.report.status
+    words = VERDICT_WORDS.get(b.verdict, b.verdict)
+    if b.verdict == "incomplete" and status == "incomplete":
+        words = VERDICT_WORDS["incomplete-target"]
+    out = _wrap([f"{b.branch}: {words}"], "")
+    members = [m for m in b.members if m.commit in set(b.missing)] or list(b.members)
+    if members and b.verdict not in ("complete", "already-present"):
+        label = "missing, in order:" if b.verdict == "incomplete" else "series, in order:"
+        out.append(f"  {label}")
+        for n, m in enumerate(members, 1):
+            out += _wrap([f'{n}. {m.commit[:12]} ("{m.subject}")'], "  ")
+            if m.reasons:
+                out += _wrap([f"{m.role}: {m.reasons[0].detail}"], "       ")
+            if m.apply == "conflict":
+                out += _wrap([f"does not apply cleanly ({', '.join(m.conflict_files)})"], "       ")
+    if b.report.alternative:
+        out += _wrap([f"alternative: {b.report.alternative}"], "  ")
+    out += _wrap(b.notes, "  ")
+    out.append("")
+    return out
+
+
+def _wrap(items: tuple[str, ...] | list[str], indent: str) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        out += textwrap.wrap(item, 72, initial_indent=indent, subsequent_indent=indent + "  ")
+    return out
+
+
+def compose_reply(
+    check: MailCheck, *, sender: str, list_address: str = "stable@vger.kernel.org"
+) -> EmailMessage:
+    """The reply in the thread: Re: subject, In-Reply-To and References, To the sender, Cc
+    the list. FAILED mails are answered on the message they name."""
+    mail = check.mail
+    reply = EmailMessage()
+    subject = mail.subject if mail.subject.lower().startswith("re:") else f"Re: {mail.subject}"
+    parent = mail.reply_to_id if mail.kind == "failed" and mail.reply_to_id else mail.message_id
+    reply["From"] = sender
+    reply["To"] = mail.sender
+    reply["Cc"] = list_address
+    reply["Subject"] = subject
+    reply["Date"] = email.utils.formatdate(localtime=False)
+    reply["Message-ID"] = email.utils.make_msgid(idstring="backportr", domain=_domain(sender))
+    reply["In-Reply-To"] = f"<{parent}>"
+    reply["References"] = " ".join(f"<{r}>" for r in (*mail.references, parent))
+    reply["X-Mailer"] = f"backportr {__version__}"
+    greeting = (
+        "Hi,\n\nbackportr looked at this against the repository's upstream and\n"
+        "stable branches.\n\n"
+    )
+    body = greeting + render_check_text(check) + "\n-- \nbackportr " + __version__ + "\n"
+    reply.set_content(body, charset="utf-8", cte="8bit")
+    return reply
+
+
+def _domain(address: str) -> str:
+    _, addr = email.utils.parseaddr(address)
+    return addr.split("@", 1)[1] if "@" in addr else "backportr.invalid"

@@ -1,0 +1,377 @@
+"""The mail checker and the bot against real parts: a public-inbox-httpd on loopback serving an
+inbox built with public-inbox-init and public-inbox-mda from tests/data/mail, and an SMTP
+server (aiosmtpd) receiving the replies."""
+
+from __future__ import annotations
+
+import difflib
+import email
+import email.policy
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+
+DATA = Path(__file__).parent / "data" / "mail"
+needs_public_inbox = pytest.mark.skipif(
+    shutil.which("public-inbox-httpd") is None, reason="public-inbox is not installed"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Archive:
+    url: str
+    process: subprocess.Popen[bytes]
+    env: dict[str, str]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+def patch_mail(ima: ImaFixture) -> str:
+    """A plain patch posted for review, not in any repository, based on master."""
+    from backportr.builder import RepoBuilder
+
+    stat = RepoBuilder.__new__(RepoBuilder)
+    import pygit2
+
+    stat.repo = pygit2.Repository(str(ima.path))
+    stat.ids = {}
+    old = stat.files("master")["fs/stat.c"]
+    new = old.replace("\t\treturn -EPERM;\n", "\t\treturn -EINVAL;\n", 1)
+    diff = "".join(
+        difflib.unified_diff(
+            old.splitlines(True), new.splitlines(True), "a/fs/stat.c", "b/fs/stat.c"
+        )
+    )
+    master = str(stat.repo.revparse_single("master").id)
+    return (
+        "From: Dev <dev@example.org>\nTo: stable@vger.kernel.org\n"
+        "Subject: [PATCH] fs: stat: return -EINVAL for AT_GETATTR_NOSEC from userspace\n"
+        "Date: Wed, 20 Dec 2023 09:00:00 +0000\nMessage-ID: <20231220-patch-1@example.org>\n"
+        "Content-Type: text/plain; charset=UTF-8\n\n"
+        "-EPERM is the wrong answer for a flag userspace may not pass.\n\n"
+        "Signed-off-by: Dev <dev@example.org>\n---\n"
+        f"diff --git a/fs/stat.c b/fs/stat.c\n{diff}\nbase-commit: {master}\n-- \n2.39.3\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    return build(tmp_path_factory.mktemp("ima-bot") / "linux")
+
+
+@pytest.fixture(scope="module")
+def mails(ima: ImaFixture) -> dict[str, str]:
+    ids = {"B836C": ima.ids[B836C], "A1175": ima.ids[A1175], "DB1D1": ima.ids[DB1D1]}
+    out = {
+        p.name.removesuffix(".eml.in"): p.read_text()
+        .replace("{B836C}", ids["B836C"])
+        .replace("{A1175}", ids["A1175"])
+        .replace("{DB1D1}", ids["DB1D1"])
+        for p in sorted(DATA.glob("*.eml.in"))
+    }
+    out["patch"] = patch_mail(ima)
+    return out
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, mails: dict[str, str]) -> Iterator[Archive]:
+    if shutil.which("public-inbox-httpd") is None:
+        pytest.skip("public-inbox is not installed")
+    root = tmp_path_factory.mktemp("public-inbox")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/stable/"
+    env = {**os.environ, "HOME": str(root), "PI_CONFIG": str(root / "config"), "PI_DIR": str(root)}
+    subprocess.run(
+        [
+            "public-inbox-init",
+            "-V2",
+            "stable",
+            str(root / "inbox"),
+            url.rstrip("/"),
+            "stable@vger.kernel.org",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        ["git", "config", "-f", str(root / "config"), "publicinboxmda.spamcheck", "none"],
+        check=True,
+    )
+    for text in mails.values():
+        subprocess.run(
+            ["public-inbox-mda", "--no-precheck"],
+            input=text.encode(),
+            env={**env, "ORIGINAL_RECIPIENT": "stable@vger.kernel.org"},
+            check=True,
+            capture_output=True,
+        )
+    process = subprocess.Popen(
+        ["public-inbox-httpd", "-l", f"127.0.0.1:{port}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started = Archive(url, process, env)
+    import requests
+
+    for _ in range(100):
+        try:
+            if requests.get(url + "new.atom", timeout=2).status_code == 200:
+                break
+        except requests.RequestException:
+            time.sleep(0.1)
+    else:
+        started.stop()
+        pytest.fail("public-inbox-httpd did not start")
+    yield started
+    started.stop()
+
+
+@dataclass
+class Inbox:
+    host: str
+    port: int
+    messages: list[email.message.EmailMessage]
+
+
+@pytest.fixture
+def smtp() -> Iterator[Inbox]:
+    aiosmtpd = pytest.importorskip("aiosmtpd.controller")
+    received: list[email.message.EmailMessage] = []
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            received.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+            return "250 OK"
+
+    port = free_port()
+    controller = aiosmtpd.Controller(Handler(), hostname="127.0.0.1", port=port)
+    controller.start()
+    yield Inbox("127.0.0.1", port, received)
+    controller.stop()
+
+
+def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "backportr", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+# -- mail check -----------------------------------------------------------------------------
+
+
+@needs_public_inbox
+def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "2023112013-failed-b836c-5.10@gregkh",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "reply",
+    )
+    assert proc.returncode == 4, proc.stderr
+    reply = email.message_from_string(proc.stdout, policy=email.policy.default)
+    assert reply["Subject"].startswith("Re: FAILED: patch")
+    assert reply["In-Reply-To"] == "<2023112013-failed-b836c-5.10@gregkh>"
+    assert reply["To"] == "gregkh@linuxfoundation.org" and reply["Cc"] == "stable@vger.kernel.org"
+    body = reply.get_content()
+    import re
+
+    numbered = re.findall(r"^\s+\d+\. ([0-9a-f]{12}) ", body, re.MULTILINE)
+    assert numbered == [ima.ids[n][:12] for n in (A1175, DB1D1, F8A92)]
+    assert max(len(line) for line in body.splitlines()) <= 80
+    assert "<html" not in body.lower()
+
+
+@needs_public_inbox
+def test_submission_alone_is_incomplete(ima: ImaFixture, archive: Archive) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "20231212004005.1-submission@google.com",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
+    assert proc.returncode == 4, proc.stderr
+    data = json.loads(proc.stdout)
+    (branch,) = data["branches"]
+    assert branch["verdict"] == "incomplete"
+    assert branch["missing"] == ima.expected_incomplete
+    assert all(m["why"] for m in branch["series"])
+
+
+@needs_public_inbox
+def test_series_thread_misses_the_follow_up(ima: ImaFixture, archive: Archive) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "20231213100000.2-series@google.com",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
+    assert proc.returncode == 4, proc.stderr
+    (branch,) = json.loads(proc.stdout)["branches"]
+    assert branch["missing"] == [ima.ids[F8A92]]  # the three parts were read from the thread
+
+
+@needs_public_inbox
+def test_plain_patch_becomes_a_virtual_target(ima: ImaFixture, archive: Archive) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "20231220-patch-1@example.org",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
+    data = json.loads(proc.stdout)
+    assert data["kind"] == "patch" and data["skipped"] is None, proc.stderr
+    assert data["target"] not in ima.ids.values()  # made in memory from the posted diff
+    assert data["branches"][0]["branch"] == "linux-5.10.y"
+
+
+def test_mail_check_from_a_file_and_stdin(
+    ima: ImaFixture, mails: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "failed.eml"
+    path.write_text(mails["failed-b836c4d29f27-5.10"])
+    proc = cli("mail", "check", str(path), "--repo", str(ima.path))
+    assert proc.returncode == 4 and "what it needs is missing" in proc.stdout
+    skipped = subprocess.run(
+        [sys.executable, "-m", "backportr", "mail", "check", "-", "--repo", str(ima.path)],
+        input=mails["discussion"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert skipped.returncode == 0 and skipped.stdout.startswith("skipped: not a patch")
+
+
+def test_unreachable_archive_is_a_one_line_error(ima: ImaFixture) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "x@y",
+        "--lore",
+        f"http://127.0.0.1:{free_port()}/stable/",
+        "--repo",
+        str(ima.path),
+    )
+    assert proc.returncode == 1
+    assert "cannot reach" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+# -- the bot ----------------------------------------------------------------------------------
+
+
+@needs_public_inbox
+def test_bot_once_answers_each_actionable_mail_once(
+    ima: ImaFixture, archive: Archive, smtp: Inbox, tmp_path: Path
+) -> None:
+    state = tmp_path / "bot.sqlite"
+    args = (
+        "bot",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--once",
+        "--state",
+        str(state),
+        "--smtp",
+        f"{smtp.host}:{smtp.port}",
+        "--from",
+        "backportr <bot@example.org>",
+    )
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    replied_to = sorted(m["In-Reply-To"] for m in smtp.messages)
+    assert replied_to == [  # one reply per actionable mail; a series once, on its last part
+        "<2023112013-failed-b836c-5.10@gregkh>",
+        "<20231212004005.1-submission@google.com>",
+        "<20231213100000.3-series@google.com>",
+        "<20231220-patch-1@example.org>",
+    ]
+    import sqlite3
+
+    rows = dict(sqlite3.connect(state).execute("SELECT message_id, verdict FROM messages"))
+    assert rows["2023121848-filter-pacifier-c457@gregkh"] == "skipped"
+    assert rows["junk-1@example.org"] in ("skipped", "error")
+    assert rows["20231213100000.0-series@google.com"] == "skipped"  # the cover letter
+    assert rows["20231213100000.1-series@google.com"] == "skipped"  # answered on 3/3
+    sent = len(smtp.messages)
+    second = cli(*args)
+    assert second.returncode == 0 and len(smtp.messages) == sent  # nothing new to say
+    assert "Traceback" not in first.stderr + second.stderr
+
+
+@needs_public_inbox
+def test_bot_survives_the_archive_going_away(
+    ima: ImaFixture, archive: Archive, tmp_path: Path
+) -> None:
+    """The feed answers, then the server is gone: nothing is recorded for unread messages,
+    the run ends with one error line and exit 1, and the next run picks them up."""
+    from backportr.config import Settings
+    from backportr.mail.bot import Bot, BotSettings, BotState
+    from backportr.mail.lore import Lore
+    from backportr.workspace import open_workspace
+
+    lore = Lore(archive.url, timeout=2)
+    calls = []
+
+    def cut_after_feed(response, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(response.url)
+        if len(calls) == 1:
+            archive.stop()
+        return response
+
+    lore.session.hooks["response"].append(cut_after_feed)
+    state = BotState(tmp_path / "bot.sqlite")
+    with open_workspace(Settings(repo=ima.path)) as ws:
+        bot = Bot(
+            ws,
+            lore,
+            state,
+            BotSettings(dry_run=True, retries=1, backoff=0.01),
+            sleep=lambda s: None,
+        )
+        summary = bot.run_once()
+    assert summary.network_errors and "cannot reach" in summary.network_errors[0]
+    assert state.rows() == []
+    state.close()
