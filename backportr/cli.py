@@ -466,7 +466,9 @@ def mail_check_command(
             _settings(repo, upstream, [], branch_pattern, index), progress=progress
         ) as ws:
             progress.finish()
-            check = Checker(ws).check(mail, thread)
+            from backportr.mail.lore import Lore
+
+            check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
     finally:
         progress.finish()
     if output_format is MailFormat.reply or send:

@@ -81,23 +81,24 @@ def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
 
 @pytest.fixture(scope="module")
 def mails(ima: ImaFixture) -> dict[str, str]:
-    ids = {"B836C": ima.ids[B836C], "A1175": ima.ids[A1175], "DB1D1": ima.ids[DB1D1]}
-    out = {
-        p.name.removesuffix(".eml.in"): p.read_text()
-        .replace("{B836C}", ids["B836C"])
-        .replace("{A1175}", ids["A1175"])
-        .replace("{DB1D1}", ids["DB1D1"])
-        for p in sorted(DATA.glob("*.eml.in"))
+    ids = {
+        "B836C": ima.ids[B836C],
+        "A1175": ima.ids[A1175],
+        "DB1D1": ima.ids[DB1D1],
+        "F8A92_12": ima.ids[F8A92][:12],
     }
+    out = {}
+    for path in sorted(DATA.glob("*.eml.in")):
+        text = path.read_text()
+        for key, value in ids.items():
+            text = text.replace("{" + key + "}", value)
+        out[path.name.removesuffix(".eml.in")] = text
     out["patch"] = patch_mail(ima)
     return out
 
 
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory: pytest.TempPathFactory, mails: dict[str, str]) -> Iterator[Archive]:
-    if shutil.which("public-inbox-httpd") is None:
-        pytest.skip("public-inbox is not installed")
-    root = tmp_path_factory.mktemp("public-inbox")
+def start_archive(root: Path, mails: dict[str, str]) -> Archive:
+    """A public-inbox v2 inbox of the mails, served by public-inbox-httpd on loopback."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/stable/"
     env = {**os.environ, "HOME": str(root), "PI_CONFIG": str(root / "config"), "PI_DIR": str(root)}
@@ -138,12 +139,18 @@ def archive(tmp_path_factory: pytest.TempPathFactory, mails: dict[str, str]) -> 
     for _ in range(100):
         try:
             if requests.get(url + "new.atom", timeout=2).status_code == 200:
-                break
+                return started
         except requests.RequestException:
             time.sleep(0.1)
-    else:
-        started.stop()
-        pytest.fail("public-inbox-httpd did not start")
+    started.stop()
+    raise RuntimeError("public-inbox-httpd did not start")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, mails: dict[str, str]) -> Iterator[Archive]:
+    if shutil.which("public-inbox-httpd") is None:
+        pytest.skip("public-inbox is not installed")
+    started = start_archive(tmp_path_factory.mktemp("public-inbox"), mails)
     yield started
     started.stop()
 
@@ -206,6 +213,54 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
     assert numbered == [ima.ids[n][:12] for n in (A1175, DB1D1, F8A92)]
     assert max(len(line) for line in body.splitlines()) <= 80
     assert "<html" not in body.lower()
+
+
+@needs_public_inbox
+def test_pending_follow_ups_on_the_list(ima: ImaFixture, archive: Archive) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "2023112013-failed-b836c-5.10@gregkh",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
+    pending = json.loads(proc.stdout)["pending"]
+    assert pending == [
+        {
+            "fixes": ima.ids[F8A92],
+            "message_id": "20231221100000.1-pending@linux.ibm.com",
+            "subject": "[PATCH] fs: Simplify getattr interface function checking "
+            "AT_GETATTR_NOSEC flag",
+        }
+    ]
+
+
+@needs_public_inbox
+def test_mail_check_sends_the_reply(ima: ImaFixture, archive: Archive, smtp: Inbox) -> None:
+    proc = cli(
+        "mail",
+        "check",
+        "20231212004005.1-submission@google.com",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--send",
+        "--smtp",
+        f"{smtp.host}:{smtp.port}",
+        "--from",
+        "backportr <bot@example.org>",
+    )
+    assert proc.returncode == 4, proc.stderr
+    (sent,) = smtp.messages
+    assert sent["To"] == "Robert Kolchmeyer <rkolchmeyer@google.com>"
+    assert sent["Subject"] == "Re: [PATCH 5.10.y] ima: detect changes to the backing overlay file"
+    assert "the target is there, but what it needs is missing" in sent.get_content()
+    assert "incomplete" not in proc.stderr
 
 
 @needs_public_inbox
@@ -335,6 +390,7 @@ def test_bot_once_answers_each_actionable_mail_once(
     assert rows["junk-1@example.org"] in ("skipped", "error")
     assert rows["20231213100000.0-series@google.com"] == "skipped"  # the cover letter
     assert rows["20231213100000.1-series@google.com"] == "skipped"  # answered on 3/3
+    assert rows["20231221100000.1-pending@linux.ibm.com"] == "skipped"  # no diff to check
     sent = len(smtp.messages)
     second = cli(*args)
     assert second.returncode == 0 and len(smtp.messages) == sent  # nothing new to say
@@ -343,7 +399,7 @@ def test_bot_once_answers_each_actionable_mail_once(
 
 @needs_public_inbox
 def test_bot_survives_the_archive_going_away(
-    ima: ImaFixture, archive: Archive, tmp_path: Path
+    ima: ImaFixture, mails: dict[str, str], tmp_path: Path
 ) -> None:
     """The feed answers, then the server is gone: nothing is recorded for unread messages,
     the run ends with one error line and exit 1, and the next run picks them up."""
@@ -352,6 +408,7 @@ def test_bot_survives_the_archive_going_away(
     from backportr.mail.lore import Lore
     from backportr.workspace import open_workspace
 
+    archive = start_archive(tmp_path / "public-inbox", mails)  # its own: this one goes away
     lore = Lore(archive.url, timeout=2)
     calls = []
 
@@ -375,3 +432,4 @@ def test_bot_survives_the_archive_going_away(
     assert summary.network_errors and "cannot reach" in summary.network_errors[0]
     assert state.rows() == []
     state.close()
+    archive.stop()

@@ -178,7 +178,7 @@ class Bot:
                     for r in self._with_retries(summary, lambda: self.lore.thread(message_id))
                     or [raw]
                 ]
-            check = Checker(self.ws).check(mail, thread)
+            check = Checker(self.ws, self.lore).check(mail, thread)
             summary.processed += 1
             if check.skipped:
                 summary.skipped += 1

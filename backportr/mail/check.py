@@ -10,11 +10,13 @@ upstream tip) in the object database to make a virtual target, then resolved.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from backportr.errors import BackportrError
+from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
 from backportr.repo import Ref
@@ -43,6 +45,7 @@ class MailCheck:
     branches: tuple[BranchCheck, ...] = ()
     notes: tuple[str, ...] = ()
     skipped: str | None = None
+    pending: tuple[tuple[str, str, str], ...] = ()  # (fixed commit, message-id, subject)
 
     @property
     def actionable(self) -> bool:
@@ -55,7 +58,7 @@ class MailCheck:
 @dataclass
 class Checker:
     ws: Workspace
-    series_parts: dict[str, list[Mail]] = field(default_factory=dict)
+    lore: Lore | None = None  # when given: look for follow-ups still on the list
 
     def check(self, mail: Mail, thread: list[Mail] | None = None) -> MailCheck:
         if mail.kind == "skip":
@@ -76,7 +79,29 @@ class Checker:
         checks = [self._branch(resolver, mail, target, b, submitted) for b in branches]
         info = self.ws.index.info(target)
         subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
-        return MailCheck(mail, target, subject, tuple(checks), tuple(self._notes(mail, target)))
+        members = [target, *(m.commit for b in checks for m in b.members)]
+        return MailCheck(
+            mail,
+            target,
+            subject,
+            tuple(checks),
+            tuple(self._notes(mail, target)),
+            pending=tuple(self._pending(mail, list(dict.fromkeys(members)))),
+        )
+
+    def _pending(self, mail: Mail, members: list[Oid]) -> list[tuple[str, str, str]]:
+        """Patches on the list, not merged upstream, whose Fixes: names a member."""
+        if self.lore is None:
+            return []
+        out = []
+        for commit in members:
+            for entry in self.lore.search(f'nq:"Fixes: {commit[:12]}"'):
+                if entry.message_id == mail.message_id:
+                    continue
+                if self.ws.index.upstream_by_subject(_patch_subject(entry.title)):
+                    continue  # merged upstream already: the resolver saw it
+                out.append((commit, entry.message_id, entry.title))
+        return out
 
     # -- what the mail is about --------------------------------------------------------------
 
@@ -250,3 +275,8 @@ class Checker:
                     f"{ref.name} does not have {target[:12]} yet: newer stable branches first"
                 )
         return out
+
+
+def _patch_subject(title: str) -> str:
+    """`[PATCH v2 3/5] fs: x` -> `fs: x`."""
+    return re.sub(r"^\s*(?:re:\s*)*(?:\[[^\]]*\]\s*)*", "", title, flags=re.IGNORECASE).strip()

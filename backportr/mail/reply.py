@@ -33,6 +33,10 @@ def check_to_dict(check: MailCheck) -> dict[str, object]:
         "target": check.target,
         "subject": check.subject,
         "notes": list(check.notes),
+        "pending": [
+            {"fixes": fixed, "message_id": message_id, "subject": title}
+            for fixed, message_id, title in check.pending
+        ],
         "branches": [
             {
                 "branch": b.branch,
@@ -72,6 +76,11 @@ def _lines(check: MailCheck) -> list[str]:
     for b in check.branches:
         out += _branch_lines(b)
     out += _wrap(check.notes, "")
+    if check.pending:
+        out.append("Follow-ups still on the list (not merged upstream yet):")
+        for fixed, message_id, title in check.pending:
+            out += _wrap([f"{title} <{message_id}> fixes {fixed[:12]}"], "  ")
+        out.append("")
     return out
 
 
