@@ -433,3 +433,52 @@ def test_bot_survives_the_archive_going_away(
     assert state.rows() == []
     state.close()
     archive.stop()
+
+
+@needs_public_inbox
+def test_mail_check_from_a_lore_url(ima: ImaFixture, archive: Archive) -> None:
+    url = f"{archive.url}2023112013-failed-b836c-5.10@gregkh/"
+    proc = cli("mail", "check", url, "--repo", str(ima.path), "--format", "json")
+    assert proc.returncode == 4, proc.stderr
+    assert json.loads(proc.stdout)["kind"] == "failed"
+
+
+@needs_public_inbox
+def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_path: Path) -> None:
+    import signal
+    import sqlite3
+
+    state = tmp_path / "bot.sqlite"
+    bot = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "backportr",
+            "bot",
+            "--lore",
+            archive.url,
+            "--repo",
+            str(ima.path),
+            "--interval",
+            "60",
+            "--state",
+            str(state),
+            "--dry-run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    rows = 0
+    while time.monotonic() < deadline and rows < len(list(DATA.glob("*.eml.in"))):
+        time.sleep(0.5)
+        if state.exists():
+            try:
+                rows = sqlite3.connect(state).execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            except sqlite3.OperationalError:
+                rows = 0
+    bot.send_signal(signal.SIGTERM)
+    _out, err = bot.communicate(timeout=30)
+    assert bot.returncode == 0, err
+    assert "bot:" in err and "Traceback" not in err
