@@ -332,7 +332,9 @@ def scan_command(
     new_only: Annotated[
         bool, typer.Option("--new-only", help="Only findings not reported by earlier runs.")
     ] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Branches in parallel.")] = 1,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Spread the targets over N processes.")
+    ] = 1,
     ignore: Annotated[
         Path | None, typer.Option("--ignore", help="File of path globs to leave out.")
     ] = None,
@@ -350,7 +352,7 @@ def scan_command(
         render_scan_markdown,
         render_scan_text,
     )
-    from backportr.scan import Policy, run_scan, scan_in_process
+    from backportr.scan import Policy, run_scan, run_scan_parallel
     from backportr.scan_state import ScanState
 
     if not branch:
@@ -364,21 +366,10 @@ def scan_command(
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     holder = ScanState(state) if state is not None else None
     try:
-        with open_workspace(settings, progress=progress):
-            pass  # the index is brought up to date once, before any worker starts
-        if jobs > 1 and len(branch) > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            single = [_settings(repo, upstream, [b], branch_pattern, index) for b in branch]
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                parts = pool.map(
-                    scan_in_process,
-                    single,
-                    [policy] * len(single),
-                    [since] * len(single),
-                    [range_] * len(single),
-                )
-                scans = [scan for part in parts for scan in part]
+        if jobs > 1:
+            scans = run_scan_parallel(
+                settings, policy, jobs, since=since, range_=range_, progress=progress
+            )
         else:
             scans = run_scan(settings, policy, since=since, range_=range_, progress=progress)
         progress.finish()

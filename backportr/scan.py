@@ -126,12 +126,24 @@ class Scanner:
         self.progress = progress
         self.resolver = Resolver(ws, max_commits=max_commits, suggest=False)
 
-    def scan(self, branch: Ref, candidates: list[Oid] | None = None) -> BranchScan:
+    def targets(
+        self, branch: Ref, candidates: list[Oid] | None = None
+    ) -> tuple[list[Oid], list[tuple[Oid, Oid]]]:
+        """What a scan of the branch looks at: fixes to check, backports to check."""
+        return self._fix_candidates(branch, candidates), self._backports(branch)
+
+    def scan(
+        self,
+        branch: Ref,
+        candidates: list[Oid] | None = None,
+        *,
+        targets: tuple[list[Oid], list[tuple[Oid, Oid]]] | None = None,
+    ) -> BranchScan:
         """All findings for one branch; `candidates` limits the upstream commits considered
-        for missing fixes (default: every upstream commit after the branch's fork)."""
+        for missing fixes (default: every upstream commit after the branch's fork); `targets`
+        gives the exact share of work (a worker's slice under --jobs)."""
         result = BranchScan(branch.name)
-        fixes = self._fix_candidates(branch, candidates)
-        backports = self._backports(branch)
+        fixes, backports = targets if targets is not None else self.targets(branch, candidates)
         total = len(fixes) + len(backports)
         for done, commit in enumerate(fixes, 1):
             self.progress(f"scanning {branch.name}", done, total)
@@ -326,8 +338,50 @@ def run_scan(
         return [scanner.scan(branch, limit) for branch in ws.branches]
 
 
-def scan_in_process(
-    settings: Settings, policy: Policy, since: str | None, range_: str | None
+def _scan_slice(
+    settings: Settings,
+    policy: Policy,
+    branch: str,
+    targets: tuple[list[Oid], list[tuple[Oid, Oid]]],
+) -> BranchScan:
+    """A worker process's share: one slice of one branch's targets."""
+    with open_workspace(settings, all_stable=True) as ws:
+        ref = next(b for b in ws.branches if b.name == branch)
+        return Scanner(ws, policy, max_commits=settings.max_commits).scan(ref, targets=targets)
+
+
+def run_scan_parallel(
+    settings: Settings,
+    policy: Policy,
+    jobs: int,
+    *,
+    since: str | None = None,
+    range_: str | None = None,
+    progress: ProgressCallback = no_progress,
 ) -> list[BranchScan]:
-    """run_scan with positional arguments, for a process pool (--jobs)."""
-    return run_scan(settings, policy, since=since, range_=range_)
+    """Spread the targets of every branch over `jobs` processes; findings keep the order a
+    single process gives. The index is brought up to date once, before the workers start."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with open_workspace(settings, progress=progress) as ws:
+        limit = candidate_range(ws, since, range_)
+        scanner = Scanner(ws, policy, max_commits=settings.max_commits)
+        plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
+    results = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for name, (fixes, backports) in plans:
+            slices = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
+            parts = list(
+                pool.map(_scan_slice, [settings] * jobs, [policy] * jobs, [name] * jobs, slices)
+            )
+            merged = BranchScan(name)
+            rank = {c: n for n, c in enumerate(fixes)}
+            rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
+            for part in parts:
+                merged.findings += part.findings
+                merged.errors += part.errors
+                merged.scanned += part.scanned
+            merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
+            results.append(merged)
+            progress(f"scanning {name}", merged.scanned, merged.scanned)
+    return results

@@ -206,6 +206,13 @@ def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
     assert run("--jobs", "2") == run()
 
 
+def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> None:
+    one = scan(repo, tmp_path, "--format", "json")
+    two = scan(repo, tmp_path, "--format", "json", "--jobs", "2")
+    assert two.returncode == one.returncode == 4
+    assert json.loads(two.stdout) == json.loads(one.stdout)
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless browser installed")
 def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
     page = tmp_path / "scan.html"
