@@ -339,3 +339,19 @@ def test_demo() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "incomplete" in proc.stdout and "ready" in proc.stdout
     assert "vfs: plumb i_version handling into struct kstat" in proc.stdout
+
+
+def test_names_a_member_declares_are_its_own() -> None:
+    from backportr.deps.symbols import declared_names
+
+    assert declared_names("    size_t len = 0, opt_len = 0, data_len = 0;") == {
+        "len",
+        "opt_len",
+        "data_len",
+    }
+    assert declared_names("\tstruct inode *real_inode = d_real_inode(file_dentry(file));") == {
+        "real_inode"
+    }
+    assert declared_names("static int foo(const char *name, size_t n)") == {"name", "n"}
+    assert declared_names("\thns_roce_spin_lock(&qp->sq.hr_lock);") == set()
+    assert declared_names("\ty = drv_clamp_value(y, 100);") == set()

@@ -128,9 +128,33 @@ C_WORDS = frozenset(
 )
 
 
+_DECLARATION = (
+    re.compile(  # `size_t a = 0, b;`  `struct foo *p;`  `const char *name,` (a parameter)
+        r"^\s*(?:(?:const|static|unsigned|signed|volatile|register|struct|enum|union|inline)\s+)*"
+        r"[A-Za-z_]\w*[\s\*]+[A-Za-z_]\w*\s*(?:=|;|,|\[|\))"
+    )
+)
+_DECLARED = re.compile(r"(?:^|[\s\*,(])([A-Za-z_]\w*)\s*(?:=[^=]|;|,|\[|\))")
+
+
+def declared_names(line: str) -> set[str]:
+    """Variables and parameters a line of code declares (the member's own names)."""
+    if line[:1].isalpha() and "(" in line and not line.rstrip().endswith(";"):
+        # a function definition's first line: its parameters are its own names
+        params = line.split("(", 1)[1].split(")", 1)[0]
+        names = {found[-1] for p in params.split(",") if len(found := _IDENTIFIER.findall(p)) > 1}
+        return names - C_WORDS
+    if not _DECLARATION.match(line):
+        return set()
+    head = line.split("=", 1)[0] if line.count("=") == 1 else line
+    return {m.group(1) for m in _DECLARED.finditer(head + ";")} - C_WORDS
+
+
 def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
-    """Identifiers used in the member's added C lines -> the first file using each."""
+    """Identifiers used in the member's added C lines -> the first file using each; the
+    names it declares itself (local variables, parameters) are left out."""
     out: dict[str, str] = {}
+    declared: set[str] = set()
     diff = ctx.repo.diff_to_parent(member)
     for patch in diff:
         path = patch.delta.new_file.path
@@ -142,10 +166,12 @@ def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
                 if line.origin != "+":
                     continue
                 text, in_comment = _code_only(line.content, in_comment)
+                declared |= declared_names(text)
                 for name in _IDENTIFIER.findall(text):
                     if name not in C_WORDS and not name.isdigit() and len(name) > 2:
                         out.setdefault(name, path)
-    return dict(list(out.items())[:_MAX_IDENTIFIERS])
+    used = {name: path for name, path in out.items() if name not in declared}
+    return dict(list(used.items())[:_MAX_IDENTIFIERS])
 
 
 def _code_only(line: str, in_comment: bool) -> tuple[str, bool]:
