@@ -188,6 +188,21 @@ def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
 # -- mail check -----------------------------------------------------------------------------
 
 
+def check_json(ima: ImaFixture, archive: Archive, message_id: str):  # type: ignore[no-untyped-def]
+    """`backportr mail check <message-id> --lore <archive> --format json`."""
+    return cli(
+        "mail",
+        "check",
+        message_id,
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--format",
+        "json",
+    )
+
+
 @needs_public_inbox
 def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -> None:
     proc = cli(
@@ -217,17 +232,7 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
 
 @needs_public_inbox
 def test_pending_follow_ups_on_the_list(ima: ImaFixture, archive: Archive) -> None:
-    proc = cli(
-        "mail",
-        "check",
-        "2023112013-failed-b836c-5.10@gregkh",
-        "--lore",
-        archive.url,
-        "--repo",
-        str(ima.path),
-        "--format",
-        "json",
-    )
+    proc = check_json(ima, archive, "2023112013-failed-b836c-5.10@gregkh")
     pending = json.loads(proc.stdout)["pending"]
     assert pending == [
         {
@@ -265,17 +270,7 @@ def test_mail_check_sends_the_reply(ima: ImaFixture, archive: Archive, smtp: Inb
 
 @needs_public_inbox
 def test_submission_alone_is_incomplete(ima: ImaFixture, archive: Archive) -> None:
-    proc = cli(
-        "mail",
-        "check",
-        "20231212004005.1-submission@google.com",
-        "--lore",
-        archive.url,
-        "--repo",
-        str(ima.path),
-        "--format",
-        "json",
-    )
+    proc = check_json(ima, archive, "20231212004005.1-submission@google.com")
     assert proc.returncode == 4, proc.stderr
     data = json.loads(proc.stdout)
     (branch,) = data["branches"]
@@ -286,17 +281,7 @@ def test_submission_alone_is_incomplete(ima: ImaFixture, archive: Archive) -> No
 
 @needs_public_inbox
 def test_series_thread_misses_the_follow_up(ima: ImaFixture, archive: Archive) -> None:
-    proc = cli(
-        "mail",
-        "check",
-        "20231213100000.2-series@google.com",
-        "--lore",
-        archive.url,
-        "--repo",
-        str(ima.path),
-        "--format",
-        "json",
-    )
+    proc = check_json(ima, archive, "20231213100000.2-series@google.com")
     assert proc.returncode == 4, proc.stderr
     (branch,) = json.loads(proc.stdout)["branches"]
     assert branch["missing"] == [ima.ids[F8A92]]  # the three parts were read from the thread
@@ -304,17 +289,7 @@ def test_series_thread_misses_the_follow_up(ima: ImaFixture, archive: Archive) -
 
 @needs_public_inbox
 def test_plain_patch_becomes_a_virtual_target(ima: ImaFixture, archive: Archive) -> None:
-    proc = cli(
-        "mail",
-        "check",
-        "20231220-patch-1@example.org",
-        "--lore",
-        archive.url,
-        "--repo",
-        str(ima.path),
-        "--format",
-        "json",
-    )
+    proc = check_json(ima, archive, "20231220-patch-1@example.org")
     data = json.loads(proc.stdout)
     assert data["kind"] == "patch" and data["skipped"] is None, proc.stderr
     assert data["target"] not in ima.ids.values()  # made in memory from the posted diff

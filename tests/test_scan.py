@@ -152,8 +152,8 @@ def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
     return build(tmp_path_factory.mktemp("ima-scan") / "linux")
 
 
-def test_ima_incomplete_backport(ima: ImaFixture) -> None:
-    proc = subprocess.run(
+def scan_ima(ima: ImaFixture, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -161,15 +161,18 @@ def test_ima_incomplete_backport(ima: ImaFixture) -> None:
             "scan",
             "--repo",
             str(ima.path),
-            "-b",
-            "linux-5.10.y",
             "--format",
             "json",
+            *args,
         ],
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_ima_incomplete_backport(ima: ImaFixture) -> None:
+    proc = scan_ima(ima, "-b", "linux-5.10.y")
     assert proc.returncode == 4, proc.stderr
     data = json.loads(proc.stdout)
     (finding,) = data["branches"][0]["findings"]
@@ -179,31 +182,10 @@ def test_ima_incomplete_backport(ima: ImaFixture) -> None:
 
 
 def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
-    def run(*extra: str) -> dict:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "backportr",
-                "scan",
-                "--repo",
-                str(ima.path),
-                "-b",
-                "linux-5.10.y",
-                "-b",
-                "v5.10.194",
-                "--format",
-                "json",
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 4, proc.stderr
-        return json.loads(proc.stdout)
-
-    assert run("--jobs", "2") == run()
+    one = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194")
+    two = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194", "--jobs", "2")
+    assert one.returncode == two.returncode == 4, two.stderr
+    assert json.loads(two.stdout) == json.loads(one.stdout)
 
 
 def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> None:
