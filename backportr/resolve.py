@@ -168,6 +168,7 @@ class Resolver:
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
+        self._tip_words: dict[Oid, dict[str, bool]] = {}  # branch tip -> identifier present?
 
     def context(self, branch: Ref) -> Context:
         return Context(
@@ -179,6 +180,7 @@ class Resolver:
             branch=branch,
             version=parse_version(branch.name),
             fork=self._fork(branch),
+            tip_words=self._tip_words.setdefault(branch.tip, {}),
         )
 
     def _fork(self, branch: Ref) -> Oid | None:
