@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from backportr.builder import RepoBuilder
+from backportr.examples.ima import ImaFixture, build
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -51,3 +53,21 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    """The IMA/overlayfs example, built once per session and shared read-only (the index a
+    run creates under its git directory is shared too)."""
+    return build(tmp_path_factory.mktemp("ima") / "linux")
+
+
+def backportr(*args: str, timeout: int = 300, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """Run the command line as a user does: a process, text out, no exceptions on failure."""
+    return subprocess.run(
+        [sys.executable, "-m", "backportr", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )  # type: ignore[call-overload]

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
+from tests.conftest import backportr
 
 DATA = Path(__file__).parent / "data" / "mail"
 needs_public_inbox = pytest.mark.skipif(
@@ -72,11 +73,6 @@ def patch_mail(ima: ImaFixture) -> str:
         "Signed-off-by: Dev <dev@example.org>\n---\n"
         f"diff --git a/fs/stat.c b/fs/stat.c\n{diff}\nbase-commit: {master}\n-- \n2.39.3\n"
     )
-
-
-@pytest.fixture(scope="module")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    return build(tmp_path_factory.mktemp("ima-bot") / "linux")
 
 
 @pytest.fixture(scope="module")
@@ -179,10 +175,7 @@ def smtp() -> Iterator[Inbox]:
     controller.stop()
 
 
-def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backportr", *args], capture_output=True, text=True, timeout=timeout
-    )
+cli = backportr
 
 
 # -- mail check -----------------------------------------------------------------------------

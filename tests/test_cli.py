@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from backportr.builder import RepoBuilder
-from tests.conftest import git
+from tests.conftest import backportr, git
 from tests.scenarios import presence_repo
 from tests.test_repo import ambiguous_repo
 
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backportr", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+run = backportr
 
 
 @pytest.fixture(scope="module")

@@ -5,40 +5,28 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from backportr.examples.ima import B836C, ImaFixture, build
-
-
-@pytest.fixture(scope="module")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    return build(tmp_path_factory.mktemp("ima-graph") / "linux")
+from backportr.examples.ima import B836C, ImaFixture
+from tests.conftest import backportr
 
 
 def _resolve(ima: ImaFixture, fmt: str, *extra: str, env: dict[str, str] | None = None):
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backportr",
-            "resolve",
-            ima.ids[B836C],
-            "--repo",
-            str(ima.path),
-            "-b",
-            "v5.10.194",
-            "-b",
-            "linux-5.10.y",
-            "--format",
-            fmt,
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    """resolve the IMA target on both states of 5.10 in the given format."""
+    return backportr(
+        "resolve",
+        ima.ids[B836C],
+        "--repo",
+        str(ima.path),
+        "-b",
+        "v5.10.194",
+        "-b",
+        "linux-5.10.y",
+        "--format",
+        fmt,
+        *extra,
         env=env,
     )
 

@@ -4,41 +4,18 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from backportr.apply import TreeState, TrialApplier
-from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
 from backportr.patches import branch_prefix
 from backportr.repo import Repo
-from tests.conftest import git
-
-
-@pytest.fixture(scope="module")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    return build(tmp_path_factory.mktemp("ima-mbox") / "linux")
+from tests.conftest import backportr, git
 
 
 def _resolve(ima: ImaFixture, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backportr",
-            "resolve",
-            ima.ids[B836C],
-            "--repo",
-            str(ima.path),
-            "--format",
-            "mbox",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """resolve the IMA target as mbox."""
+    return backportr("resolve", ima.ids[B836C], "--repo", str(ima.path), "--format", "mbox", *args)
 
 
 def test_git_am_reproduces_the_trial(ima: ImaFixture, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixtur
 from backportr.model import BranchReport
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
-from tests.conftest import git
+from tests.conftest import backportr, git
 from tests.resolve_scenarios import ALL, BRANCH, Scenario, long_chain
 
 
@@ -146,11 +145,6 @@ def test_the_cap(tmp_path: Path) -> None:
 # -- the IMA/overlayfs case ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    return build(tmp_path_factory.mktemp("ima") / "linux")
-
-
 def test_ima_at_5_10_202_is_incomplete(ima: ImaFixture) -> None:
     report = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
     assert report.status == "incomplete"
@@ -264,10 +258,7 @@ def test_ima_trial_agrees_with_git(
 # -- the command line ----------------------------------------------------------------------
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backportr", *args], capture_output=True, text=True, timeout=300
-    )
+_cli = backportr
 
 
 def test_resolve_json_schema(ima: ImaFixture) -> None:

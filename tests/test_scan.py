@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backportr.examples.ima import A1175, B836C, ImaFixture, build
+from backportr.examples.ima import A1175, B836C, ImaFixture
 from tests.resolve_scenarios import BRANCH, Kernel
 
 
@@ -145,11 +145,6 @@ def test_markdown_and_output_file(repo: Kernel, tmp_path: Path) -> None:
     assert proc.returncode == 4 and proc.stdout == ""
     text = out.read_text()
     assert text.startswith("# backportr scan") and "| missing-fix |" in text
-
-
-@pytest.fixture(scope="module")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    return build(tmp_path_factory.mktemp("ima-scan") / "linux")
 
 
 def scan_ima(ima: ImaFixture, *args: str) -> subprocess.CompletedProcess[str]:
