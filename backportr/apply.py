@@ -84,9 +84,6 @@ class TrialApplier:
 
     # -- states ----------------------------------------------------------------------------
 
-    def state_at(self, commit: Oid) -> TreeState:
-        return TreeState(commit)
-
     def lookup(self, state: TreeState, path: str) -> _Entry | None:
         if path in state.overlay:
             return state.overlay[path]

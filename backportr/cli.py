@@ -72,7 +72,7 @@ def _settings(
     branches: list[str] | None,
     pattern: str = DEFAULT_BRANCH_PATTERN,
     index: Path | None = None,
-    **extra: object,
+    max_commits: int = DEFAULT_MAX_COMMITS,
 ) -> Settings:
     return Settings(
         repo=repo,
@@ -80,7 +80,7 @@ def _settings(
         branches=tuple(branches or ()),
         branch_pattern=pattern,
         index_path=index,
-        **extra,  # type: ignore[arg-type]
+        max_commits=max_commits,
     )
 
 

@@ -5,7 +5,7 @@ Frozen and keyword-only; the core receives them and never reads the environment 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from backportr.repo import DEFAULT_BRANCH_PATTERN
@@ -21,4 +21,3 @@ class Settings:
     branch_pattern: str = DEFAULT_BRANCH_PATTERN
     index_path: Path | None = None
     max_commits: int = DEFAULT_MAX_COMMITS
-    extra: dict[str, str] = field(default_factory=dict)

@@ -581,9 +581,6 @@ class CommitIndex:
         row = self.db.execute("SELECT * FROM refs WHERE refname=?", (refname,)).fetchone()
         return IndexedRef(*row) if row else None
 
-    def branch_refnames(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT refname FROM refs WHERE kind='branch'")]
-
     def info(self, oid: Oid) -> CommitInfo | None:
         row = self.db.execute(
             "SELECT oid, subject, author_name, author_email, author_time, commit_time "
@@ -602,12 +599,6 @@ class CommitIndex:
     def fixes_of(self, oid: Oid) -> list[Relation]:
         """The culprits a commit names in its Fixes: lines (resolved where possible)."""
         return self._relations_of("fixes", oid)
-
-    def reverts_of(self, oid: Oid) -> list[Relation]:
-        return self._relations_of("reverts", oid)
-
-    def stable_deps_of(self, oid: Oid) -> list[Relation]:
-        return self._relations_of("stable_deps", oid)
 
     def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
         rows = self.db.execute(
@@ -663,15 +654,6 @@ class CommitIndex:
         ).fetchone()
         return row[0] if row else None
 
-    def all_carriers(self, upstream: Oid) -> list[tuple[Oid, str]]:
-        """Every indexed branch commit carrying `upstream`, with its branch refname."""
-        rows = self.db.execute(
-            "SELECT c.oid, b.refname FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
-            "JOIN branch_commits b ON b.commit_id=c.id WHERE u.upstream=? ORDER BY b.seq",
-            (upstream,),
-        )
-        return [(r[0], r[1]) for r in rows]
-
     def in_branch(self, oid: Oid, refname: str) -> bool | None:
         """Is the commit in the branch's history? None when the index cannot tell."""
         row = self.db.execute("SELECT id, upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
@@ -702,14 +684,6 @@ class CommitIndex:
             (oid,),
         )
         return [r[0] for r in rows]
-
-    def branch_commit_seq(self, oid: Oid, refname: str) -> int | None:
-        row = self.db.execute(
-            "SELECT b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
-            "WHERE b.refname=? AND c.oid=?",
-            (refname, oid),
-        ).fetchone()
-        return row[0] if row else None
 
     def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
         rows = self.db.execute(
