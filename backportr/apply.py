@@ -81,6 +81,7 @@ class TrialApplier:
             tuple[object, ...], tuple[str, dict[str, _Entry | None], tuple[str, ...]]
         ] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
+        self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # -- states ----------------------------------------------------------------------------
 
@@ -143,6 +144,21 @@ class TrialApplier:
                 out.append(FileChange(delta.old_file.path, delta.new_file.path, old, new))
             self._changes[commit] = out
         return self._changes[commit]
+
+    def changed_lines(self, commit: Oid) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The lines a commit removes and adds (whitespace folded, in order), without context."""
+        if commit not in self._changed:
+            removed: list[str] = []
+            added: list[str] = []
+            for patch in self.repo.diff_to_parent(commit):
+                for hunk in patch.hunks:
+                    for line in hunk.lines:
+                        if line.origin == "-":
+                            removed.append(" ".join(line.content.split()))
+                        elif line.origin == "+":
+                            added.append(" ".join(line.content.split()))
+            self._changed[commit] = (tuple(removed), tuple(added))
+        return self._changed[commit]
 
     def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
         """The commit's hunks (old-side ranges against its first parent)."""

@@ -42,6 +42,8 @@ from backportr.workspace import Workspace
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
 DEFAULT_CONFLICT_DEPTH = 1
+_FEATURE_FACTOR = 10
+_FEATURE_FLOOR = 5
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
 (measured on real history: docs/accuracy.md)."""
@@ -65,6 +67,7 @@ class _Closure:
     adapted_pending: list[Oid] = field(default_factory=list)
     adapted_checked: set[Oid] = field(default_factory=set)
     symbols_checked: set[Oid] = field(default_factory=set)
+    adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)
@@ -349,12 +352,16 @@ class Resolver:
                 )
             elif self.symbols and commit not in closure.symbols_checked:
                 closure.symbols_checked.add(commit)
-                findings = symbol_prerequisites(
-                    closure.ctx,
-                    commit,
-                    state,  # before the member: what it uses must already be there
-                    lambda c, m=commit: c != m and self._is_candidate(closure, c),
-                )
+                findings = [
+                    f
+                    for f in symbol_prerequisites(
+                        closure.ctx,
+                        commit,
+                        state,  # before the member: what it uses must already be there
+                        lambda c, m=commit: c != m and self._is_candidate(closure, c),
+                    )
+                    if not self._feature_to_adapt_instead(closure, commit, f)
+                ]
             else:
                 findings = []
             for finding in findings:
@@ -363,6 +370,31 @@ class Resolver:
                 return True
             state = result.state
         return False
+
+    def _feature_to_adapt_instead(self, closure: _Closure, member: Oid, finding: Finding) -> bool:
+        """Stable takes fixes: when the commit that introduced a missing identifier is a
+        feature (no Fixes:, no stable tag) far larger than the member using it, adapting the
+        member is the maintainer's usual answer. Then the member needs a manual backport and
+        the feature is shown as a suggestion instead of joining the series."""
+        ctx = closure.ctx
+        commit = finding.commit
+        if commit in closure.graph or culprits(ctx, commit) or ctx.index.stable_tags_of(commit):
+            return False
+        size = sum(map(len, self.applier.changed_lines(commit)))
+        used_by = sum(map(len, self.applier.changed_lines(member)))
+        if size <= _FEATURE_FACTOR * max(used_by, _FEATURE_FLOOR):
+            return False
+        closure.adapt[member] = Suggestion(
+            commit,
+            ctx.subject(commit),
+            Reason(
+                "symbol",
+                f"{finding.reason.detail}; it is a feature of {size} changed lines "
+                f"for a change of {used_by}: adapt {member[:12]} by hand, or take it",
+                member,
+            ),
+        )
+        return True
 
     def _is_candidate(self, closure: _Closure, commit: Oid) -> bool:
         ctx = closure.ctx
@@ -403,6 +435,11 @@ class Resolver:
                 )
             )
         files = sorted({f.new_path for m in members for f in self.applier.changes(m.commit)})
+        for member, suggestion in closure.adapt.items():
+            closure.warnings.append(
+                f"{ctx.describe(member)} uses identifiers the branch lacks, introduced by the "
+                f"feature {suggestion.commit[:12]}: a manual backport is needed"
+            )
         status = self._status(closure, members)
         alternative = self._alternative(closure, status, members)
         return BranchReport(
@@ -411,7 +448,7 @@ class Resolver:
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=tuple(self._suggestions(closure, members)),
+            suggestions=(*closure.adapt.values(), *self._suggestions(closure, members)),
             files=tuple(files),
             alternative=alternative,
         )
@@ -421,7 +458,7 @@ class Resolver:
             return "incomplete" if members else "already-present"
         if not any(m.role == "target" for m in members):
             return "already-present"
-        if any(m.apply == "conflict" for m in members):
+        if any(m.apply == "conflict" or m.commit in closure.adapt for m in members):
             return "conflict"
         return "ready"
 

@@ -353,6 +353,24 @@ def context_suggestion(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"])
 
 
+def symbol_from_big_feature(path: Path) -> Scenario:
+    """A one-line fix calls a lock helper that only a large feature introduced: stable would
+    adapt the fix rather than take the feature, so the fix needs a manual backport and the
+    feature is a suggestion."""
+    k = Kernel(path)
+    body = "".join(f"\tqp->feature_field_{i} = {i};\n" for i in range(80))
+    k.b.commit(
+        "drv: add thread domains (a feature)\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {
+            "include/linux/drv_td.h": "void drv_td_lock(struct drv_qp *qp);\n",
+            "drivers/drv_td.c": "void drv_td_lock(struct drv_qp *qp)\n{\n" + body + "}\n",
+        },
+        name="feature",
+    )
+    k.edit_fn("target", "drv_fn1", "drv_td_lock(qp);", trailers=k.fixes("v5.10"))
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
@@ -373,6 +391,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "conflict_chain": conflict_chain,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,
+    "symbol_from_big_feature": symbol_from_big_feature,
     "symbol_present": symbol_present,
     "symbol_from_conflicting_commit": symbol_from_conflicting_commit,
 }

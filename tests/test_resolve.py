@@ -119,6 +119,16 @@ def test_context_suggestions(scenarios: dict[str, Scenario]) -> None:
     ).suggestions
 
 
+def test_a_big_feature_is_suggested_not_pulled(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["symbol_from_big_feature"]
+    report = resolve(s.path, s.ids["target"])
+    assert report.status == "conflict" and report.series[0].apply == "clean"
+    (suggestion,) = [x for x in report.suggestions if x.reason.kind == "symbol"]
+    assert suggestion.commit == s.ids["feature"]
+    assert "drv_td_lock" in suggestion.reason.detail and "adapt" in suggestion.reason.detail
+    assert any("manual backport is needed" in w for w in report.warnings)
+
+
 def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["branch_only_conflict"]
     report = resolve(s.path, s.ids["target"])
