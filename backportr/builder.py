@@ -36,6 +36,18 @@ class RepoBuilder:
         self._clock = start
         self.ids: dict[str, Oid] = {}
 
+    @classmethod
+    def open(cls, path: str | Path) -> RepoBuilder:
+        """A builder on an existing repository (to read it, or add to it)."""
+        builder = cls.__new__(cls)
+        builder.path = Path(path)
+        builder.repo = pygit2.Repository(str(path))
+        builder._clock = max(
+            _EPOCH, builder.repo.revparse_single("HEAD").peel(pygit2.Commit).commit_time
+        )
+        builder.ids = {}
+        return builder
+
     # -- reading ---------------------------------------------------------------------------
 
     def files(self, rev: str) -> dict[str, str]:

@@ -51,11 +51,7 @@ def patch_mail(ima: ImaFixture) -> str:
     """A plain patch posted for review, not in any repository, based on master."""
     from backportr.builder import RepoBuilder
 
-    stat = RepoBuilder.__new__(RepoBuilder)
-    import pygit2
-
-    stat.repo = pygit2.Repository(str(ima.path))
-    stat.ids = {}
+    stat = RepoBuilder.open(ima.path)
     old = stat.files("master")["fs/stat.c"]
     new = old.replace("\t\treturn -EPERM;\n", "\t\treturn -EINVAL;\n", 1)
     diff = "".join(
@@ -63,7 +59,7 @@ def patch_mail(ima: ImaFixture) -> str:
             old.splitlines(True), new.splitlines(True), "a/fs/stat.c", "b/fs/stat.c"
         )
     )
-    master = str(stat.repo.revparse_single("master").id)
+    master = stat.tip("master")
     return (
         "From: Dev <dev@example.org>\nTo: stable@vger.kernel.org\n"
         "Subject: [PATCH] fs: stat: return -EINVAL for AT_GETATTR_NOSEC from userspace\n"
@@ -450,3 +446,36 @@ def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_pat
     _out, err = bot.communicate(timeout=30)
     assert bot.returncode == 0, err
     assert "bot:" in err and "Traceback" not in err
+
+
+def test_submission_notes_differing_patch_and_newer_branches(tmp_path: Path) -> None:
+    """A [PATCH 5.10.y] whose diff is the hand-adapted one (patch-id differs from upstream),
+    while a newer stable branch still lacks the target."""
+    from backportr.builder import RepoBuilder
+    from backportr.config import Settings
+    from backportr.examples.ima import BP_202, build
+    from backportr.mail.check import Checker
+    from backportr.mail.message import parse_mail
+    from backportr.workspace import open_workspace
+
+    fixture = build(tmp_path / "linux")
+    builder = RepoBuilder.open(fixture.path)
+    builder.branch("linux-6.6.y", f"{fixture.ids[B836C]}~1")  # forked before the target
+    adapted = subprocess.run(
+        ["git", "-C", str(fixture.path), "show", "--format=", fixture.ids[BP_202]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    raw = (
+        "From: Dev <dev@example.org>\nTo: stable@vger.kernel.org\n"
+        "Subject: [PATCH 5.10.y] ima: detect changes to the backing overlay file\n"
+        "Message-ID: <differs-1@example.org>\nContent-Type: text/plain; charset=UTF-8\n\n"
+        f"commit {fixture.ids[B836C]} upstream.\n\nSigned-off-by: Dev <dev@example.org>\n"
+        f"---\n{adapted}"
+    )
+    with open_workspace(Settings(repo=fixture.path)) as ws:
+        check = Checker(ws).check(parse_mail(raw.encode()))
+    (branch,) = check.branches
+    assert any("differs from upstream" in n for n in branch.notes)
+    assert any(n.startswith("linux-6.6.y does not have") for n in check.notes)
