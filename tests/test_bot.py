@@ -302,6 +302,12 @@ def test_mail_check_from_a_file_and_stdin(
     assert skipped.returncode == 0 and skipped.stdout.startswith("skipped: not a patch")
 
 
+def test_missing_mail_file_is_bad_input(ima: ImaFixture, tmp_path: Path) -> None:
+    proc = cli("mail", "check", str(tmp_path / "nope.eml"), "--repo", str(ima.path))
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"backportr: error: {tmp_path / 'nope.eml'}: no such file"
+
+
 def test_unreachable_archive_is_a_one_line_error(ima: ImaFixture) -> None:
     proc = cli(
         "mail",

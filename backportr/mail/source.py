@@ -32,6 +32,8 @@ def load(spec: str, lore_url: str | None) -> tuple[Mail, list[Mail]]:
         if response.status_code >= 400:
             raise LoreError(f"{url}: the archive answered {response.status_code}")
         return _from_bytes(response.content)
+    if "/" in spec or spec.endswith((".eml", ".mbox", ".txt")):
+        raise BackportrError(f"{spec}: no such file")
     if lore_url is None:
         raise UsageError(f"{spec!r} is no file or URL; to fetch a Message-ID, give --lore URL")
     lore = Lore(lore_url)
