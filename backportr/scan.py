@@ -207,15 +207,7 @@ class Scanner:
         if not dropped and not self._wanted(branch, commit):
             return  # only ignored paths, or Cc: stable # 6.1+ and this is 5.10
         subject = self._subject(commit)
-        evidence = tuple(
-            f"Fixes: {c[:12]} ({self._subject(c)}), in the branch "
-            + (
-                "in its history"
-                if presence.check(c, branch).how == "ancestor"
-                else f"as {presence.check(c, branch).as_commit[:12]}"
-            )  # type: ignore[index]
-            for c in present
-        )
+        evidence = tuple(self._culprit_evidence(c, branch) for c in present)
         if self.policy.is_dropped(branch.name, commit):
             result.findings.append(
                 Finding(
@@ -300,6 +292,13 @@ class Scanner:
         version = parse_version(branch.name)
         tags = [t for t in self.ws.index.stable_tags_of(commit) if t.since or t.until]
         return not (version and tags and not any(t.covers(version) for t in tags))
+
+    def _culprit_evidence(self, culprit: Oid, branch: Ref) -> str:
+        found = self.ws.presence.check(culprit, branch)
+        where = (
+            "in its history" if found.how == "ancestor" else f"as {(found.as_commit or '?')[:12]}"
+        )
+        return f"Fixes: {culprit[:12]} ({self._subject(culprit)}), in the branch {where}"
 
     def _resolve(self, commit: Oid, branch: Ref) -> BranchReport:
         return self.resolver.resolve_branch(commit, branch)

@@ -480,6 +480,19 @@ BP_194 = "331d85f0bc6e"
 BP_202 = "cd5a262a07a5"
 
 
+# What b836c4d29f27 adds to ima_collect_measurement: upstream after `struct kstat stat;`
+# (from db1d1e8b9867), in the hand-adapted 5.10 backport after `struct inode *inode`.
+REAL_INODE_DECLARATION = "\tstruct inode *real_inode = d_real_inode(file_dentry(file));\n"
+SAVE_VERSION = "\tiint->version = i_version;\n"
+SAVE_REAL_INODE = (
+    "\tif (real_inode != inode) {\n"
+    "\t\tiint->real_ino = real_inode->i_ino;\n"
+    "\t\tiint->real_dev = real_inode->i_sb->s_dev;\n"
+    "\t}\n"
+)
+INODE_DECLARATION = "\tstruct inode *inode = file_inode(file);\n"
+
+
 @dataclass(frozen=True)
 class ImaFixture:
     path: Path
@@ -715,17 +728,9 @@ def build(path: str | Path) -> ImaFixture:
         (
             "security/integrity/ima/ima_api.c",
             "\tstruct kstat stat;\n",
-            "\tstruct kstat stat;\n\tstruct inode *real_inode = d_real_inode(file_dentry(file));\n",
+            "\tstruct kstat stat;\n" + REAL_INODE_DECLARATION,
         ),
-        (
-            "security/integrity/ima/ima_api.c",
-            "\tiint->version = i_version;\n",
-            "\tiint->version = i_version;\n"
-            "\tif (real_inode != inode) {\n"
-            "\t\tiint->real_ino = real_inode->i_ino;\n"
-            "\t\tiint->real_dev = real_inode->i_sb->s_dev;\n"
-            "\t}\n",
-        ),
+        ("security/integrity/ima/ima_api.c", SAVE_VERSION, SAVE_VERSION + SAVE_REAL_INODE),
         (
             "security/integrity/ima/ima_main.c",
             "\tstruct inode *inode = file_inode(file);\n"
@@ -860,19 +865,8 @@ def build(path: str | Path) -> ImaFixture:
     adapted = dict(target_changes)
     api = b.files(s)["security/integrity/ima/ima_api.c"]
     adapted["security/integrity/ima/ima_api.c"] = api.replace(
-        "\tstruct inode *inode = file_inode(file);\n",
-        "\tstruct inode *inode = file_inode(file);\n"
-        "\tstruct inode *real_inode = d_real_inode(file_dentry(file));\n",
-        1,
-    ).replace(
-        "\tiint->version = i_version;\n",
-        "\tiint->version = i_version;\n"
-        "\tif (real_inode != inode) {\n"
-        "\t\tiint->real_ino = real_inode->i_ino;\n"
-        "\t\tiint->real_dev = real_inode->i_sb->s_dev;\n"
-        "\t}\n",
-        1,
-    )
+        INODE_DECLARATION, INODE_DECLARATION + REAL_INODE_DECLARATION, 1
+    ).replace(SAVE_VERSION, SAVE_VERSION + SAVE_REAL_INODE, 1)
     for path in (
         "security/integrity/ima/ima_main.c",
         "fs/overlayfs/super.c",
