@@ -33,7 +33,7 @@ from backportr.model import (
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -128,7 +128,7 @@ class _BranchPlan:
         self.branch = branch
         self.stored = stored
         self.fork = fork
-        self.mode = mode  # noop | upstream-only | incremental | full
+        self.mode = mode  # noop | upstream-only | incremental | rewind | full
         self.exclude = exclude
         self._thread: threading.Thread | None = None
         self._patch_ids: list[tuple[Oid, str]] = []
@@ -286,6 +286,8 @@ class CommitIndex:
         if stored is not None and stored.kind == "branch" and stored.fork == fork:
             if stored.tip == branch.tip:
                 return _BranchPlan(branch, stored, fork, "upstream-only", [])
+            if self.repo.is_ancestor(branch.tip, stored.tip):
+                return _BranchPlan(branch, stored, fork, "rewind", [branch.tip])
             if self.repo.is_ancestor(stored.tip, branch.tip):
                 return _BranchPlan(
                     branch, stored, fork, "incremental", [stored.tip, upstream.tip]
@@ -302,7 +304,10 @@ class CommitIndex:
         stored = self._stored_ref(upstream.refname)
         if stored is not None and stored.tip == upstream.tip:
             return []
-        if stored is not None and self.repo.is_ancestor(stored.tip, upstream.tip):
+        if stored is not None and self.repo.is_ancestor(upstream.tip, stored.tip):
+            self._rewind_upstream(stored.tip, upstream.tip)
+            ids = []
+        elif stored is not None and self.repo.is_ancestor(stored.tip, upstream.tip):
             records = list(self.repo.log(upstream.tip, [stored.tip]))
             top = self.db.execute("SELECT MAX(upstream_seq) FROM commits").fetchone()[0] or 0
             seqs = [top + len(records) - i for i in range(len(records))]
@@ -316,6 +321,16 @@ class CommitIndex:
             (upstream.refname, upstream.name, upstream.tip),
         )
         return ids
+
+    def _rewind_upstream(self, old_tip: Oid, new_tip: Oid) -> None:
+        """Upstream moved back to an ancestor: the commits past it stop being upstream (they
+        stay stored, so moving forward again re-reads nothing). O(commits removed)."""
+        removed = self._ids_of(self.repo.run_git("rev-list", old_tip, f"^{new_tip}").split())
+        for start in range(0, len(removed), 900):
+            chunk = removed[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            self.db.execute(f"UPDATE commits SET upstream_seq=NULL WHERE id IN ({marks})", chunk)
+            self.db.execute(f"DELETE FROM after_fork WHERE commit_id IN ({marks})", chunk)
 
     def _store_stream(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
         """A full upstream pass, newest first: sequence numbers count down from 0.
@@ -365,6 +380,18 @@ class CommitIndex:
         """Apply a branch's plan; returns how many of its commits were read."""
         branch = plan.branch
         if plan.mode == "noop":
+            return 0
+        if plan.mode == "rewind":  # moved back to an ancestor: O(commits removed)
+            assert plan.stored is not None
+            self._add_after_fork(branch.refname, new_upstream_ids)
+            removed = self._ids_of(
+                self.repo.run_git("rev-list", plan.stored.tip, f"^{branch.tip}").split()
+            )
+            self.db.executemany(
+                "DELETE FROM branch_commits WHERE refname=? AND commit_id=?",
+                [(branch.refname, cid) for cid in removed],
+            )
+            self._set_ref(branch, plan.fork)
             return 0
         if plan.mode in ("upstream-only", "incremental"):
             self._add_after_fork(branch.refname, new_upstream_ids)
@@ -616,11 +643,15 @@ class CommitIndex:
         return self._relations_to("reverts", oid, upstream_only)
 
     def stable_deps_naming(self, oid: Oid) -> list[Relation]:
-        """Branch commits whose Stable-dep-of: names X (X needed them)."""
-        return self._relations_to("stable_deps", oid, False)
+        """Commits of indexed branches whose Stable-dep-of: names X (X needed them)."""
+        return self._relations_to("stable_deps", oid, False, in_branch=True)
 
-    def _relations_to(self, table: str, oid: Oid, upstream_only: bool) -> list[Relation]:
+    def _relations_to(
+        self, table: str, oid: Oid, upstream_only: bool, *, in_branch: bool = False
+    ) -> list[Relation]:
         where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
+        if in_branch:
+            where += " AND EXISTS(SELECT 1 FROM branch_commits b WHERE b.commit_id = c.id)"
         rows = self.db.execute(
             f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
             f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
@@ -644,6 +675,28 @@ class CommitIndex:
             (refname, upstream),
         )
         return [r[0] for r in rows]
+
+    def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
+        """(branch name, commit) of indexed branches other than `refname` whose commits carry
+        `upstream` by an upstream-reference line or by the same patch-id, oldest first."""
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id JOIN refs r ON r.refname=b.refname "
+            "WHERE u.upstream=? AND b.refname != ? ORDER BY r.name, b.seq",
+            (upstream, refname),
+        ).fetchall()
+        if rows:
+            return [(name, oid) for name, oid in rows]
+        patch_id = self.patch_id(upstream)
+        if not patch_id:
+            return []
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "JOIN refs r ON r.refname=b.refname WHERE c.patch_id=? AND b.refname != ? "
+            "AND c.oid != ? ORDER BY r.name, b.seq",
+            (patch_id, refname, upstream),
+        ).fetchall()
+        return [(name, oid) for name, oid in rows]
 
     def carried_upstream(self, oid: Oid) -> Oid | None:
         """The upstream id a (stable) commit names, if any."""

@@ -147,6 +147,8 @@ EdgeKind = Literal[
 ]
 
 Role = Literal["target", "prerequisite", "follow-up"]
+CulpritPolicy = Literal["evidence", "always"]
+"""When an absent culprit joins: with evidence the stable team wants it, or always."""
 ApplyResult = Literal["clean", "conflict", "empty", "not-tried"]
 BranchStatus = Literal[
     "ready", "conflict", "incomplete", "already-present", "not-needed", "reverted-upstream"

@@ -390,6 +390,24 @@ class Repo:
                 return commit, line.strip()
         return (commit, paths[0]) if commit else None
 
+    def file_history(
+        self, paths: list[str], newest: Oid, oldest: Oid | None, limit: int
+    ) -> list[Oid]:
+        """The newest `limit` commits in oldest..newest that changed `paths`, newest first
+        (one path-limited `git log`, bounded by the range and the count)."""
+        revision = f"{oldest}..{newest}" if oldest else newest
+        out = self.run_git(
+            "log",
+            "--format=%H",
+            f"-n{limit}",
+            "--no-merges",
+            revision,
+            "--",
+            *paths,
+            check=False,
+        )
+        return out.split()
+
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
         return int(out.strip() or 0)

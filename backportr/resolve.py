@@ -25,6 +25,7 @@ from backportr.graph import SeriesGraph
 from backportr.model import (
     BranchReport,
     BranchStatus,
+    CulpritPolicy,
     Member,
     Oid,
     PresentMember,
@@ -44,6 +45,7 @@ _CULPRIT_DEPTH = 4
 DEFAULT_CONFLICT_DEPTH = 1
 _FEATURE_FACTOR = 10
 _FEATURE_FLOOR = 5
+_SERIES_DEPTH = 8
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
 (measured on real history: docs/accuracy.md)."""
@@ -68,6 +70,8 @@ class _Closure:
     adapted_checked: set[Oid] = field(default_factory=set)
     symbols_checked: set[Oid] = field(default_factory=set)
     adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
+    present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
+    culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)
@@ -124,8 +128,8 @@ class _Closure:
         commit = finding.commit
         if self.ctx.is_present(commit) and commit != self.target:
             self.note_present(commit)
-            if finding.relation == "prerequisite":
-                self.adapted_pending.append(commit)  # present, but perhaps adapted
+            if finding.relation == "follow-up":
+                self.present_pending.append(commit)  # its own follow-ups may be absent
             return
         if finding.relation == "follow-up":
             if not self._follow_up_needed(commit):
@@ -160,10 +164,12 @@ class Resolver:
         max_commits: int = DEFAULT_MAX_COMMITS,
         symbols: bool = True,
         conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
+        culprits: CulpritPolicy = "evidence",
         suggest: bool = True,
         progress: ProgressCallback = no_progress,
     ) -> None:
         self.suggest = suggest
+        self.culprits = culprits
         self.ws = workspace
         self.max_commits = max_commits
         self.symbols = symbols
@@ -233,11 +239,20 @@ class Resolver:
             named = culprits(ctx, target)
             if named and not self._culprits_needed(closure, target, named):
                 listed = ", ".join(ctx.describe(c) for c in named)
+                absent = " and ".join(c[:12] for c in closure.culprit_alternatives)
                 return BranchReport(
                     branch.name,
                     "not-needed",
                     present=tuple(closure.present.values()),
-                    warnings=(*warnings, f"none of its culprits is in the branch: {listed}"),
+                    warnings=(
+                        *warnings,
+                        f"none of its culprits is in the branch: {listed}; nothing says the "
+                        "stable team wants them (no stable tag, no other stable branch took them)",
+                    ),
+                    alternative=(
+                        f"apply {absent} first, then {target[:12]}, if the branch should have "
+                        "what it fixes"
+                    ),
                 )
         else:
             closure.note_present(target)
@@ -248,38 +263,53 @@ class Resolver:
         return self._report(closure)
 
     def _culprits_needed(self, closure: _Closure, target: Oid, named: list[Oid]) -> bool:
-        """Some culprit is present, or is itself a needed fix: absent culprits that are needed
-        fixes join the series first, even when another culprit is present."""
+        """Some culprit is present, or is absent with evidence that the stable team wants it:
+        those join the series first, even when another culprit is present. Absent culprits
+        without evidence are remembered for the alternative series."""
         ctx = closure.ctx
         needed = False
         for culprit in named:
             if ctx.is_present(culprit):
                 closure.note_present(culprit)
                 needed = True
-            elif self._needed_fix(ctx, culprit, 0):
+            elif (evidence := self._wanted(ctx, culprit, 0)) is not None:
                 reason = Reason(
                     "culprit",
-                    f"{ctx.describe(target)} fixes it; the branch lacks it but has what it fixes",
+                    f"{ctx.describe(target)} fixes it; the branch lacks it, and {evidence}",
                     target,
                 )
                 closure.add(culprit, "prerequisite", reason)
                 if culprit in closure.graph and target in closure.graph:
                     closure.graph.add_dependency(target, culprit, reason)
                 needed = True
+            else:
+                closure.culprit_alternatives.append(culprit)
         return needed
 
-    def _needed_fix(self, ctx: Context, commit: Oid, depth: int) -> bool:
-        """An absent culprit is needed when it fixes something present, or is for stable."""
+    def _wanted(self, ctx: Context, commit: Oid, depth: int) -> str | None:
+        """Why an absent culprit belongs in the branch, or None without evidence: it fixes
+        something the branch has, it is tagged for stable, another stable branch took it (as
+        a backport or a Stable-dep-of:), or the repository's policy takes every culprit."""
+        if self.culprits == "always":
+            return "the repository's policy (backportr.culprits=always) takes every culprit"
         if depth > _CULPRIT_DEPTH:
-            return False
-        named = culprits(ctx, commit)
-        if named:
-            return any(ctx.is_present(c) or self._needed_fix(ctx, c, depth + 1) for c in named)
-        return any(
-            tag.covers(ctx.version) if ctx.version else True
-            for tag in ctx.index.stable_tags_of(commit)
-            if not tag.noautosel
-        )
+            return None
+        for culprit in culprits(ctx, commit):
+            if ctx.is_present(culprit):
+                return f"it fixes {ctx.describe(culprit)}, which the branch has"
+            if self._wanted(ctx, culprit, depth + 1) is not None:
+                return f"it fixes {ctx.describe(culprit)}, which the branch needs"
+        for tag in ctx.index.stable_tags_of(commit):
+            if not tag.noautosel and (ctx.version is None or tag.covers(ctx.version)):
+                return "it is tagged for stable (Cc: stable)"
+        elsewhere = ctx.index.backports_elsewhere(commit, ctx.branch.refname)
+        if elsewhere:
+            name, carrier = elsewhere[0]
+            return f"{name} took it as {carrier[:12]}"
+        for relation in ctx.index.stable_deps_naming(commit):
+            branches = ", ".join(ctx.index.branches_of(relation.commit)) or "a stable branch"
+            return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
+        return None
 
     def _adapted(self, closure: _Closure, commit: Oid, backport: Oid) -> None:
         """`commit` is in the branch as a backport that differs from upstream: find what it
@@ -309,7 +339,16 @@ class Resolver:
     def _close(self, closure: _Closure) -> None:
         finders: list[Finder] = [declared, recorded, follow_ups]
         while True:
-            while (closure.pending or closure.adapted_pending) and not closure.capped:
+            while (
+                closure.pending or closure.adapted_pending or closure.present_pending
+            ) and not closure.capped:
+                if closure.present_pending:
+                    present = closure.present_pending.pop(0)
+                    if present not in closure.visited:
+                        closure.visited.add(present)
+                        for finding in follow_ups(closure.ctx, present):
+                            closure.link(finding, present)
+                    continue
                 if closure.adapted_pending:
                     present = closure.adapted_pending.pop(0)
                     if present not in closure.adapted_checked:
@@ -336,12 +375,8 @@ class Resolver:
         before = len(closure.graph)
         for commit in order:
             result = self.applier.pick(commit, state)
-            if (
-                result.result == "conflict"
-                and closure.conflict_depth(commit) >= self.conflict_depth
-            ):
-                findings = []  # a conflict prerequisite that conflicts itself: a human's job
-            elif result.result == "conflict":
+            findings: list[Finding] = []
+            if result.result == "conflict" and self._searches_conflicts(closure, commit):
                 findings = conflict_prerequisites(
                     closure.ctx,
                     commit,
@@ -350,26 +385,56 @@ class Resolver:
                     lambda c, m=commit: c != m and self._is_candidate(closure, c),
                     closure.seq,
                 )
-            elif self.symbols and commit not in closure.symbols_checked:
-                closure.symbols_checked.add(commit)
-                findings = [
-                    f
-                    for f in symbol_prerequisites(
-                        closure.ctx,
-                        commit,
-                        state,  # before the member: what it uses must already be there
-                        lambda c, m=commit: c != m and self._is_candidate(closure, c),
-                    )
-                    if not self._feature_to_adapt_instead(closure, commit, f)
-                ]
-            else:
-                findings = []
+            if not findings and (
+                result.result != "conflict"
+                or commit == closure.target
+                or closure.conflict_depth(commit) > 0
+            ):
+                # What the member uses, it needs whether or not it applies as it is; a
+                # follow-up that conflicts is left to the human who adapts it.
+                findings = self._symbol_findings(closure, commit, state)
             for finding in findings:
                 closure.link(finding, commit)
             if len(closure.graph) > before or closure.pending:
                 return True
             state = result.state
         return False
+
+    def _symbol_findings(self, closure: _Closure, member: Oid, state: TreeState) -> list[Finding]:
+        """Commits introducing identifiers `member` uses that the tree before it lacks."""
+        if not self.symbols or member in closure.symbols_checked:
+            return []
+        closure.symbols_checked.add(member)
+        return [
+            f
+            for f in symbol_prerequisites(
+                closure.ctx,
+                member,
+                state,  # before the member: what it uses must already be there
+                lambda c, m=member: c != m and self._is_candidate(closure, c),
+            )
+            if not self._feature_to_adapt_instead(closure, member, f)
+        ]
+
+    def _searches_conflicts(self, closure: _Closure, commit: Oid) -> bool:
+        """Conflict prerequisites are searched for the target only, and then, up to the
+        conflict depth (or deeper, within the target's own series: consecutive steps of one
+        author's refactoring), for the commits pulled in to make it apply. A follow-up, a
+        culprit or a declared prerequisite that conflicts is kept, marked `conflict`: pulling
+        refactors for it is what the maintainers never do (docs/accuracy.md)."""
+        if commit == closure.target:
+            return True
+        depth = closure.conflict_depth(commit)
+        if depth == 0:
+            return False
+        if depth < self.conflict_depth:
+            return True
+        return depth < _SERIES_DEPTH and self._same_author(closure, commit)
+
+    def _same_author(self, closure: _Closure, commit: Oid) -> bool:
+        ours = closure.ctx.index.info(commit)
+        target = closure.ctx.index.info(closure.target)
+        return ours is not None and target is not None and ours.author_email == target.author_email
 
     def _feature_to_adapt_instead(self, closure: _Closure, member: Oid, finding: Finding) -> bool:
         """Stable takes fixes: when the commit that introduced a missing identifier is a

@@ -24,17 +24,20 @@ T = TypeVar("T")
 
 _HEX = r"[0-9a-fA-F]"
 _ML = re.IGNORECASE | re.MULTILINE
-_FIXES = re.compile(rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit\s+)?({_HEX}{{7,40}})\b(.*)$", _ML)
-_STABLE_DEP = re.compile(rf"^[ \t]*stable-dep-of[ \t]*:[ \t]*({_HEX}{{7,40}})\b(.*)$", _ML)
-_STABLE_CC = re.compile(
-    r"^[ \t]*cc[ \t]*:[ \t]*(?:[^<#\n]*?)<?[ \t]*stable(\+noautosel)?@(?:vger\.)?kernel\.org"
-    r"[ \t]*>?[ \t]*(?:#[ \t]*(.*))?$",
-    _ML,
-)
+_FIXES = re.compile(rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit[ \t]+)?({_HEX}{{6,40}})\b(.*)$", _ML)
+_STABLE_DEP = re.compile(rf"^[ \t]*stable-dep-of[ \t]*:[ \t]*({_HEX}{{6,40}})\b(.*)$", _ML)
+_CC_LINE = re.compile(r"^[ \t]*cc[ \t]*:(.*)$", _ML)
+_STABLE_ADDRESS = re.compile(r"stable(\+noautosel)?@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)", re.I)
 _FULL_ID = re.compile(rf"\b({_HEX}{{40}})\b")
 _UPSTREAM_LINE = re.compile(r"^.*upstream.*$", _ML)
 _NOT_A_REFERENCE = re.compile(r"^[ \t]*(?:fixes|stable-dep-of|cc)[ \t]*:", re.IGNORECASE)
-_CHERRY = re.compile(rf"\(\s*cherry[ -]picked from commit ({_HEX}{{40}})", re.IGNORECASE)
+_CHERRY = re.compile(
+    rf"\([ \t]*cherry[ -]?picked[ \t]+from[ \t]+(?:[\w./-]+[ \t]+)?commit[ \t]+({_HEX}{{40}})",
+    re.IGNORECASE,
+)
+_MASTER_COMMIT = re.compile(
+    rf"^[ \t]*(?:master|main|mainline)[ \t]+commit[ \t]*:?[ \t]*({_HEX}{{40}})\b", _ML
+)
 _BACKPORTED = re.compile(rf"\(\s*backported from commit ({_HEX}{{40}})", re.IGNORECASE)
 _MAINLINE_INCLUSION = re.compile(r"^[ \t]*mainline inclusion[ \t]*$", _ML)
 _BARE_COMMIT = re.compile(rf"^[ \t]*commit[ \t]+({_HEX}{{40}})[ \t]*$", _ML)
@@ -101,14 +104,7 @@ def parse_message(message: str) -> ParsedMessage:
         if "stable-dep-of" in low
         else []
     )
-    tags = (
-        [
-            parse_stable_comment(m.group(2), noautosel=bool(m.group(1)))
-            for m in _STABLE_CC.finditer(body)
-        ]
-        if "stable" in low
-        else []
-    )
+    tags = _stable_tags(body) if "stable" in low else []
     reverts = (
         [m.group(1).lower() for m in _REVERTS.finditer(body)] if "reverts commit" in low else []
     )
@@ -132,6 +128,29 @@ def parse_message(message: str) -> ParsedMessage:
     )
 
 
+def _stable_tags(body: str) -> list[StableTag]:
+    """`Cc: ... stable@<any domain> ... # comment` lines, found without backtracking: the
+    line is matched by a fixed prefix, the address by a literal search (a mail line is hostile
+    input; a pattern that can split a whitespace run three ways is cubic on it)."""
+    tags: list[StableTag] = []
+    for line in _CC_LINE.finditer(body):
+        rest = line.group(1)
+        address = _STABLE_ADDRESS.search(rest)  # a literal prefix: one linear scan
+        if address is None:
+            continue
+        before = rest[: address.start()].rstrip(" \t")
+        before = before[:-1] if before.endswith("<") else before
+        if "<" in before or "#" in before or "@" in before:
+            continue  # the address is not the one this Cc: line is for
+        after = rest[address.end() :].lstrip(" \t")
+        after = after[1:].lstrip(" \t") if after.startswith(">") else after
+        if after and not after.startswith("#"):
+            continue
+        comment = after[1:] if after.startswith("#") else None
+        tags.append(parse_stable_comment(comment, noautosel=bool(address.group(1))))
+    return tags
+
+
 def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
     """Every upstream-reference form, in the order the lines appear, first mention wins."""
     found: list[tuple[int, UpstreamRef]] = []
@@ -139,6 +158,11 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
         found += [
             (m.start(), UpstreamRef(m.group(1).lower(), "cherry-pick"))
             for m in _CHERRY.finditer(body)
+        ]
+    if "commit" in low:
+        found += [
+            (m.start(), UpstreamRef(m.group(1).lower(), "cherry-pick"))
+            for m in _MASTER_COMMIT.finditer(body)
         ]
     if "backported" in low:
         found += [
@@ -180,6 +204,8 @@ def mentions_relations(message: str | bytes) -> bool:
         or b"backported" in low
         or b"reverts" in low
         or b"mainline" in low
+        or b"master commit" in low
+        or b"main commit" in low
         or low.startswith(b"revert")
     )
 

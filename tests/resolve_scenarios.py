@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backportr.builder import RepoBuilder
+from backportr.builder import DEFAULT_AUTHOR, Person, RepoBuilder
 from tests.scenarios import c_file
 
 BRANCH = "linux-5.10.y"
@@ -60,12 +60,15 @@ class Kernel:
         branch: str = "master",
         trailers: str = "",
         subject: str | None = None,
+        author: Person = DEFAULT_AUTHOR,
     ) -> str:
         text = self.b.files(branch)[path]
         assert old in text, (name, old)
         message = (subject or f"drv: {name}") + "\n\nSome explanation.\n\n"
         message += trailers + "Signed-off-by: Dev <dev@example.org>\n"
-        return self.b.commit(message, {path: text.replace(old, new, 1)}, branch=branch, name=name)
+        return self.b.commit(
+            message, {path: text.replace(old, new, 1)}, branch=branch, name=name, author=author
+        )
 
     def edit_fn(
         self,
@@ -90,12 +93,28 @@ class Kernel:
             name, path, body, new_body, trailers=trailers, branch=branch, subject=subject
         )
 
-    def edit_in(self, name: str, fn: str, old: str, new: str) -> str:
+    def edit_in(
+        self,
+        name: str,
+        fn: str,
+        old: str,
+        new: str,
+        *,
+        author: Person = DEFAULT_AUTHOR,
+        trailers: str = "",
+    ) -> str:
         """Commit `name` replacing `old` by `new` inside function `fn` of drivers/drv.c."""
         text = self.b.files("master")["drivers/drv.c"]
         body = text[text.index(f"int {fn}(int x)") :]
         body = body[: body.index("}\n") + 2]
-        return self.change(name, "drivers/drv.c", body, body.replace(old, new, 1))
+        return self.change(
+            name,
+            "drivers/drv.c",
+            body,
+            body.replace(old, new, 1),
+            author=author,
+            trailers=trailers,
+        )
 
     def fixes(self, name: str) -> str:
         oid = self.b.ids[name]
@@ -124,6 +143,69 @@ def culprit_absent(path: Path) -> Scenario:
     k.edit_fn("culprit", "drv_fn1", "y += 100;")
     k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
     return Scenario(k.b, "target", [], status="not-needed")
+
+
+def culprit_tagged_for_project_stable(path: Path) -> Scenario:
+    """Rule 2/5: the absent culprit carries `Cc: stable@<the project's list>` (not the
+    kernel's): evidence the stable team wants it, so it joins before the target."""
+    k = Kernel(path)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;", trailers="Cc: <stable@linux-rdma.org> # v42+\n")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
+
+
+def culprit_in_sibling_branch(path: Path) -> Scenario:
+    """Rule 2: the absent culprit, untagged, was backported to another stable branch of the
+    repository: evidence, so it joins before the target."""
+    k = Kernel(path)
+    k.b.branch("linux-5.15.y", "master")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", "linux-5.15.y", name="culprit-5.15", annotation="sasha")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
+
+
+def follow_up_of_present_follow_up(path: Path) -> Scenario:
+    """Rule 4: X and its fix Y are in the branch, Z (Fixes: Y) is not: X is incomplete."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("target", BRANCH, name="target-bp")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    k.b.cherry_pick("fix", BRANCH, name="fix-bp")
+    k.edit_fn("fix-of-fix", "drv_fn3", "y += 3;", trailers=k.fixes("fix"))
+    return Scenario(k.b, "target", ["fix-of-fix"], status="incomplete")
+
+
+def short_fixes_id(path: Path) -> Scenario:
+    """Rule 5: a follow-up names the target by a 6-digit id (unambiguous here)."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    short = k.b.ids["target"][:6]
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=f"Fixes: {short}\n")
+    return Scenario(k.b, "target", ["target", "fix"])
+
+
+def deleted_context(path: Path) -> Scenario:
+    """Rule 3: an absent clean-up deleted lines inside the target's hunk; blame of the
+    target's lines at its parent cannot see a deletion, the file's history can."""
+    k = Kernel(path)
+    k.edit_in("cleanup", "drv_fn4", "\ty *= 2;\n", "", author=OTHER)
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["cleanup", "target"])
+
+
+def kconfig_symbol(path: Path) -> Scenario:
+    """Rule 6: the target tests CONFIG_DRV_TURBO, which a Kconfig entry introduced; an
+    earlier commit merely used it in C. The Kconfig commit is the prerequisite."""
+    k = Kernel(path)
+    k.b.commit(
+        "drv: add the turbo option\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"drivers/Kconfig": 'config DRV_TURBO\n\tbool "Turbo mode"\n'},
+        name="kconfig",
+    )
+    k.edit_fn("user", "drv_fn5", "y += CONFIG_DRV_TURBO;")
+    k.edit_fn("target", "drv_fn2", "y += CONFIG_DRV_TURBO * 2;")
+    return Scenario(k.b, "target", ["kconfig", "target"])
 
 
 def culprit_present(path: Path) -> Scenario:
@@ -333,14 +415,39 @@ def symbol_from_conflicting_commit(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["macro", "target"], status="conflict")
 
 
+OTHER = Person("Other Dev", "other@example.org")
+REFACTORER = Person("Re Factorer", "refactorer@example.org")
+
+
 def conflict_chain(path: Path) -> Scenario:
-    """The target needs `enabler`, which itself needs `deeper`: one level by default, so the
-    series stops at the enabler, which conflicts (a manual backport)."""
+    """The target needs `enabler`, which itself needs `deeper` (each by another author): one
+    level by default, so the series stops at the enabler, which conflicts (a manual backport)."""
     k = Kernel(path)
-    k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;")
-    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=REFACTORER)
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
     return Scenario(k.b, "target", ["enabler", "target"], status="conflict")
+
+
+def own_series_chain(path: Path) -> Scenario:
+    """Rule 1 (depth within the target's own series): the target is the last of three
+    consecutive steps by one author, each conflicting without the one before; the search goes
+    as deep as the author's own steps, so the whole series is found and applies."""
+    k = Kernel(path)
+    k.edit_in("step1", "drv_fn4", "\ty += 1;", "\ty += 10;")
+    k.edit_in("step2", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["step1", "step2", "target"])
+
+
+def conflicting_follow_up(path: Path) -> Scenario:
+    """Rule 1: a follow-up that conflicts is kept, marked conflict; no refactor is pulled for
+    it (its conflict is a human's job), and the branch status says so."""
+    k = Kernel(path)
+    k.edit_in("target", "drv_fn1", "\ty += 1;", "\ty += 100;")
+    k.edit_in("refactor", "drv_fn6", "\ty *= 2;", "\ty *= 3;", author=OTHER)
+    k.edit_in("fix", "drv_fn6", "\ty -= 3;", "\ty -= 4;", trailers=k.fixes("target"), author=OTHER)
+    return Scenario(k.b, "target", ["target", "fix"], status="conflict")
 
 
 def context_suggestion(path: Path) -> Scenario:
@@ -389,6 +496,14 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "culprit_tagged_for_project_stable": culprit_tagged_for_project_stable,
+    "culprit_in_sibling_branch": culprit_in_sibling_branch,
+    "follow_up_of_present_follow_up": follow_up_of_present_follow_up,
+    "short_fixes_id": short_fixes_id,
+    "deleted_context": deleted_context,
+    "kconfig_symbol": kconfig_symbol,
+    "own_series_chain": own_series_chain,
+    "conflicting_follow_up": conflicting_follow_up,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,
     "symbol_from_big_feature": symbol_from_big_feature,

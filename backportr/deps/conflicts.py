@@ -3,7 +3,9 @@
 Blame the lines of the conflicting files' hunks (context included) in the upstream file at the
 member's parent, keep the commits absent from the branch, then choose the fewest of them that
 make the member apply: first single commits, then a growing prefix pruned back. A commit that
-merely touched nearby context does not make the member apply and so stays out.
+merely touched nearby context does not make the member apply and so stays out. When blame
+yields nothing that helps (a *deletion* leaves no line to blame), the newest absent commits of
+the conflicting files' history since the fork are tried the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
 
 _MAX_CANDIDATES = 8
+_HISTORY = 20  # commits of a conflicting file's history looked at, newest first
 
 
 def blame_candidates(
@@ -37,6 +40,23 @@ def blame_candidates(
     return found
 
 
+def history_candidates(
+    ctx: Context, member: Oid, files: tuple[str, ...], is_candidate: Callable[[Oid], bool]
+) -> dict[Oid, set[str]]:
+    """Absent upstream commits after the fork that changed `files` before `member`: the
+    deletion-aware fallback when blame finds nothing that makes the member apply."""
+    parents = ctx.repo.parents(member)
+    if not parents:
+        return {}
+    found: dict[Oid, set[str]] = {}
+    for path in files:
+        old_paths = {h.path for h in ctx.applier.hunks(member, path)} or {path}
+        for commit in ctx.repo.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY):
+            if is_candidate(commit):
+                found.setdefault(commit, set()).add(path)
+    return found
+
+
 def conflict_prerequisites(
     ctx: Context,
     member: Oid,
@@ -49,10 +69,16 @@ def conflict_prerequisites(
 ) -> list[Finding]:
     """The fewest absent upstream commits that make `member` apply onto `state`."""
     candidates = blame_candidates(ctx, member, files, is_candidate)
-    if not candidates:
-        return []
     ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
-    chosen = _fewest(ctx, member, state, ordered)
+    chosen = _fewest(ctx, member, state, ordered) if ordered else []
+    how = "blame of the conflicting lines"
+    if not chosen:
+        # Blame sees only the lines that are there: a commit that *deleted* lines the member's
+        # context depended on is invisible to it. Fall back to the files' own history.
+        candidates = history_candidates(ctx, member, files, is_candidate)
+        ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
+        chosen = _fewest(ctx, member, state, ordered) if ordered else []
+        how = "history of the conflicting files: blame cannot see deleted lines"
 
     def finding(commit: Oid) -> Finding:
         where = ", ".join(sorted(candidates[commit]))
@@ -62,10 +88,7 @@ def conflict_prerequisites(
                 f"apply there without this commit (last changed its lines in {where})"
             )
         else:
-            detail = (
-                f"{ctx.describe(member)} conflicts in {where} without it "
-                "(blame of the conflicting lines)"
-            )
+            detail = f"{ctx.describe(member)} conflicts in {where} without it ({how})"
         return Finding(commit, "prerequisite", Reason(kind, detail, member))
 
     return [finding(c) for c in chosen]

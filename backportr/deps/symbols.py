@@ -24,6 +24,22 @@ from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
 
 _C_FILES = (".c", ".h", ".S")
+# Names defined outside C: Kconfig symbols (used in C as CONFIG_<name>) and what the build
+# system defines (meson's conf.set('HAVE_X', ...), a Makefile's -DX, CMake's options).
+_KCONFIG_FILES = ("Kconfig*",)
+_BUILD_FILES = (
+    *_KCONFIG_FILES,
+    "Makefile*",
+    ".mk",
+    "meson.build",
+    "meson_options.txt",
+    "meson.options",
+    "CMakeLists.txt",
+    ".cmake",
+    ".ac",
+    ".am",
+)
+_SEARCHED = _C_FILES + _BUILD_FILES
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
@@ -238,9 +254,15 @@ def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) 
             remaining -= set(_IDENTIFIER.findall(text))
     unknown = sorted(n for n in remaining if n not in ctx.tip_words)
     if unknown:
-        present = ctx.repo.grep_words(ctx.branch.tip, unknown, _C_FILES)
-        ctx.tip_words.update({n: n in present for n in unknown})
+        words = sorted({*unknown, *(kconfig_name(n) for n in unknown if kconfig_name(n))})
+        present = ctx.repo.grep_words(ctx.branch.tip, words, _SEARCHED)
+        ctx.tip_words.update({n: n in present or kconfig_name(n) in present for n in unknown})
     return [n for n in used if n in remaining and not ctx.tip_words[n]]
+
+
+def kconfig_name(name: str) -> str:
+    """`CONFIG_FOO` -> `FOO` (its name in Kconfig files); '' for other identifiers."""
+    return name[len("CONFIG_") :] if name.startswith("CONFIG_") and len(name) > 7 else ""
 
 
 _STRONG_DEFINITION = (  # a macro, a struct/union/enum, a typedef
@@ -254,7 +276,15 @@ _WEAK_DEFINITION = (  # a function definition at the start of a line, a struct m
 def _introducer(ctx: Context, name: str, parent: Oid) -> tuple[Oid, str] | None:
     """The oldest commit after the fork (up to `parent`) that added `name` to the file that
     defines it (or, without a definition, to a file that mentions it)."""
-    files = ctx.repo.grep_files(parent, name, _C_FILES)
+    if option := kconfig_name(name):  # defined by `config FOO` in a Kconfig file
+        kconfig = ctx.repo.grep_files(parent, option, _KCONFIG_FILES)
+        regex = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(option)}\s*$")
+        defining = [f for f, lines in kconfig.items() if any(regex.match(ln) for ln in lines)]
+        if defining:
+            return ctx.repo.pickaxe(option, parent, ctx.fork, defining[:20])
+    files = ctx.repo.grep_files(parent, name, _C_FILES) or ctx.repo.grep_files(
+        parent, name, _BUILD_FILES
+    )
     if not files:
         return None
 
