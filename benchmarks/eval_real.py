@@ -1,25 +1,39 @@
 #!/usr/bin/env python3
-"""Score backportr resolve on real backport cases (../shared/data/real-cases/).
+"""Score backportr resolve on real backport cases (../shared/data/real-cases/), as the
+maintainers saw them, beside the one-level `git log --grep "Fixes: <target12>"` baseline.
 
     python benchmarks/eval_real.py rdma=/path/to/rdma-core.git ovn=/path/to/ovn.git \\
-        nm=/path/to/NetworkManager.git [--limit N] [--kinds single,prereq] [--json out.json]
+        nm=/path/to/NetworkManager.git [--limit N] [--kinds single,prereq] [--json out.json] \\
+        [--without rule1,rule2,rule4]
 
-For each case: point the case's branch, in a scratch clone that shares the objects of the
-given repository, at `before` (the stable commit just before the maintainers applied it),
-resolve the target, and score the answer against what the maintainers applied:
+For each case, in a scratch clone that shares the objects of the given repository:
+- the case's branch points at `before` (the stable commit just before the maintainers
+  applied it);
+- the upstream branch points at its last first-parent commit before the date of the case's
+  last stable commit (follow-ups written later are not in the ground truth, so they are not
+  visible either);
+- every other stable branch of the project points at its last commit before the date of
+  `before` (evidence from sibling branches is real, their future is not; a branch not yet
+  created is absent).
+Cases run in the order of `before`'s date, so the index moves forward (or back by a little)
+incrementally. The answer is scored against what the maintainers applied:
 
 - exact: the series equals the maintainers' series (order included);
 - precision and recall of the set of commits (micro-averaged per kind);
 - `adjusted` cases (the maintainers edited the patch by hand): was a conflict reported?
 - `single` cases: anything beyond the target is a false positive.
 
-Cases of one branch run in branch order so the index is updated incrementally. Prints a
-markdown table per project and kind, and the misses; --json keeps every case's answer.
+The baseline answers [target] plus the upstream commits whose message names the target's
+12-digit id after `Fixes: ` (oldest first), as the stable mail bots do; it never reports a
+conflict. `--without` turns rules of docs/accuracy.md off (their previous behaviour) to
+measure each rule's gain and loss.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
+import fnmatch
 import gzip
 import json
 import subprocess
@@ -36,10 +50,10 @@ from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"
-PROJECTS = {
-    "rdma": ("rdma.jsonl.gz", "master"),
-    "ovn": ("ovn.jsonl.gz", "main"),
-    "nm": ("nm.jsonl.gz", "main"),
+PROJECTS = {  # cases, upstream branch, the project's stable branches
+    "rdma": ("rdma.jsonl.gz", "master", "stable-v*"),
+    "ovn": ("ovn.jsonl.gz", "main", "branch-*"),
+    "nm": ("nm.jsonl.gz", "main", "nm-1-*"),
 }
 COLUMNS = (
     "kind",
@@ -117,37 +131,56 @@ def load_cases(path: Path) -> list[dict[str, object]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def branch_order(repo: Path, cases: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Cases grouped by branch, each branch in history order of `before`."""
-    befores = sorted({str(c["before"]) for c in cases})
-    out = subprocess.run(
-        ["git", "--git-dir", str(repo), "show", "-s", "--format=%H %ct", *befores],
-        capture_output=True,
-        text=True,
-        check=True,
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), *args], capture_output=True, text=True, check=check
     ).stdout
-    when = dict(line.split() for line in out.splitlines())
-    return sorted(cases, key=lambda c: (c["branch"], int(when.get(str(c["before"]), 0))))
+
+
+class Clock:
+    """Where each branch of the project was at a date: its first-parent history, with the
+    commit dates, read once."""
+
+    def __init__(self, repo: Path, refs: list[str]) -> None:
+        self.history: dict[str, list[tuple[int, str]]] = {}
+        self.born: dict[str, int] = {}
+        for ref in refs:
+            rows = [
+                line.split()
+                for line in git(repo, "log", "--first-parent", "--format=%ct %H", ref).splitlines()
+            ]
+            self.history[ref] = sorted((int(t), h) for t, h in rows)
+        self.upstream_ref = refs[0]
+        upstream_ids = {h for _, h in self.history[self.upstream_ref]}
+        for ref in refs[1:]:
+            own = [t for t, h in self.history[ref] if h not in upstream_ids]
+            self.born[ref] = min(own) if own else 1 << 62
+
+    def at(self, ref: str, when: int) -> str | None:
+        """The branch's last first-parent commit dated at or before `when`."""
+        history = self.history[ref]
+        i = bisect.bisect_right(history, (when, "~"))
+        return history[i - 1][1] if i else None
+
+
+def commit_times(repo: Path, ids: set[str]) -> dict[str, int]:
+    out = git(repo, "show", "-s", "--format=%H %ct", *sorted(ids))
+    return {h: int(t) for h, t in (line.split() for line in out.splitlines() if line.strip())}
+
+
+def one_level_grep(repo: Path, target: str, upstream: str) -> list[str]:
+    """The stable bots' search: the target, then upstream commits naming it in Fixes:."""
+    found = git(
+        repo, "log", "--reverse", "--format=%H", "-F", f"--grep=Fixes: {target[:12]}", upstream
+    ).split()
+    return [target, *[c for c in found if c != target]]
 
 
 def backported_later(mirror: Path, branch: str, commit: str) -> bool:
     """Did the maintainers take `commit` into the real branch at some later point?"""
-    out = subprocess.run(
-        [
-            "git",
-            "--git-dir",
-            str(mirror),
-            "log",
-            "--format=%H",
-            "-F",
-            f"--grep={commit}",
-            f"refs/heads/{branch}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    if out.strip():
+    if git(
+        mirror, "log", "--format=%H", "-F", f"--grep={commit}", f"refs/heads/{branch}", check=False
+    ).strip():
         return True
     merged = subprocess.run(
         [
@@ -164,8 +197,38 @@ def backported_later(mirror: Path, branch: str, commit: str) -> bool:
     return merged.returncode == 0
 
 
-def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, list[dict]]:
-    cases_file, upstream = PROJECTS[name]
+def without(rules: set[str]) -> None:
+    """Turn rules off: their behaviour before this turn (for the per-rule gain and loss)."""
+    from backportr import resolve as r
+    from backportr.deps import conflicts
+
+    if "rule1" in rules:  # conflict prerequisites searched for every member, one level
+        r.Resolver._searches_conflicts = lambda self, closure, commit: (  # type: ignore[method-assign]
+            closure.conflict_depth(commit) < self.conflict_depth
+        )
+    if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
+        original = r.Resolver._wanted
+
+        def wanted(self, ctx, commit, depth):  # type: ignore[no-untyped-def]
+            answer = original(self, ctx, commit, depth)
+            return answer if answer and ("fixes" in answer or "tagged" in answer) else None
+
+        r.Resolver._wanted = wanted  # type: ignore[method-assign]
+    if "rule3" in rules:  # blame only
+        conflicts.history_candidates = lambda *args: {}  # type: ignore[assignment]
+    if "rule4" in rules:  # follow-ups of present follow-ups not explored
+        original_link = r._Closure.link
+
+        def link(self, finding, about):  # type: ignore[no-untyped-def]
+            before = len(self.present_pending)
+            original_link(self, finding, about)
+            del self.present_pending[before:]
+
+        r._Closure.link = link  # type: ignore[method-assign]
+
+
+def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, dict, list[dict]]:
+    cases_file, upstream, pattern = PROJECTS[name]
     cases = [c for c in load_cases(CASES / cases_file) if c["kind"] in args.kinds]
     if args.limit:
         per_kind: dict[str, int] = defaultdict(int)
@@ -179,28 +242,43 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
     subprocess.run(
         ["git", "clone", "-q", "--bare", "--shared", str(mirror), str(scratch)], check=True
     )
+    stable = sorted(
+        line
+        for line in git(scratch, "for-each-ref", "--format=%(refname)", "refs/heads/").split()
+        if fnmatch.fnmatchcase(line[len("refs/heads/") :], pattern)
+    )
+    clock = Clock(scratch, [f"refs/heads/{upstream}", *stable])
+    times = commit_times(
+        scratch,
+        {str(c["before"]) for c in cases} | {str(c["stable_commits"][-1]) for c in cases},  # type: ignore[index]
+    )
+    cases.sort(key=lambda c: (times[str(c["before"])], c["branch"]))
     tallies: dict[str, Tally] = defaultdict(Tally)
+    baseline: dict[str, Tally] = defaultdict(Tally)
     rows = []
-    cases = branch_order(scratch, cases)
     started = time.monotonic()
     for number, case in enumerate(cases, 1):
         branch = str(case["branch"])
+        when = times[str(case["before"])]
+        cut = clock.at(f"refs/heads/{upstream}", times[str(case["stable_commits"][-1])])  # type: ignore[index]
+        updates = [f"update refs/heads/{upstream} {cut}"]
+        for ref in stable:
+            at = str(case["before"]) if ref == f"refs/heads/{branch}" else clock.at(ref, when)
+            if ref != f"refs/heads/{branch}" and (at is None or when < clock.born[ref]):
+                updates.append(f"delete {ref}")
+            else:
+                updates.append(f"update {ref} {at}")
         subprocess.run(
-            [
-                "git",
-                "--git-dir",
-                str(scratch),
-                "update-ref",
-                f"refs/heads/{branch}",
-                str(case["before"]),
-            ],
+            ["git", "--git-dir", str(scratch), "update-ref", "--stdin"],
+            input="\n".join(updates) + "\n",
+            text=True,
             check=True,
         )
         settings = Settings(
             repo=scratch,
             upstream=upstream,
             branches=(branch,),
-            branch_pattern="no-other-branches",
+            branch_pattern=pattern,
             max_commits=args.max_commits,
         )
         begin = time.monotonic()
@@ -209,12 +287,13 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
         status = "error"
         error = None
         try:
-            with open_workspace(settings, all_stable=False) as ws:
+            with open_workspace(settings, all_stable=True) as ws:
                 report = Resolver(
                     ws,
                     max_commits=args.max_commits,
                     symbols=args.symbols,
                     conflict_depth=args.conflict_depth,
+                    suggest=False,
                 ).resolve(str(case["target"]), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
@@ -227,17 +306,20 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, l
             error = str(failure)
         extra = [c for c in predicted if c not in case["series"]]  # type: ignore[operator]
         later = [c for c in extra if backported_later(mirror, branch, c)]
-        rows.append(
-            tallies[str(case["kind"])].add(
-                case, predicted, status, time.monotonic() - begin, error, reasons, later
-            )
+        row = tallies[str(case["kind"])].add(
+            case, predicted, status, time.monotonic() - begin, error, reasons, later
         )
+        grep = one_level_grep(scratch, str(case["target"]), f"refs/heads/{upstream}")
+        baseline[str(case["kind"])].add(case, grep, "ready", 0.0)
+        row["baseline"] = grep
+        rows.append(row)
         if number % 25 == 0:
             print(
                 f"  {name}: {number}/{len(cases)} cases, {time.monotonic() - started:.0f}s",
                 file=sys.stderr,
             )
-    return {kind: tallies[kind] for kind in SCORED if kind in tallies}, rows
+    ordered = [k for k in SCORED if k in tallies]
+    return {k: tallies[k] for k in ordered}, {k: baseline[k] for k in ordered}, rows
 
 
 def render(name: str, tallies: dict[str, Tally]) -> list[str]:
@@ -270,14 +352,17 @@ def main() -> int:
     parser.add_argument("--max-commits", type=int, default=50)
     parser.add_argument("--conflict-depth", type=int, default=1)
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
+    parser.add_argument("--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.kinds = args.kinds.split(",")
+    without({r for r in args.without.split(",") if r})
     report: dict[str, object] = {}
     for spec in args.projects:
         name, _, path = spec.partition("=")
-        tallies, rows = evaluate(name, Path(path), args)
+        tallies, baseline, rows = evaluate(name, Path(path), args)
         print("\n".join(render(name, tallies)) + "\n")
+        print("\n".join(render(f"{name}, one-level Fixes: grep", baseline)) + "\n")
         for kind, t in tallies.items():
             for miss in t.misses[:5]:
                 print(f"  miss {kind}: {json.dumps(miss)[:400]}")
