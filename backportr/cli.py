@@ -21,12 +21,12 @@ import typer
 from backportr import __version__
 from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.model import StatusResult
+from backportr.model import CulpritPolicy, StatusResult
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.output.status import render_status_json, render_status_text
 from backportr.progress import TerminalProgress
-from backportr.repo import DEFAULT_BRANCH_PATTERN
+from backportr.repo import DEFAULT_BRANCH_PATTERN, Repo
 from backportr.workspace import open_workspace
 
 app = typer.Typer(
@@ -238,6 +238,22 @@ def resolve_command(
             help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha).",
         ),
     ] = AnnotationStyle.greg,
+    signoff: Annotated[
+        bool,
+        typer.Option(
+            "--signoff",
+            "-s",
+            help="mbox: add your Signed-off-by: (user.name and user.email of git config) last.",
+        ),
+    ] = False,
+    culprits: Annotated[
+        str | None,
+        typer.Option(
+            "--culprits",
+            help="When an absent culprit joins: 'evidence' (tagged for stable, taken by another "
+            "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
+        ),
+    ] = None,
 ) -> None:
     """The complete, ordered series to backport TARGET onto each branch, with evidence."""
     from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
@@ -259,11 +275,13 @@ def resolve_command(
                 max_commits=max_commits,
                 symbols=symbols,
                 conflict_depth=conflict_depth,
+                culprits=_culprit_policy(culprits or ws.repo.config_value("backportr.culprits")),
                 progress=progress,
             )
             report = resolver.resolve(oid, ws.branches)
             if output_format is ResolveFormat.mbox:
-                _write_mbox(ws, resolver, report, output, annotation)
+                who = _signoff(ws.repo) if signoff else None
+                _write_mbox(ws, resolver, report, output, annotation, who)
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -272,26 +290,42 @@ def resolve_command(
             write_atomically(output, text)
         else:
             sys.stdout.write(text)
-    if any(b.status == "conflict" for b in report.branches):
-        raise typer.Exit(int(ExitCode.ATTENTION))
+    if any(
+        b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
+        for b in report.branches
+    ):
+        raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
 
 
-def _write_mbox(ws, resolver, report, output: Path | None, annotation: AnnotationStyle) -> None:  # type: ignore[no-untyped-def]
+def _culprit_policy(value: str | None) -> CulpritPolicy:
+    if value in (None, "", "evidence"):
+        return "evidence"
+    if value == "always":
+        return "always"
+    raise UsageError(f"--culprits (or backportr.culprits) is 'evidence' or 'always', not {value!r}")
+
+
+def _signoff(repo: Repo) -> str:
+    name, email = repo.config_value("user.name"), repo.config_value("user.email")
+    if not name or not email:
+        raise BackportrError("--signoff needs user.name and user.email in git config")
+    return f"{name} <{email}>"
+
+
+def _write_mbox(  # type: ignore[no-untyped-def]
+    ws, resolver, report, output: Path | None, annotation: AnnotationStyle, signoff: str | None
+) -> None:
     """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
     from backportr.output.mbox import render_mbox, write_series
-    from backportr.patches import build_patches
+    from backportr.patches import build_patches, dropped
 
     tips = {b.name: b.tip for b in ws.branches}
     for branch in report.branches:
         patches = build_patches(
-            ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value
+            ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value, signoff
         )
-        skipped = [m.commit[:12] for m in branch.series if m.apply == "conflict"]
-        if skipped:
-            typer.echo(
-                f"{branch.branch}: left out (need a manual backport): {', '.join(skipped)}",
-                err=True,
-            )
+        for commit, why in dropped(branch).items():
+            typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
         if output is None:
             sys.stdout.write(render_mbox(patches))
         else:

@@ -2,9 +2,12 @@
 
 Each patch carries the original author and date, the stable annotation as first body line
 (`commit <40 hex> upstream.` or `[ Upstream commit <40 hex> ]`), the original message, a
-`Stable-dep-of:` trailer for every member pulled in only because another needs it (placed
-before the final sign-off), and the diff of the in-memory trial: what the member changes on
-the branch as it stands after the members before it, so `git am` reproduces the trial.
+`Stable-dep-of:` trailer for every member pulled in only because another needs it (after
+every upstream trailer, just before the backporter's sign-off, as the stable team writes it),
+the backporter's sign-off when asked, and the diff of the in-memory trial: what the member
+changes on the branch as it stands after the members before it, so `git am` reproduces the
+trial. A member that conflicts is left out, and so is every member that depends on it (a
+series never contradicts itself).
 """
 
 from __future__ import annotations
@@ -38,10 +41,31 @@ class Patch:
 
     @property
     def filename(self) -> str:
-        slug = "".join(c if c.isalnum() else "-" for c in self.subject).strip("-")
-        while "--" in slug:
-            slug = slug.replace("--", "-")
-        return f"{self.number:04d}-{slug[:52].rstrip('-')}.patch"
+        """The name `git format-patch` gives it (its sanitized subject, 64 bytes at most)."""
+        return f"{f'{self.number:04d}-{sanitized_subject(self.subject)}'[:_NAME_MAX]}.patch"
+
+
+_NAME_MAX = 64 - len(".patch") - 1  # git's format.filenameMaxLength default, less the suffix
+
+
+def sanitized_subject(subject: str) -> str:
+    """git's format_sanitized_subject: runs of characters other than ASCII letters, digits,
+    '.' and '_' become one '-', runs of '.' one '.', and trailing '.' and '-' go."""
+    out: list[str] = []
+    gap = False
+    previous = ""
+    for char in subject:
+        if char.isascii() and (char.isalnum() or char in "._"):
+            if gap and out:
+                out.append("-")
+            gap = False
+            if not (char == "." and previous == "."):
+                out.append(char)
+            previous = char
+        else:
+            gap = True
+            previous = ""
+    return "".join(out).rstrip(".-")
 
 
 def branch_prefix(branch: str) -> str:
@@ -56,10 +80,13 @@ def build_patches(
     branch_tip: Oid,
     report: BranchReport,
     annotation: Annotation = "greg",
+    signoff: str | None = None,
 ) -> list[Patch]:
     """The series of one branch as patches; members that conflict are left out (they need a
-    manual backport), with the rest still numbered in order."""
-    members = [m for m in report.series if m.apply != "conflict"]
+    manual backport), with what depends on them, the rest still numbered in order.
+    `signoff` ("Name <email>") adds the backporter's Signed-off-by: last."""
+    left_out = dropped(report)
+    members = [m for m in report.series if m.commit not in left_out]
     total = len(members)
     by_commit = {m.commit: m for m in report.series}
     state = TreeState(branch_tip)
@@ -82,7 +109,7 @@ def build_patches(
                 subject=commit.message.split("\n", 1)[0].strip(),
                 prefix=f"PATCH {branch_prefix(report.branch)}"
                 + (f" {number}/{total}" if total > 1 else ""),
-                body=_body(commit.message, member, by_commit, annotation, repo),
+                body=_body(commit.message, member, by_commit, annotation, repo, signoff),
                 diffstat=diff.stats.format(
                     pygit2.enums.DiffStatsFormat.FULL
                     | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
@@ -94,12 +121,35 @@ def build_patches(
     return patches
 
 
+def dropped(report: BranchReport) -> dict[Oid, str]:
+    """Members left out of the patches, with why: those that conflict, then (to a fixpoint)
+    those whose evidence names a member left out: a follow-up of it, or what needs it."""
+    out = {
+        m.commit: "conflicts: needs a manual backport"
+        for m in report.series
+        if m.apply == "conflict"
+    }
+    changed = True
+    while changed:
+        changed = False
+        for member in report.series:
+            if member.commit in out or member.role == "target":
+                continue
+            for reason in member.reasons:
+                if reason.related in out and reason.kind in ("follow-up", "revert"):
+                    out[member.commit] = f"depends on {reason.related[:12]}, which is left out"
+                    changed = True
+                    break
+    return out
+
+
 def _body(
     message: str,
     member: Member,
     by_commit: dict[Oid, Member],
     annotation: Annotation,
     repo: Repo,
+    signoff: str | None = None,
 ) -> str:
     text = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
     first = (
@@ -107,11 +157,10 @@ def _body(
         if annotation == "greg"
         else f"[ Upstream commit {member.commit} ]"
     )
-    lines = text.splitlines()
-    deps = _stable_deps(member, by_commit, repo)
-    if deps:
-        position = _last_signoff(lines)
-        lines[position:position] = deps
+    lines = text.rstrip().splitlines()
+    lines += _stable_deps(member, by_commit, repo)  # after every upstream trailer
+    if signoff and (not lines or lines[-1] != f"Signed-off-by: {signoff}"):
+        lines.append(f"Signed-off-by: {signoff}")
     return first + "\n\n" + "\n".join(lines).rstrip() + "\n"
 
 
@@ -133,14 +182,6 @@ def _stable_deps(member: Member, by_commit: dict[Oid, Member], repo: Repo) -> li
         if line not in out:
             out.append(line)
     return out
-
-
-def _last_signoff(lines: list[str]) -> int:
-    """Where the final sign-off starts (the end when there is none)."""
-    for index in range(len(lines) - 1, -1, -1):
-        if lines[index].lower().startswith("signed-off-by:"):
-            return index
-    return len(lines)
 
 
 def _rfc2822(signature: pygit2.Signature) -> str:

@@ -408,6 +408,14 @@ class Repo:
         )
         return out.split()
 
+    def config_value(self, key: str) -> str | None:
+        """A git config value as the repository sees it (its own, global and system)."""
+        try:
+            value = self.git.config[key]
+        except (KeyError, pygit2.GitError):
+            return None
+        return str(value)
+
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
         return int(out.strip() or 0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from backportr.apply import TreeState, TrialApplier
 from backportr.config import DEFAULT_MAX_COMMITS
@@ -46,6 +47,7 @@ DEFAULT_CONFLICT_DEPTH = 1
 _FEATURE_FACTOR = 10
 _FEATURE_FLOOR = 5
 _SERIES_DEPTH = 8
+_SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
 (measured on real history: docs/accuracy.md)."""
@@ -231,8 +233,16 @@ class Resolver:
 
         reverter = effective_upstream_reverter(ctx, target)
         if reverter is not None and not presence.present:
-            warnings.append(f"reverted upstream by {ctx.describe(reverter)}")
-            return BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
+            if target not in culprits(ctx, reverter):
+                warnings.append(f"reverted upstream by {ctx.describe(reverter)}")
+                return BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
+            # The revert names the target in Fixes:: upstream declared it a follow-up, and
+            # the stable process takes the pair wherever it takes the target.
+            warnings.append(
+                f"reverted upstream by {ctx.describe(reverter)}, which names it in Fixes:; "
+                "the series applies the target and its revert (together a no-op): skip both "
+                "unless the branch should follow upstream's history"
+            )
 
         if not presence.present:
             closure.add(target, "target", None)
@@ -376,13 +386,18 @@ class Resolver:
         for commit in order:
             result = self.applier.pick(commit, state)
             findings: list[Finding] = []
-            if result.result == "conflict" and self._searches_conflicts(closure, commit):
+            scope = self._conflict_scope(closure, commit) if result.result == "conflict" else None
+            if scope is not None:
                 findings = conflict_prerequisites(
                     closure.ctx,
                     commit,
                     state,
                     result.conflict_files,
-                    lambda c, m=commit: c != m and self._is_candidate(closure, c),
+                    lambda c, m=commit, own=scope: (
+                        c != m
+                        and self._is_candidate(closure, c)
+                        and (own == "any" or self._same_series(closure, c))
+                    ),
                     closure.seq,
                 )
             if not findings and (
@@ -416,25 +431,35 @@ class Resolver:
             if not self._feature_to_adapt_instead(closure, member, f)
         ]
 
-    def _searches_conflicts(self, closure: _Closure, commit: Oid) -> bool:
-        """Conflict prerequisites are searched for the target only, and then, up to the
-        conflict depth (or deeper, within the target's own series: consecutive steps of one
-        author's refactoring), for the commits pulled in to make it apply. A follow-up, a
-        culprit or a declared prerequisite that conflicts is kept, marked `conflict`: pulling
-        refactors for it is what the maintainers never do (docs/accuracy.md)."""
+    def _conflict_scope(self, closure: _Closure, commit: Oid) -> Literal["any", "series"] | None:
+        """Where conflict prerequisites of a conflicting member are looked for: any absent
+        upstream commit for the target and, up to the conflict depth, for the commits pulled
+        in to make it apply; past that depth, only the target's own series (the same author's
+        commits applied together with it: consecutive steps of one refactoring). A follow-up,
+        a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
+        `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
+        do (docs/accuracy.md)."""
         if commit == closure.target:
-            return True
+            return "any"
         depth = closure.conflict_depth(commit)
         if depth == 0:
-            return False
+            return None
         if depth < self.conflict_depth:
-            return True
-        return depth < _SERIES_DEPTH and self._same_author(closure, commit)
+            return "any"
+        if depth < _SERIES_DEPTH and self._same_series(closure, commit):
+            return "series"
+        return None
 
-    def _same_author(self, closure: _Closure, commit: Oid) -> bool:
+    def _same_series(self, closure: _Closure, commit: Oid) -> bool:
+        """Same author as the target, committed upstream within hours of it: one posting."""
         ours = closure.ctx.index.info(commit)
         target = closure.ctx.index.info(closure.target)
-        return ours is not None and target is not None and ours.author_email == target.author_email
+        return (
+            ours is not None
+            and target is not None
+            and ours.author_email == target.author_email
+            and abs(ours.commit_time - target.commit_time) <= _SERIES_WINDOW
+        )
 
     def _feature_to_adapt_instead(self, closure: _Closure, member: Oid, finding: Finding) -> bool:
         """Stable takes fixes: when the commit that introduced a missing identifier is a

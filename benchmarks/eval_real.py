@@ -203,8 +203,8 @@ def without(rules: set[str]) -> None:
     from backportr.deps import conflicts
 
     if "rule1" in rules:  # conflict prerequisites searched for every member, one level
-        r.Resolver._searches_conflicts = lambda self, closure, commit: (  # type: ignore[method-assign]
-            closure.conflict_depth(commit) < self.conflict_depth
+        r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
+            "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
         original = r.Resolver._wanted

@@ -208,6 +208,29 @@ def kconfig_symbol(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["kconfig", "target"])
 
 
+def revert_that_names_its_target(path: Path) -> Scenario:
+    """A revert whose Fixes: names the target it reverts: upstream declared it a follow-up,
+    so the series is the pair (with a warning that it nets to nothing), as stable takes it."""
+    k = Kernel(path)
+    k.edit_fn("culprit", "drv_fn3", "y += 300;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("target", "drv_fn1", "y += 100;", trailers=k.fixes("culprit"))
+    k.b.revert("target", "master", name="revert", body=k.fixes("target"))
+    return Scenario(k.b, "target", ["target", "revert"])
+
+
+def other_authors_step(path: Path) -> Scenario:
+    """Rule 1: past the conflict depth only the target's own posting is searched: the
+    target's same-author step conflicts without another author's earlier refactor, which is
+    not pulled (that step needs a human)."""
+    k = Kernel(path)
+    k.edit_in("refactor", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
+    k.b._clock += 3 * 86400  # a posting three days later
+    k.edit_in("step", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["step", "target"], status="conflict")
+
+
 def culprit_present(path: Path) -> Scenario:
     """The `single` case: the culprit was backported; exactly the target."""
     k = Kernel(path)
@@ -496,6 +519,8 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "revert_that_names_its_target": revert_that_names_its_target,
+    "other_authors_step": other_authors_step,
     "culprit_tagged_for_project_stable": culprit_tagged_for_project_stable,
     "culprit_in_sibling_branch": culprit_in_sibling_branch,
     "follow_up_of_present_follow_up": follow_up_of_present_follow_up,

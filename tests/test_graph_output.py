@@ -33,7 +33,7 @@ def _resolve(ima: ImaFixture, fmt: str, *extra: str, env: dict[str, str] | None 
 
 def test_dot(ima: ImaFixture) -> None:
     proc = _resolve(ima, "dot")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # linux-5.10.y has a member to adapt by hand
     assert proc.stdout.startswith("digraph backportr {")
     assert 'label="linux-5.10.y: incomplete"' in proc.stdout
     assert '[label="follow-up"]' in proc.stdout and '[label="conflict"]' in proc.stdout
@@ -44,7 +44,7 @@ def test_dot(ima: ImaFixture) -> None:
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 def test_svg(ima: ImaFixture) -> None:
     proc = _resolve(ima, "svg")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # linux-5.10.y has a member to adapt by hand
     assert (
         "<svg" in proc.stdout and "ima: detect changes to the backing overlay file" in proc.stdout
     )
@@ -73,7 +73,7 @@ def _browser() -> str | None:
 def test_html_renders_in_a_headless_browser(ima: ImaFixture, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     proc = _resolve(ima, "html", "--output", str(page))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # linux-5.10.y has a member to adapt by hand
     text = page.read_text()
     assert "<script" not in text and "http://" not in text.split("<svg", 1)[0]
     browser = [

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import re
+import email
+import email.message
+import email.policy
+import mailbox
 import subprocess
 from pathlib import Path
 
 from backportr.apply import TreeState, TrialApplier
+from backportr.builder import Person
 from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
 from backportr.patches import branch_prefix
 from backportr.repo import Repo
 from tests.conftest import backportr, git
+from tests.resolve_scenarios import BRANCH, OTHER, Kernel
 
 
 def _resolve(ima: ImaFixture, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,36 +41,130 @@ def test_git_am_reproduces_the_trial(ima: ImaFixture, tmp_path: Path) -> None:
     assert log[0] == "Jeff Layton|vfs: plumb i_version handling into struct kstat"
 
 
-def test_mail_format(ima: ImaFixture) -> None:
+def _messages(mbox_text: str, tmp_path: Path) -> list[email.message.EmailMessage]:
+    """Read an mbox as a mail reader does (Python's mailbox splits on every `From ` line)."""
+    path = tmp_path / "out.mbox"
+    path.write_text(mbox_text, encoding="utf-8")
+    box = mailbox.mbox(
+        path,
+        factory=lambda f: email.message_from_binary_file(f, policy=email.policy.default),
+        create=False,
+    )
+    return list(box)  # type: ignore[arg-type]
+
+
+def test_mail_format(ima: ImaFixture, tmp_path: Path) -> None:
     proc = _resolve(ima, "-b", "v5.10.194")
     assert proc.returncode == 0, proc.stderr
-    mails = proc.stdout.split("\nFrom ")
+    mails = _messages(proc.stdout, tmp_path)
     assert len(mails) == 4
-    subjects = re.findall(r"^Subject: (.*)$", proc.stdout, re.MULTILINE)
-    assert subjects == [
+    assert [str(m["Subject"]) for m in mails] == [
         "[PATCH 5.10.y 1/4] vfs: plumb i_version handling into struct kstat",
         "[PATCH 5.10.y 2/4] IMA: use vfs_getattr_nosec to get the i_version",
         "[PATCH 5.10.y 3/4] ima: detect changes to the backing overlay file",
         "[PATCH 5.10.y 4/4] fs: Pass AT_GETATTR_NOSEC flag to getattr interface function",
     ]
-    first_lines = re.findall(
-        r"^Content-Transfer-Encoding: 8bit\n\n(.*)$", proc.stdout, re.MULTILINE
-    )
-    assert first_lines == [f"commit {ima.ids[n]} upstream." for n in (A1175, DB1D1, B836C, F8A92)]
-    db1d1_mail = mails[1]
-    # exactly the documented trailer, before the final sign-off
-    tail = db1d1_mail.split("\n---\n")[0].splitlines()[-2:]
-    assert tail == [
-        f'Stable-dep-of: {ima.ids[B836C][:12]} ("ima: detect changes to the backing overlay file")',
-        "Signed-off-by: Mimi Zohar <zohar@linux.ibm.com>",
+    bodies = [m.get_content().split("\n---\n")[0].splitlines() for m in mails]
+    assert [b[0] for b in bodies] == [
+        f"commit {ima.ids[n]} upstream." for n in (A1175, DB1D1, B836C, F8A92)
     ]
-    a1175_mail = mails[0]
+    # Stable-dep-of: after every upstream trailer (the stable team's place for it)
+    assert bodies[1][-2:] == [
+        "Signed-off-by: Mimi Zohar <zohar@linux.ibm.com>",
+        f'Stable-dep-of: {ima.ids[B836C][:12]} ("ima: detect changes to the backing overlay file")',
+    ]
     # a1175d6b1bda is needed first by db1d1e8b9867, which uses STATX_CHANGE_COOKIE
-    assert (
+    assert bodies[0][-1] == (
         f'Stable-dep-of: {ima.ids[DB1D1][:12]} ("IMA: use vfs_getattr_nosec to get the i_version")'
-    ) in a1175_mail
-    assert "Stable-dep-of" not in mails[2] and "Stable-dep-of" not in mails[3]
-    assert "From: Jeff Layton <jlayton@kernel.org>" in a1175_mail
+    )
+    assert not any("Stable-dep-of" in line for b in bodies[2:] for line in b)
+    assert str(mails[0]["From"]) == "Jeff Layton <jlayton@kernel.org>"
+
+
+def test_non_ascii_author_from_lines_and_signoff(tmp_path: Path) -> None:
+    """RFC 2047 headers, a long subject folded, a body line starting `From ` escaped for mail
+    readers (mboxrd) and taken back by `git am --patch-format=mboxrd`, --signoff last."""
+    k = Kernel(tmp_path / "repo")
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER)
+    uwe = Person("Uwe Kleine-König", "u.kleine-koenig@pengutronix.de")
+    subject = "drv: a rather long subject that git folds " + "word " * 12
+    k.b.commit(
+        f"{subject.strip()}\n\nFrom the start this was wrong.\n\n"
+        "Signed-off-by: Uwe Kleine-König <u.kleine-koenig@pengutronix.de>\n"
+        "Link: https://lore.kernel.org/r/20231120-x@pengutronix.de\n",
+        {"drivers/drv.c": _in_function(k.b.files("master")["drivers/drv.c"], "drv_fn4")},
+        name="target",
+        author=uwe,
+    )
+    git(k.b.path, "config", "user.name", "Stäble Backporter")
+    git(k.b.path, "config", "user.email", "backporter@example.org")
+    proc = backportr(
+        "resolve",
+        k.b.ids["target"],
+        "--repo",
+        str(k.b.path),
+        "-b",
+        BRANCH,
+        "--format",
+        "mbox",
+        "--signoff",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "=?utf-8?" in proc.stdout and "König" not in proc.stdout.split("\n\n", 1)[0]
+    assert "\n>From the start" in proc.stdout
+    mails = _messages(proc.stdout, tmp_path)
+    assert len(mails) == 2  # one message per patch: the `From ` body line did not split it
+    assert str(mails[1]["From"]) == "Uwe Kleine-König <u.kleine-koenig@pengutronix.de>"
+    assert str(mails[1]["Subject"]) == f"[PATCH 5.10.y 2/2] {subject.strip()}"
+    enabler = mails[0].get_content().split("\n---\n")[0].splitlines()
+    assert enabler[-2].startswith("Stable-dep-of: ") and enabler[-1] == (
+        "Signed-off-by: Stäble Backporter <backporter@example.org>"
+    )
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(k.b.path), "clone")
+    git(clone, "checkout", "-q", "--detach", f"origin/{BRANCH}")
+    (tmp_path / "all.mbox").write_text(proc.stdout, encoding="utf-8")
+    git(clone, "am", "--patch-format=mboxrd", str(tmp_path / "all.mbox"))
+    log = git(clone, "log", "-1", "--format=%an%n%B")
+    assert log.startswith("Uwe Kleine-König\n") and "\nFrom the start this was wrong." in log
+    assert log.rstrip().endswith("Signed-off-by: Stäble Backporter <backporter@example.org>")
+
+
+def _in_function(text: str, fn: str) -> str:
+    start = text.index(f"int {fn}(int x)")
+    end = text.index("}\n", start)
+    return text[:start] + text[start:end].replace("\ty -= 3;", "\ty -= 30;") + text[end:]
+
+
+def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: Path) -> None:
+    out = tmp_path / "queue"
+    out.mkdir()
+    (out / "series").write_text("already-queued.patch\n# a comment\n")
+    for _ in range(2):  # twice into one queue directory
+        proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+        assert proc.returncode == 0, proc.stderr
+    lines = (out / "series").read_text().splitlines()
+    assert lines[:2] == ["already-queued.patch", "# a comment"] and len(lines) == 6
+    assert sorted(p.name for p in out.glob("*.patch")) == sorted(lines[2:])
+    foreign = out / lines[2]
+    foreign.unlink()
+    foreign.write_text("someone else's patch\n")
+    (out / ".backportr-series").write_text("")  # as if another tool wrote that name
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert proc.returncode == 1 and "not written by backportr" in proc.stderr
+    assert foreign.read_text() == "someone else's patch\n"
+
+
+def test_file_names_as_git_format_patch_makes_them(ima: ImaFixture, tmp_path: Path) -> None:
+    out = tmp_path / "patches"
+    assert _resolve(ima, "-b", "v5.10.194", "--output", str(out)).returncode == 0
+    ours = (out / "series").read_text().split()
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ima.path), "clone")
+    git(clone, "checkout", "-q", "--detach", "v5.10.194")
+    git(clone, "am", *[str(out / name) for name in ours])
+    theirs = git(clone, "format-patch", "-4", "-o", str(tmp_path / "fp")).split()
+    assert ours == [Path(name).name for name in theirs]
 
 
 def test_sasha_annotation(ima: ImaFixture) -> None:

@@ -286,7 +286,7 @@ def test_resolve_json_schema(ima: ImaFixture) -> None:
         "--format",
         "json",
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # 5.10.202: a member conflicts: a human adapts it
     data = json.loads(proc.stdout)
     assert data["schema"] == 1 and data["target"] == ima.ids[B836C]
     first, second = data["branches"]
