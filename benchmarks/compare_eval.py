@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Gain and loss between two eval_real.py runs on the same cases, per project and kind.
+
+    python benchmarks/compare_eval.py before.json after.json
+
+A case *gains* when it becomes right (exact, or a conflict reported for `adjusted`) and
+*loses* when it stops being right. Each changed case is attributed to the evidence of the
+members that differ (culprit, conflict, symbol, follow-up, revert, ...), which names the rule
+that made the difference; a case right in neither run is not listed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def right(row: dict) -> bool:
+    if row["kind"] == "adjusted":
+        return row["status"] == "conflict"
+    return row["predicted"] == row["expected"]
+
+
+def evidence(row: dict, other: dict) -> str:
+    """The evidence kinds of the members in one answer and not the other (or the status)."""
+    theirs = set(other["predicted"])
+    kinds = sorted(
+        {k for (k, _), c in zip(row["reasons"], row["predicted"], strict=True) if c not in theirs}
+    )
+    if kinds:
+        return "+" + "+".join(kinds)
+    mine = set(row["predicted"])
+    kinds = sorted(
+        {k for (k, _), c in zip(other["reasons"], other["predicted"], strict=True) if c not in mine}
+    )
+    if kinds:
+        return "-" + "-".join(kinds)
+    return f"{other['status']}->{row['status']}"
+
+
+def main() -> int:
+    before, after = (json.loads(Path(p).read_text()) for p in sys.argv[1:3])
+    for project in after:
+        old = {
+            (r["branch"], r["target"], r["kind"]): r
+            for r in before.get(project, {}).get("rows", [])
+        }
+        gains: Counter[tuple[str, str]] = Counter()
+        losses: Counter[tuple[str, str]] = Counter()
+        for row in after[project]["rows"]:
+            prior = old.get((row["branch"], row["target"], row["kind"]))
+            if prior is None or right(prior) == right(row):
+                continue
+            if right(row):
+                gains[(row["kind"], evidence(row, prior))] += 1
+            else:
+                losses[(row["kind"], evidence(row, prior))] += 1
+        print(f"### {project}\n")
+        print("| kind | change | gained | lost |\n|---|---|---|---|")
+        for key in sorted(set(gains) | set(losses)):
+            print(f"| {key[0]} | `{key[1]}` | {gains[key]} | {losses[key]} |")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
