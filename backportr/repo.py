@@ -30,6 +30,8 @@ from backportr.model import Oid
 
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
+_GREP_PATTERNS = 200
+_WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
@@ -319,7 +321,12 @@ class Repo:
 
     def grep_words(self, tree: Oid, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
         """Which of `words` occur as whole words in the tree's files with those suffixes:
-        one `git grep` for all of them."""
+        one `git grep` per 200 of them (never thousands of patterns in one process)."""
+        if len(words) > _GREP_PATTERNS:
+            found: set[str] = set()
+            for start in range(0, len(words), _GREP_PATTERNS):
+                found |= self.grep_words(tree, words[start : start + _GREP_PATTERNS], suffixes)
+            return found
         if not words:
             return set()
         out = self.run_git(
@@ -407,6 +414,28 @@ class Repo:
             check=False,
         )
         return out.split()
+
+    def tree_words(self, commit: Oid, patterns: tuple[str, ...]) -> set[str]:
+        """Every identifier (`[A-Za-z_][A-Za-z0-9_]*`, three characters or more) in the files
+        of the commit's tree whose names match `patterns` (`.c` is a suffix, `Kconfig*` a
+        glob): one in-process pass over the object database, no git process."""
+        suffixes = tuple(p for p in patterns if not p.endswith("*"))
+        prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
+        words: set[bytes] = set()
+        stack = [self.commit(commit).tree]
+        while stack:
+            tree = stack.pop()
+            for entry in tree:
+                if entry.type_str == "tree":
+                    stack.append(self.git[entry.id])
+                elif entry.type_str == "blob" and (
+                    entry.name.endswith(suffixes) or entry.name.startswith(prefixes)
+                ):
+                    words.update(_WORD.findall(self.git[entry.id].data))
+        return {w.decode("ascii") for w in words}
+
+    def tree_id(self, commit: Oid) -> Oid:
+        return str(self.commit(commit).tree_id)
 
     def config_value(self, key: str) -> str | None:
         """A git config value as the repository sees it (its own, global and system)."""

@@ -21,7 +21,8 @@ from backportr.deps.conflicts import conflict_prerequisites
 from backportr.deps.context import context_suggestions
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
-from backportr.deps.symbols import symbol_prerequisites
+from backportr.deps.symbols import SEARCHED, symbol_prerequisites
+from backportr.deps.words import WordLookup
 from backportr.graph import SeriesGraph
 from backportr.model import (
     BranchReport,
@@ -179,7 +180,7 @@ class Resolver:
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
-        self._tip_words: dict[Oid, dict[str, bool]] = {}  # branch tip -> identifier present?
+        self._words: dict[Oid, WordLookup] = {}  # branch tip -> which identifiers it has
 
     def context(self, branch: Ref) -> Context:
         return Context(
@@ -191,8 +192,14 @@ class Resolver:
             branch=branch,
             version=parse_version(branch.name),
             fork=self._fork(branch),
-            tip_words=self._tip_words.setdefault(branch.tip, {}),
+            words=self._word_lookup(branch.tip),
         )
+
+    def _word_lookup(self, tip: Oid) -> WordLookup:
+        if tip not in self._words:
+            cache = self.ws.index.path.parent / "words"
+            self._words[tip] = WordLookup(self.ws.repo, tip, SEARCHED, cache)
+        return self._words[tip]
 
     def _fork(self, branch: Ref) -> Oid | None:
         """The branch's fork point from upstream (kept by the index; computed once otherwise)."""

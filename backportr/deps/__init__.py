@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from backportr.apply import TrialApplier
+from backportr.deps.words import WordLookup
 from backportr.index import CommitIndex
 from backportr.model import Oid, Reason, Version
 from backportr.presence import PresenceChecker
@@ -37,8 +38,8 @@ class Context:
     version: Version | None
     fork: Oid | None
     _present: dict[Oid, bool] = field(default_factory=dict)
-    tip_words: dict[str, bool] = field(default_factory=dict)
-    """Identifier -> does it occur in the branch tip's C files (the symbol finder's cache)."""
+    words: WordLookup | None = None
+    """Which identifiers occur in the branch tip's sources (the symbol finder's cache)."""
 
     def is_present(self, commit: Oid) -> bool:
         if commit not in self._present:

@@ -10,8 +10,10 @@ a pickaxe search limited to the files of the parent's tree that mention it, pref
 file that defines it. Identifiers the member introduces itself are in no file of its parent,
 so no commit is found for them and they do not count.
 
-Cost: one `git grep` over the trial tree per member, and pickaxe searches only for the few
-identifiers that are missing. No file is scanned per identifier with a process per call.
+Cost: the branch tip's identifiers are looked up through deps/words.py (a bounded `git grep`
+for a few names, the tip's identifier set, built once and cached by tree id, for many), and
+pickaxe searches run only for the few identifiers that are missing. No file is scanned per
+identifier with a process per call.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ _BUILD_FILES = (
     ".ac",
     ".am",
 )
-_SEARCHED = _C_FILES + _BUILD_FILES
+SEARCHED = _C_FILES + _BUILD_FILES
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
@@ -252,12 +254,17 @@ def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) 
             return []
         if path.endswith(_C_FILES) and (text := ctx.applier.file_text(before, path)):
             remaining -= set(_IDENTIFIER.findall(text))
-    unknown = sorted(n for n in remaining if n not in ctx.tip_words)
-    if unknown:
-        words = sorted({*unknown, *(kconfig_name(n) for n in unknown if kconfig_name(n))})
-        present = ctx.repo.grep_words(ctx.branch.tip, words, _SEARCHED)
-        ctx.tip_words.update({n: n in present or kconfig_name(n) in present for n in unknown})
-    return [n for n in used if n in remaining and not ctx.tip_words[n]]
+    if not remaining:
+        return []
+    words = sorted({*remaining, *(kconfig_name(n) for n in remaining if kconfig_name(n))})
+    present = (
+        ctx.words.present(words)
+        if ctx.words
+        else set(ctx.repo.grep_words(ctx.branch.tip, words, SEARCHED))
+    )
+    return [
+        n for n in used if n in remaining and n not in present and kconfig_name(n) not in present
+    ]
 
 
 def kconfig_name(name: str) -> str:

@@ -1,0 +1,84 @@
+"""Which identifiers occur in a branch tip's sources: the symbol finder's one question about
+the whole tree, answered in bounded time.
+
+Few names (a single resolve): one `git grep -F -w` with at most `GREP_CHUNK` patterns. Many
+names (a scan, or a cache already on disk): the tip's whole identifier set, read once from the
+object database in-process and kept by tree id under the index directory, so a second scan, a
+sibling branch at the same tree, or the next run reuse it. Never a grep with thousands of
+patterns (one of those ran for more than six minutes on a large tree).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+from pathlib import Path
+
+from backportr.model import Oid
+from backportr.repo import Repo
+
+GREP_CHUNK = 200
+"""At most this many patterns in one git grep; past it, the identifier set is built."""
+
+
+class WordLookup:
+    """Identifier -> does it occur in the tip's files matching `patterns`? Cached."""
+
+    def __init__(self, repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path | None):
+        self.repo = repo
+        self.tip = tip
+        self.patterns = patterns
+        self.cache = cache
+        self.known: dict[str, bool] = {}
+        self._all: set[str] | None = None
+
+    def present(self, names: list[str]) -> set[str]:
+        """Which of `names` occur as whole words."""
+        unknown = sorted({n for n in names if n not in self.known})
+        if unknown:
+            if self._all is None and (len(unknown) > GREP_CHUNK or self._cached_file()):
+                self._all = self._load_or_build()
+            if self._all is not None:
+                found = {n for n in unknown if n in self._all}
+            else:
+                found = self.repo.grep_words(self.tip, unknown, self.patterns)
+            self.known.update({n: n in found for n in unknown})
+        return {n for n in names if self.known[n]}
+
+    def _path(self) -> Path | None:
+        if self.cache is None:
+            return None
+        return self.cache / f"{self.repo.tree_id(self.tip)}.words.gz"
+
+    def _cached_file(self) -> bool:
+        path = self._path()
+        return path is not None and path.exists()
+
+    def _load_or_build(self) -> set[str]:
+        path = self._path()
+        if path is not None and path.exists():
+            try:
+                with gzip.open(path, "rt", encoding="ascii") as handle:
+                    return set(handle.read().split())
+            except (OSError, EOFError, UnicodeDecodeError):
+                pass  # a damaged cache file is rebuilt below
+        words = self.repo.tree_words(self.tip, self.patterns)
+        if path is not None:
+            _save(path, words)
+        return words
+
+
+def _save(path: Path, words: set[str]) -> None:
+    """Atomically; a cache that cannot be written is only a cache."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".words.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as handle:
+            handle.write("\n".join(sorted(words)).encode("ascii"))
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
