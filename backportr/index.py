@@ -33,7 +33,7 @@ from backportr.model import (
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -72,6 +72,9 @@ CREATE TABLE IF NOT EXISTS refs(
 CREATE TABLE IF NOT EXISTS branch_commits(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL, seq INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS adapted_checks(
+    upstream TEXT NOT NULL, carrier TEXT NOT NULL, conflicts INTEGER NOT NULL,
+    PRIMARY KEY(upstream, carrier)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
@@ -214,6 +217,7 @@ class CommitIndex:
             "refs",
             "branch_commits",
             "after_fork",
+            "adapted_checks",
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -772,6 +776,39 @@ class CommitIndex:
             with contextlib.suppress(sqlite3.OperationalError):
                 self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
         return value
+
+    def fill_patch_ids(self, oids: list[Oid]) -> None:
+        """Compute the missing patch-ids of these commits in one git pipeline and keep them
+        (a scan asks for thousands of upstream patch-ids; one diff each would be minutes)."""
+        missing = [
+            oid for oid in oids if (row := self._patch_id_row(oid)) is not None and row[1] is None
+        ]
+        if not missing:
+            return
+        computed = dict(self.repo.patch_ids_of(missing))
+        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
+            self.db.executemany(
+                "UPDATE commits SET patch_id=? WHERE oid=?",
+                [(computed.get(oid, ""), oid) for oid in missing],
+            )
+
+    def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
+        return self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
+
+    def adapted_conflicts(self, upstream: Oid, carrier: Oid) -> bool | None:
+        """Cached: does `upstream` conflict at the parent of its backport `carrier`?"""
+        row = self.db.execute(
+            "SELECT conflicts FROM adapted_checks WHERE upstream=? AND carrier=?",
+            (upstream, carrier),
+        ).fetchone()
+        return None if row is None else bool(row[0])
+
+    def keep_adapted_conflicts(self, upstream: Oid, carrier: Oid, conflicts: bool) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):
+            self.db.execute(
+                "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
+                (upstream, carrier, int(conflicts)),
+            )
 
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]

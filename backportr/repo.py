@@ -7,10 +7,12 @@ HEAD, the index or the work tree; objects written by callers to the object datab
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,6 +290,60 @@ class Repo:
             for line in patch_id.stdout:
                 value, commit = line.decode("ascii").split()
                 yield commit, value
+        if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
+            raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
+
+    def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
+        """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
+        git patch-id --stable` pipeline for all of them, the ids fed from a thread."""
+        if not commits:
+            return
+        log_args = [
+            "git",
+            "--git-dir",
+            str(self.path),
+            "log",
+            "-p",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--format=commit %H",
+        ]
+        with (
+            subprocess.Popen(
+                log_args,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_git_env(),
+            ) as log,
+            subprocess.Popen(
+                ["git", "patch-id", "--stable"],
+                stdin=log.stdout,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_git_env(),
+            ) as patch_id,
+        ):
+            assert log.stdin is not None and log.stdout is not None
+            assert patch_id.stdout is not None
+            log.stdout.close()
+            feed = log.stdin
+
+            def write() -> None:
+                with contextlib.suppress(BrokenPipeError):
+                    feed.write("".join(c + "\n" for c in commits).encode())
+                with contextlib.suppress(BrokenPipeError):
+                    feed.close()
+
+            writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
+            writer.start()
+            for line in patch_id.stdout:
+                value, commit = line.decode("ascii").split()
+                yield commit, value
+            writer.join()
         if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
             raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
 

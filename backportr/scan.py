@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backportr.apply import TreeState
 from backportr.config import Settings
+from backportr.deps.declared import declared, recorded
 from backportr.errors import BackportrError
 from backportr.model import BranchReport, Member, Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
@@ -120,7 +122,9 @@ class Scanner:
         *,
         progress: ProgressCallback = no_progress,
         max_commits: int = 50,
+        staged: bool = True,
     ) -> None:
+        self.staged = staged  # False: resolve every backport in full (the reference)
         self.ws = ws
         self.policy = policy
         self.progress = progress
@@ -144,6 +148,8 @@ class Scanner:
         gives the exact share of work (a worker's slice under --jobs)."""
         result = BranchScan(branch.name)
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
+        if self.staged:
+            self.prepare(backports)
         total = len(fixes) + len(backports)
         for done, commit in enumerate(fixes, 1):
             self.progress(f"scanning {branch.name}", done, total)
@@ -231,7 +237,6 @@ class Scanner:
         )
 
     def _backport(self, branch: Ref, carrier: Oid, upstream: Oid, result: BranchScan) -> None:
-        index = self.ws.index
         presence = self.ws.presence.check(upstream, branch)
         if not presence.present:
             return  # reverted in the branch: nothing to complete
@@ -254,14 +259,9 @@ class Scanner:
                 )
             )
             return
-        needs_look = any(
-            not self.ws.presence.check(f.commit, branch).present for f in index.fixed_by(upstream)
-        )
-        if not needs_look:
-            upstream_pid = index.patch_id(upstream)
-            needs_look = upstream_pid is not None and upstream_pid != index.patch_id(carrier)
-        if not needs_look:
-            return
+        current = presence.as_commit or carrier  # the backport in force (after re-applies)
+        if self.staged and not self._may_be_incomplete(branch, upstream, current):
+            return  # stage 1 (the index, cached checks): resolving it finds nothing missing
         report = self._resolve(upstream, branch)
         if report.status != "incomplete":
             return
@@ -281,6 +281,50 @@ class Scanner:
                     ),
                 )
             )
+
+    def _may_be_incomplete(self, branch: Ref, upstream: Oid, carrier: Oid) -> bool:
+        """Can the closure of this present backport gain a member? Exactly when the resolver
+        would find one: an absent follow-up (of it, or of a present follow-up, to any depth),
+        an absent declared or recorded prerequisite, or, for a backport that differs from
+        upstream, an upstream patch that conflicts at the backport's parent (cached by
+        content: it depends on the two commits only)."""
+        index, presence = self.ws.index, self.ws.presence
+        ctx = self.resolver.context(branch)
+        seen: set[Oid] = set()
+        todo = [upstream]
+        while todo:
+            commit = todo.pop()
+            if commit in seen:
+                continue
+            seen.add(commit)
+            for relation in (
+                *index.fixed_by(commit),
+                *index.reverted_by(commit, upstream_only=True),
+            ):
+                if not presence.check(relation.commit, branch).present:
+                    return True
+                todo.append(relation.commit)
+        if any(not presence.check(f.commit, branch).present for f in declared(ctx, upstream)):
+            return True
+        if any(not presence.check(f.commit, branch).present for f in recorded(ctx, upstream)):
+            return True
+        upstream_pid = index.patch_id(upstream)
+        if upstream_pid is None or upstream_pid == index.patch_id(carrier):
+            return False
+        conflicts = index.adapted_conflicts(upstream, carrier)
+        if conflicts is None:
+            parents = self.ws.repo.parents(carrier)
+            state = TreeState(parents[0]) if parents else None
+            conflicts = bool(state) and self.resolver.applier.pick(upstream, state).result == (
+                "conflict"
+            )
+            index.keep_adapted_conflicts(upstream, carrier, conflicts)
+        return conflicts
+
+    def prepare(self, backports: list[tuple[Oid, Oid]]) -> None:
+        """Stage 1's bulk work: the upstream patch-ids of every backported commit, in one git
+        pipeline (kept in the index, so the next scan pays nothing)."""
+        self.ws.index.fill_patch_ids([u for _, u in backports])
 
     def _wanted(self, branch: Ref, commit: Oid) -> bool:
         """The policy: not dropped by the stable queue, not only in ignored paths, and not
