@@ -409,11 +409,11 @@ class Resolver:
                 )
             if not findings and (
                 result.result != "conflict"
-                or commit == closure.target
-                or closure.conflict_depth(commit) > 0
+                or (closure.target_present and closure.conflict_depth(commit) > 0)
             ):
-                # What the member uses, it needs whether or not it applies as it is; a
-                # follow-up that conflicts is left to the human who adapts it.
+                # What a member uses, it needs. A member that conflicts is adapted by a human,
+                # who decides what it may use, except what an adapted backport already in
+                # the branch lacks: there the missing commits are the answer.
                 findings = self._symbol_findings(closure, commit, state)
             for finding in findings:
                 closure.link(finding, commit)
@@ -503,8 +503,59 @@ class Resolver:
 
     # -- the answer ------------------------------------------------------------------------
 
+    def _prune_unhelpful(self, closure: _Closure) -> list[Suggestion]:
+        """Commits pulled in only to make an absent target apply that conflict themselves
+        did not make it apply: the target needs a human either way, and the maintainers
+        adapt it rather than take them (measured: docs/accuracy.md). They leave the series
+        (with whatever is there only because of them) and are shown as suggestions."""
+        if closure.target_present:
+            return []  # an adapted backport's missing members are the answer itself
+        order, _ = closure.graph.order()
+        results, _ = self.applier.pick_series(order, TreeState(closure.ctx.branch.tip))
+        pruned = {
+            commit
+            for commit, result in zip(order, results, strict=True)
+            if result.result == "conflict"
+            and closure.roles[commit] == "prerequisite"
+            and all(r.kind == "conflict" for r in closure.graph.reasons(commit))
+        }
+        if not pruned:
+            return []
+        changed = True
+        while changed:  # and what is there only because of a pruned member
+            changed = False
+            for commit in closure.graph.nodes():
+                reasons = closure.graph.reasons(commit)
+                if (
+                    commit not in pruned
+                    and commit != closure.target
+                    and reasons
+                    and all(r.related in pruned for r in reasons)
+                ):
+                    pruned.add(commit)
+                    changed = True
+        suggestions = []
+        for commit in sorted(pruned, key=closure.seq):
+            reason = closure.graph.reasons(commit)[0]
+            suggestions.append(
+                Suggestion(
+                    commit,
+                    closure.ctx.subject(commit),
+                    Reason(
+                        reason.kind,
+                        f"{reason.detail}; it does not apply either, so taking it does not "
+                        "spare adapting the target by hand",
+                        reason.related,
+                    ),
+                )
+            )
+            closure.graph.remove(commit)
+            closure.roles.pop(commit, None)
+        return suggestions
+
     def _report(self, closure: _Closure) -> BranchReport:
         ctx = closure.ctx
+        unhelpful = self._prune_unhelpful(closure)
         order, cycle = closure.graph.order()
         if cycle:
             closure.warnings.append("dependency cycle: upstream order used")
@@ -545,7 +596,11 @@ class Resolver:
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=(*closure.adapt.values(), *self._suggestions(closure, members)),
+            suggestions=(
+                *closure.adapt.values(),
+                *unhelpful,
+                *self._suggestions(closure, members),
+            ),
             files=tuple(files),
             alternative=alternative,
         )

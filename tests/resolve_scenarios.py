@@ -222,13 +222,14 @@ def revert_that_names_its_target(path: Path) -> Scenario:
 def other_authors_step(path: Path) -> Scenario:
     """Rule 1: past the conflict depth only the target's own posting is searched: the
     target's same-author step conflicts without another author's earlier refactor, which is
-    not pulled (that step needs a human)."""
+    not pulled; the step then conflicts too, so it is suggested, and the target needs a
+    human."""
     k = Kernel(path)
     k.edit_in("refactor", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
     k.b._clock += 3 * 86400  # a posting three days later
     k.edit_in("step", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["step", "target"], status="conflict")
+    return Scenario(k.b, "target", ["target"], status="conflict")
 
 
 def culprit_present(path: Path) -> Scenario:
@@ -444,12 +445,13 @@ REFACTORER = Person("Re Factorer", "refactorer@example.org")
 
 def conflict_chain(path: Path) -> Scenario:
     """The target needs `enabler`, which itself needs `deeper` (each by another author): one
-    level by default, so the series stops at the enabler, which conflicts (a manual backport)."""
+    level by default, so the search stops at the enabler, which conflicts: it does not spare
+    adapting the target, so it is a suggestion and the target a manual backport."""
     k = Kernel(path)
     k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
     k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=REFACTORER)
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["enabler", "target"], status="conflict")
+    return Scenario(k.b, "target", ["target"], status="conflict")
 
 
 def own_series_chain(path: Path) -> Scenario:

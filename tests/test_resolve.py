@@ -101,7 +101,9 @@ def test_symbol_evidence(scenarios: dict[str, Scenario]) -> None:
 def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["conflict_chain"]
     shallow = resolve(s.path, s.ids["target"])
-    assert [m.apply for m in shallow.series] == ["conflict", "clean"]
+    assert [(m.commit, m.apply) for m in shallow.series] == [(s.ids["target"], "conflict")]
+    (enabler,) = [x for x in shallow.suggestions if x.reason.kind == "conflict"]
+    assert enabler.commit == s.ids["enabler"] and "does not apply either" in enabler.reason.detail
     deep = resolve(s.path, s.ids["target"], conflict_depth=2)
     assert deep.status == "ready"
     assert [m.commit for m in deep.series] == [s.ids[n] for n in ("deeper", "enabler", "target")]
