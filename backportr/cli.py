@@ -539,10 +539,20 @@ def bot_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
     ] = False,
+    pending_grace: Annotated[
+        float,
+        typer.Option(
+            "--pending-grace",
+            min=0,
+            help="Seconds to wait for an unconfirmed reply to reach the archive before "
+            "sending it again.",
+        ),
+    ] = 600.0,
 ) -> None:
     """Poll a public-inbox archive and answer each new actionable mail once, in its thread.
 
-    Exit 0 when the run worked; 1 when the archive could not be reached."""
+    Exit 0 when the run worked; 1 when the archive or the mail server could not be used (what
+    was not answered is answered by a later run)."""
     from backportr.mail.bot import Bot, BotSettings, BotState
     from backportr.mail.lore import Lore
 
@@ -555,7 +565,13 @@ def bot_command(
                 ws,
                 Lore(lore),
                 holder,
-                BotSettings(query=query, smtp=smtp, sender=sender, dry_run=dry_run),
+                BotSettings(
+                    query=query,
+                    smtp=smtp,
+                    sender=sender,
+                    dry_run=dry_run,
+                    pending_grace=pending_grace,
+                ),
             )
             bot.install_signal_handlers()
             summary = bot.run_once() if once else bot.run(interval)
@@ -566,9 +582,9 @@ def bot_command(
         f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
         err=True,
     )
-    for error in summary.network_errors:
+    for error in (*summary.network_errors, *summary.send_errors):
         typer.echo(f"backportr: error: {error}", err=True)
-    if summary.network_errors:
+    if summary.network_errors or summary.send_errors:
         raise typer.Exit(int(ExitCode.BAD_INPUT))
 
 

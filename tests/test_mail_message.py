@@ -32,7 +32,7 @@ def mail(subject: str, body: str, *, extra: str = "") -> bytes:
         ("[PATCH stable 5.15 5.10] ima: detect changes", ("5.15", "5.10"), (), None),
         ("[PATCH AUTOSEL 5.15 26/31] ovl: Always reevaluate", ("5.15",), (), (26, 31)),
         ("[PATCH 5.10-6.1] ima: detect changes", (), (("5.10", "6.1"),), None),
-        ("Re: [PATCH v2 5.10.y] ima: detect changes", ("5.10",), (), None),
+        ("Fwd: [PATCH v2 5.10.y] ima: detect changes", ("5.10",), (), None),
     ],
 )
 def test_submission_prefixes(subject, versions, ranges, part) -> None:
@@ -41,6 +41,14 @@ def test_submission_prefixes(subject, versions, ranges, part) -> None:
     assert (parsed.versions, parsed.ranges, parsed.part) == (versions, ranges, part)
     assert parsed.upstream == UPSTREAM
     assert parsed.message_id == "20231212-1-dev@example.org"
+
+
+def test_a_reply_is_not_a_submission() -> None:
+    """A review or a bot's answer quoting the patch ('> commit X upstream.') is a reply: the
+    bot once answered its own reply, delivered to the list, as a new submission."""
+    body = f"On Tue, Dev wrote:\n> commit {UPSTREAM} upstream.\n\nLooks good.\n"
+    parsed = parse_mail(mail("Re: [PATCH 5.10.y] ima: detect changes", body))
+    assert parsed.kind == "skip" and parsed.reason == "not a patch: a reply in a thread"
 
 
 def test_sasha_reference_and_branches() -> None:

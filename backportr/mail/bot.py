@@ -1,26 +1,34 @@
 """The mailing-list bot: poll an archive, check each new message once, answer in the thread.
 
-Every message is processed at most once: its id, verdict and reply id are recorded in a
-SQLite state file before the next one starts. A bad message (malformed MIME, unknown commit,
-binary junk) is recorded as such and skipped; network errors back off and retry; SIGTERM
-ends the loop after the current message. Nothing here prints: the front-end gets a summary.
+Exactly-once replies: one bot at a time holds the state file's lock; a reply is recorded as
+*pending* (with the whole message and its Message-ID) before it is sent and as *sent* after.
+On start, a pending reply is looked up in the archive by its Message-ID: there, it is recorded
+as sent; not there (and older than the grace period), the same message is sent again. An SMTP
+failure forgets the message (it is checked again next run) and ends the run with an error. A
+message the archive says does not exist (404) is recorded and skipped; an outage ends the run.
+A bad message (malformed MIME, unknown commit, binary junk) is recorded as such and skipped;
+SIGTERM ends the loop after the current message. Nothing here prints: the front-end gets a
+summary.
 """
 
 from __future__ import annotations
 
+import email.policy
+import fcntl
 import signal
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.message import EmailMessage
 from pathlib import Path
 
 from backportr.errors import BackportrError
 from backportr.mail.check import Checker
-from backportr.mail.lore import Lore, LoreError
+from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
-from backportr.mail.sending import send_message
+from backportr.mail.sending import SendError, send_message, send_raw
 from backportr.workspace import Workspace
 
 
@@ -33,6 +41,7 @@ class BotSettings:
     dry_run: bool = False
     retries: int = 3
     backoff: float = 2.0
+    pending_grace: float = 600.0  # seconds before an unconfirmed reply is sent again
 
 
 @dataclass
@@ -43,21 +52,43 @@ class RunSummary:
     skipped: int = 0
     errors: int = 0
     network_errors: list[str] = field(default_factory=list)
+    send_errors: list[str] = field(default_factory=list)
 
 
 class BotState:
-    """message-id -> verdict, reply id, when (SQLite)."""
+    """message-id -> verdict, reply id, when; and the replies pending confirmation (SQLite).
+    Holds an exclusive lock on the state for as long as it is open."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115
+        except OSError as error:
+            raise BackportrError(f"cannot use the bot state {path}: {error.strerror}") from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise BackportrError(
+                f"another bot is running with the state {path}; one at a time"
+            ) from None
         try:
             self.db = sqlite3.connect(path)
             self.db.execute(
                 "CREATE TABLE IF NOT EXISTS messages(message_id TEXT PRIMARY KEY, "
                 "verdict TEXT NOT NULL, detail TEXT, reply_id TEXT, at INTEGER NOT NULL)"
             )
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS outbox(message_id TEXT PRIMARY KEY, "
+                "reply_id TEXT NOT NULL, reply BLOB NOT NULL, at INTEGER NOT NULL)"
+            )
+            self.db.commit()
         except sqlite3.DatabaseError as error:
-            raise BackportrError(f"the bot state {path} is unreadable ({error})") from None
+            self._lock.close()
+            raise BackportrError(
+                f"the bot state {path} cannot be used ({error}); check its permissions, or "
+                "move it aside to start afresh"
+            ) from None
 
     def seen(self, message_id: str) -> bool:
         return (
@@ -74,6 +105,39 @@ class BotState:
                 (message_id, verdict, detail, reply_id, int(time.time())),
             )
 
+    def record_pending(self, message_id: str, detail: str, reply: EmailMessage) -> None:
+        """Before sending: the reply and its Message-ID, in one transaction."""
+        reply_id = str(reply["Message-ID"]).strip("<>")
+        now = int(time.time())
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO messages VALUES(?, 'pending', ?, ?, ?)",
+                (message_id, detail, reply_id, now),
+            )
+            self.db.execute(
+                "INSERT OR REPLACE INTO outbox VALUES(?, ?, ?, ?)",
+                (message_id, reply_id, reply.as_bytes(policy=email.policy.SMTP), now),
+            )
+
+    def record_sent(self, message_id: str) -> None:
+        with self.db:
+            self.db.execute(
+                "UPDATE messages SET verdict='replied', at=? WHERE message_id=?",
+                (int(time.time()), message_id),
+            )
+            self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
+
+    def forget(self, message_id: str) -> None:
+        """The reply was never sent: the message is checked again on the next run."""
+        with self.db:
+            self.db.execute("DELETE FROM messages WHERE message_id=?", (message_id,))
+            self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
+
+    def pending(self) -> list[tuple[str, str, bytes, int]]:
+        return self.db.execute(
+            "SELECT message_id, reply_id, reply, at FROM outbox ORDER BY at, message_id"
+        ).fetchall()
+
     def rows(self) -> list[tuple[str, str, str, str | None]]:
         return self.db.execute(
             "SELECT message_id, verdict, detail, reply_id FROM messages ORDER BY at, message_id"
@@ -81,6 +145,7 @@ class BotState:
 
     def close(self) -> None:
         self.db.close()
+        self._lock.close()
 
 
 class Bot:
@@ -109,6 +174,9 @@ class Bot:
     def run_once(self) -> RunSummary:
         """One poll: every message of the feed not seen before, oldest first."""
         summary = RunSummary()
+        self._settle_pending(summary)
+        if summary.send_errors or summary.network_errors:
+            return summary
         entries = self._with_retries(summary, self._feed)
         if entries is None:
             return summary
@@ -118,11 +186,41 @@ class Bot:
             summary.seen += 1
             if self.state.seen(entry.message_id):
                 continue
-            raw = self._with_retries(summary, lambda e=entry: self.lore.raw(e.message_id))
+            try:
+                raw = self._with_retries(
+                    summary, lambda e=entry: self.lore.raw(e.message_id), permanent=True
+                )
+            except LoreNotFound as gone:
+                summary.skipped += 1
+                self.state.record(entry.message_id, "missing", str(gone))
+                continue
             if raw is None:
                 break  # the archive went away: what is left waits for the next run
             self._process(entry.message_id, raw, summary)
+            if summary.send_errors:
+                break  # SMTP is down: the rest waits for the next run
         return summary
+
+    def _settle_pending(self, summary: RunSummary) -> None:
+        """Replies recorded as pending by a run that ended before it could confirm them."""
+        for message_id, reply_id, reply, at in self.state.pending():
+            try:
+                self.lore.raw(reply_id)
+            except LoreNotFound:
+                if time.time() - at < self.settings.pending_grace:
+                    continue  # perhaps on its way to the archive: wait
+                if not self.settings.smtp or self.settings.dry_run:
+                    continue
+                try:
+                    send_raw(reply, self.settings.smtp)
+                except SendError as error:
+                    summary.send_errors.append(str(error))
+                    return
+                summary.replied += 1
+            except LoreError as error:
+                summary.network_errors.append(str(error))
+                return
+            self.state.record_sent(message_id)
 
     def run(self, interval: float, *, rounds: int | None = None) -> RunSummary:
         total = RunSummary()
@@ -132,6 +230,7 @@ class Bot:
             for name in ("seen", "processed", "replied", "skipped", "errors"):
                 setattr(total, name, getattr(total, name) + getattr(summary, name))
             total.network_errors += summary.network_errors
+            total.send_errors += summary.send_errors
             done += 1
             waited = 0.0
             while not self.stopping and waited < interval and (rounds is None or done < rounds):
@@ -142,11 +241,22 @@ class Bot:
     def _feed(self) -> list:  # type: ignore[type-arg]
         return self.lore.search(self.settings.query) if self.settings.query else self.lore.new()
 
-    def _with_retries(self, summary: RunSummary, call: Callable[[], object]):  # type: ignore[no-untyped-def]
+    def _with_retries(  # type: ignore[no-untyped-def]
+        self, summary: RunSummary, call: Callable[[], object], *, permanent: bool = False
+    ):
+        """Transient failures back off and retry; with `permanent`, a 404 is raised as it
+        is (the message does not exist) instead of being taken for an outage."""
         delay = self.settings.backoff
         for attempt in range(self.settings.retries + 1):
             try:
                 return call()
+            except LoreNotFound:
+                if permanent:
+                    raise
+                if attempt == self.settings.retries:
+                    return None
+                self.sleep(delay)
+                delay *= 2
             except LoreError as error:
                 if attempt == self.settings.retries:
                     summary.network_errors.append(str(error))
@@ -192,17 +302,27 @@ class Bot:
                 check, sender=self.settings.sender, list_address=self.settings.list_address
             )
             if self.settings.smtp and not self.settings.dry_run:
-                send_message(reply, self.settings.smtp)
+                self.state.record_pending(message_id, verdict, reply)  # before, never after
+                try:
+                    send_message(reply, self.settings.smtp)
+                except SendError as error:
+                    self.state.forget(message_id)  # refused: certainly not sent
+                    summary.send_errors.append(str(error))
+                    return
+                self.state.record_sent(message_id)
+            else:
+                self.state.record(
+                    message_id,
+                    "dry-run" if self.settings.dry_run else "replied",
+                    verdict,
+                    str(reply["Message-ID"]).strip("<>"),
+                )
             summary.replied += 1
-            self.state.record(
-                message_id,
-                "replied" if not self.settings.dry_run else "dry-run",
-                verdict,
-                str(reply["Message-ID"]).strip("<>"),
-            )
+        except sqlite3.Error:
+            raise  # the state itself failed: nothing may be sent or recorded further
         except BackportrError as error:
             summary.errors += 1
             self.state.record(message_id, "error", str(error))
-        except Exception as error:
+        except Exception as error:  # one bad message never stops the bot
             summary.errors += 1
             self.state.record(message_id, "error", f"{type(error).__name__}: {error}")

@@ -23,6 +23,7 @@ Kind = Literal["submission", "failed", "patch", "skip"]
 
 _PREFIX = re.compile(r"^\s*(?:(?:re|fwd?)\s*:\s*)*\[([^\]]*)\]\s*(.*)$", re.IGNORECASE)
 _VERSION = re.compile(r"^v?(\d+\.\d+)(?:\.y|\.x)?$", re.IGNORECASE)
+_REPLY = re.compile(r"^\s*(?:re|aw|sv)\s*:", re.IGNORECASE)
 _RANGE = re.compile(r"^v?(\d+\.\d+)(?:\.y)?-v?(\d+\.\d+)(?:\.y)?$", re.IGNORECASE)
 _PART = re.compile(r"^(\d+)/(\d+)$")
 _FAILED = re.compile(
@@ -87,6 +88,9 @@ def parse_mail(raw: bytes | str) -> Mail:
         "references": references,
         "body": body,
     }
+
+    if _REPLY.match(subject) and _diff(body) is None:  # a review, or a bot's answer
+        return Mail(kind="skip", reason="not a patch: a reply in a thread", **base)
 
     if failed := _FAILED.match(subject):
         pick = _CHERRY_PICK.search(body)

@@ -1,0 +1,326 @@
+"""Fault injection against real processes: two bots at once, a kill -9 during a send, an SMTP
+outage and its recovery (the real public-inbox-httpd and an aiosmtpd server that delivers
+into the archive with public-inbox-mda, as a list does), and hostile HTTP servers (a drip, a
+gzip bomb, HTML for Atom, a feed entry whose message is gone)."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import gzip
+import http.server
+import os
+import signal
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backportr.examples.ima import ImaFixture
+from backportr.mail.lore import Lore, LoreError
+from tests.test_bot import Archive, free_port, mails, needs_public_inbox, start_archive  # noqa: F401
+
+ACTIONABLE = {
+    "<2023112013-failed-b836c-5.10@gregkh>",
+    "<20231212004005.1-submission@google.com>",
+    "<20231213100000.3-series@google.com>",
+    "<20231220-patch-1@example.org>",
+}
+
+
+class ListServer:
+    """An SMTP server that delivers what it accepts into the archive (public-inbox-mda), as
+    the list would; `hold` makes it wait before accepting the first message."""
+
+    def __init__(self, archive: Archive, hold: threading.Event | None = None) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.archive = archive
+        self.accepted: list[email.message.EmailMessage] = []
+        self.arrived = threading.Event()
+        self.hold = hold
+        outer = self
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
+                import asyncio
+
+                outer.arrived.set()
+                if outer.hold is not None and not outer.accepted:
+                    await asyncio.get_running_loop().run_in_executor(None, outer.hold.wait, 30)
+                subprocess.run(
+                    ["public-inbox-mda", "--no-precheck"],
+                    input=envelope.content,
+                    env={**outer.archive.env, "ORIGINAL_RECIPIENT": "stable@vger.kernel.org"},
+                    check=True,
+                    capture_output=True,
+                )
+                outer.accepted.append(
+                    email.message_from_bytes(envelope.content, policy=email.policy.default)
+                )
+                return "250 OK"
+
+        self.port = free_port()
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def replies_to(self) -> list[str]:
+        return sorted(str(m["In-Reply-To"]) for m in self.accepted)
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+
+def bot_args(ima: ImaFixture, archive: Archive, state: Path, smtp_port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "backportr",
+        "bot",
+        "--lore",
+        archive.url,
+        "--repo",
+        str(ima.path),
+        "--once",
+        "--state",
+        str(state),
+        "--smtp",
+        f"127.0.0.1:{smtp_port}",
+        "--from",
+        "backportr <bot@example.org>",
+        "--pending-grace",
+        "0",
+    ]
+
+
+@pytest.fixture
+def fresh_archive(tmp_path: Path, mails: dict[str, str]) -> Iterator[Archive]:  # noqa: F811
+    pytest.importorskip("aiosmtpd.controller")
+    started = start_archive(tmp_path / "public-inbox", mails)
+    yield started
+    started.stop()
+
+
+@needs_public_inbox
+def test_two_bots_at_once_answer_each_mail_once(
+    ima: ImaFixture, fresh_archive: Archive, tmp_path: Path
+) -> None:
+    hold = threading.Event()
+    server = ListServer(fresh_archive, hold)
+    state = tmp_path / "bot.sqlite"
+    try:
+        first = subprocess.Popen(
+            bot_args(ima, fresh_archive, state, server.port), stderr=subprocess.PIPE, text=True
+        )
+        assert server.arrived.wait(60)  # the first bot is sending: it holds the state
+        second = subprocess.run(
+            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
+        )
+        assert second.returncode == 1 and "another bot is running" in second.stderr
+        assert "Traceback" not in second.stderr
+        hold.set()
+        assert first.wait(120) == 0, first.stderr.read() if first.stderr else ""
+        again = subprocess.run(
+            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
+        )
+        assert again.returncode == 0, again.stderr
+        assert server.replies_to() == sorted(ACTIONABLE)
+    finally:
+        hold.set()
+        server.stop()
+
+
+@needs_public_inbox
+def test_kill_during_a_send_then_restart_answers_each_mail_once(
+    ima: ImaFixture, fresh_archive: Archive, tmp_path: Path
+) -> None:
+    """kill -9 while the server holds the first reply (recorded pending, never confirmed);
+    the server then accepts it. The restarted bot finds it in the archive by its Message-ID
+    and does not send it again; the rest are answered once."""
+    hold = threading.Event()
+    server = ListServer(fresh_archive, hold)
+    state = tmp_path / "bot.sqlite"
+    try:
+        bot = subprocess.Popen(bot_args(ima, fresh_archive, state, server.port))
+        assert server.arrived.wait(60)
+        os.kill(bot.pid, signal.SIGKILL)
+        bot.wait(10)
+        hold.set()
+        for _ in range(100):  # the held message reaches the archive
+            if server.accepted:
+                break
+            time.sleep(0.1)
+        restart = subprocess.run(
+            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
+        )
+        assert restart.returncode == 0, restart.stderr
+        assert server.replies_to() == sorted(ACTIONABLE)
+    finally:
+        hold.set()
+        server.stop()
+
+
+@needs_public_inbox
+def test_smtp_outage_then_recovery(ima: ImaFixture, fresh_archive: Archive, tmp_path: Path) -> None:
+    state = tmp_path / "bot.sqlite"
+    down = subprocess.run(
+        bot_args(ima, fresh_archive, state, free_port()), capture_output=True, text=True
+    )
+    assert down.returncode == 1 and "cannot send through" in down.stderr
+    assert "Traceback" not in down.stderr
+    server = ListServer(fresh_archive)
+    try:
+        up = subprocess.run(
+            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
+        )
+        assert up.returncode == 0, up.stderr
+        assert server.replies_to() == sorted(ACTIONABLE)
+    finally:
+        server.stop()
+
+
+# -- hostile HTTP servers ---------------------------------------------------------------------
+
+
+class Hostile(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+def serve(routes: dict[str, tuple[int, bytes, float]]) -> tuple[str, Hostile]:
+    """path -> (status, body, seconds between bytes: a drip when > 0)."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body, drip = routes.get(self.path, (404, b"not found", 0.0))
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                if drip:
+                    for byte in body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(drip)
+                else:
+                    self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = Hostile(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/inbox/", server
+
+
+def test_a_dripping_server_meets_the_deadline() -> None:
+    url, server = serve({"/inbox/x@y/raw": (200, b"x" * 200, 0.1)})  # 20 s to drip
+    try:
+        begin = time.monotonic()
+        with pytest.raises(LoreError, match="no complete answer within"):
+            Lore(url, timeout=1).raw("x@y")
+        assert time.monotonic() - begin < 10  # the deadline, not the drip, ended it
+    finally:
+        server.shutdown()
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
+    bomb = gzip.compress(b"\0" * (64 << 20))  # 64 MiB of zeros in about 64 KiB
+    url, server = serve({"/inbox/x@y/t.mbox.gz": (200, bomb, 0.0)})
+    try:
+        with pytest.raises(LoreError, match="decompresses to more than"):
+            Lore(url, max_bytes=1 << 20).thread("x@y")
+    finally:
+        server.shutdown()
+
+
+def test_html_instead_of_an_atom_feed_is_an_error(ima: ImaFixture, tmp_path: Path) -> None:
+    url, server = serve({"/inbox/new.atom": (200, b"<html><body>login</body></html>", 0.0)})
+    try:
+        with pytest.raises(LoreError, match="not an Atom feed"):
+            Lore(url).new()
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "backportr",
+                "bot",
+                "--lore",
+                url,
+                "--repo",
+                str(ima.path),
+                "--once",
+                "--dry-run",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 1 and "not an Atom feed" in proc.stderr
+        wrong = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "backportr",
+                "bot",
+                "--lore",
+                url + "nothing/",
+                "--repo",
+                str(ima.path),
+                "--once",
+                "--dry-run",
+                "--state",
+                str(tmp_path / "t.sqlite"),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert wrong.returncode == 1 and "404" in wrong.stderr
+    finally:
+        server.shutdown()
+
+
+def test_a_feed_entry_whose_message_is_gone_is_skipped(ima: ImaFixture, tmp_path: Path) -> None:
+    """A permanent 404 on one message is recorded and skipped (not an outage that stops every
+    later run at that message); a link without '/' does not crash the bot."""
+    feed = (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        '<entry><title>gone</title><link href="{url}gone@example.org/"/>'
+        "<updated>x</updated></entry>"
+        '<entry><title>odd</title><link href="no-slash-here"/><updated>x</updated></entry>'
+        "</feed>"
+    )
+    routes: dict[str, tuple[int, bytes, float]] = {}
+    url, server = serve(routes)
+    routes["/inbox/new.atom"] = (200, feed.replace("{url}", url).encode(), 0.0)
+    try:
+        state = tmp_path / "s.sqlite"
+        args = [
+            sys.executable,
+            "-m",
+            "backportr",
+            "bot",
+            "--lore",
+            url,
+            "--repo",
+            str(ima.path),
+            "--once",
+            "--dry-run",
+            "--state",
+            str(state),
+        ]
+        first = subprocess.run(args, capture_output=True, text=True)
+        assert first.returncode == 0, first.stderr
+        import sqlite3
+
+        rows = dict(sqlite3.connect(state).execute("SELECT message_id, verdict FROM messages"))
+        assert rows == {"gone@example.org": "missing"}
+    finally:
+        server.shutdown()
