@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -16,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import pygit2
 import typer
 
 from backportr import __version__
@@ -407,28 +409,29 @@ def scan_command(
         else:
             scans = run_scan(settings, policy, since=since, range_=range_, progress=progress)
         progress.finish()
+        every = [f for s in scans for f in s.findings]
+        if holder is not None and new_only:
+            fresh = {f.key for f in holder.new(every)}
+            for s in scans:
+                s.findings = [f for f in s.findings if f.key in fresh]
+        render = {
+            ScanFormat.text: render_scan_text,
+            ScanFormat.json: render_scan_json,
+            ScanFormat.markdown: render_scan_markdown,
+            ScanFormat.html: render_scan_html,
+        }
+        text = render[output_format](scans)
+        if output is not None:
+            write_atomically(output, text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()  # a full device fails here, before the state says "reported"
         if holder is not None:
-            every = [f for s in scans for f in s.findings]
-            if new_only:
-                fresh = {f.key for f in holder.new(every)}
-                for s in scans:
-                    s.findings = [f for f in s.findings if f.key in fresh]
-            holder.record(every)
+            holder.record(every)  # only once the report describing them is safely out
     finally:
         progress.finish()
         if holder is not None:
             holder.close()
-    render = {
-        ScanFormat.text: render_scan_text,
-        ScanFormat.json: render_scan_json,
-        ScanFormat.markdown: render_scan_markdown,
-        ScanFormat.html: render_scan_html,
-    }
-    text = render[output_format](scans)
-    if output is not None:
-        write_atomically(output, text)
-    else:
-        sys.stdout.write(text)
     errors = [e for s in scans for e in s.errors]
     for error in errors:
         typer.echo(f"backportr: scan error: {error}", err=True)
@@ -648,11 +651,28 @@ def main(argv: list[str] | None = None) -> int:
         return _exit(130)
     except BrokenPipeError:
         return _exit(ExitCode.OK)
+    except (OSError, sqlite3.DatabaseError, pygit2.GitError) as error:
+        _say(f"backportr: error: {_environment_fault(error)}")  # the machine's, not a bug
+        return _exit(ExitCode.BAD_INPUT)
     except Exception as error:
         log = _write_crash_log()
         _say(f"backportr: internal error ({type(error).__name__}: {error}); details in {log}")
         return _exit(ExitCode.INTERNAL)
     return _exit(ExitCode.OK)
+
+
+def _environment_fault(error: BaseException) -> str:
+    """One line for a fault of the environment: a file, the disk, a database, the repository."""
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        reason = error.strerror or str(error) or type(error).__name__
+        return f"{reason}{where}"
+    if isinstance(error, sqlite3.DatabaseError):
+        return (
+            f"the index or a state file cannot be used ({error}); "
+            "if it is damaged, run backportr index --rebuild"
+        )
+    return f"the repository cannot be read ({error})"
 
 
 def _exit(code: int | None) -> int:

@@ -17,6 +17,7 @@ import fcntl
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,10 +168,17 @@ def default_index_path(repo: Repo) -> Path:
 class CommitIndex:
     """The index of one repository. Use as a context manager, or call close()."""
 
-    def __init__(self, repo: Repo, path: Path | None = None) -> None:
+    def __init__(self, repo: Repo, path: Path | None = None, *, recover: bool = False) -> None:
+        """With `recover`, an index file that cannot be read is moved aside (kept, renamed
+        `*.corrupt-<time>`) and a new one started; without, that is an error."""
         self.repo = repo
         self._bulk = False
         self.path = path or default_index_path(repo)
+        if recover and self.path.exists() and not _readable(self.path):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            self.path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -185,9 +193,14 @@ class CommitIndex:
             self.db.execute("PRAGMA busy_timeout=60000")
             self._ensure_schema()
         except sqlite3.DatabaseError as error:
+            if "readonly" in str(error) or "read-only" in str(error):
+                raise IndexCorruptError(
+                    f"the index {self.path} cannot be written ({error}); give --index a "
+                    "writable path"
+                ) from None
             raise IndexCorruptError(
-                f"the index {self.path} is unreadable ({error}); delete it or run "
-                "backportr index --rebuild"
+                f"the index {self.path} is unreadable ({error}); run backportr index "
+                "--rebuild (it moves the damaged file aside)"
             ) from None
 
     def __enter__(self) -> CommitIndex:
@@ -221,7 +234,9 @@ class CommitIndex:
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
+        for statement in (_SCHEMA + _COMMIT_INDEXES).split(";"):
+            if statement.strip():
+                self.db.execute(statement)  # executescript would COMMIT a transaction
         self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
     @contextlib.contextmanager
@@ -242,21 +257,22 @@ class CommitIndex:
 
     # -- updating --------------------------------------------------------------------------
 
-    def rebuild(self) -> None:
-        with self._writing():
-            self._drop_all()
-
     def update(
         self,
         upstream: Ref,
         branches: Sequence[Ref] = (),
         *,
         progress: ProgressCallback = no_progress,
+        rebuild: bool = False,
     ) -> UpdateStats:
-        """Bring the index up to date with the upstream ref and the given branches."""
+        """Bring the index up to date with the upstream ref and the given branches; with
+        `rebuild`, drop everything first, in the same transaction (readers see the old index
+        or the new one, never an empty one)."""
         new: dict[str, int] = {}
         rewritten: list[str] = []
         with self._writing():
+            if rebuild:
+                self._drop_all()
             stored_upstream = self._stored_ref(upstream.refname)
             if stored_upstream is None or stored_upstream.kind != "upstream":
                 old = self.db.execute("SELECT refname FROM refs WHERE kind='upstream'").fetchone()
@@ -812,6 +828,16 @@ class CommitIndex:
 
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+
+
+def _readable(path: Path) -> bool:
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            db.execute("PRAGMA quick_check").fetchall()
+            db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        return True
+    except sqlite3.DatabaseError:
+        return False
 
 
 def _same_subject(a: str, b: str) -> bool:

@@ -55,11 +55,9 @@ def open_workspace(
             if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
                 seen.add(ref.refname)
                 indexed.append(ref)
-    index = CommitIndex(repo, settings.index_path)
+    index = CommitIndex(repo, settings.index_path, recover=rebuild)
     try:
-        if rebuild:
-            index.rebuild()
-        stats = index.update(upstream, indexed, progress=progress)
+        stats = index.update(upstream, indexed, progress=progress, rebuild=rebuild)
     except BaseException:
         index.close()
         raise

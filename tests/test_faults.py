@@ -324,3 +324,75 @@ def test_a_feed_entry_whose_message_is_gone_is_skipped(ima: ImaFixture, tmp_path
         assert rows == {"gone@example.org": "missing"}
     finally:
         server.shutdown()
+
+
+# -- files, the index and the scan state ------------------------------------------------------
+
+
+def test_index_rebuild_works_and_recovers_a_corrupt_index(ima: ImaFixture, tmp_path: Path) -> None:
+    from tests.conftest import backportr
+
+    index = tmp_path / "index.sqlite"
+    first = backportr("index", "--repo", str(ima.path), "--index", str(index))
+    assert first.returncode == 0, first.stderr
+    rebuilt = backportr("index", "--repo", str(ima.path), "--index", str(index), "--rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr  # was exit 3: no transaction is active
+    from backportr.examples.ima import B836C
+
+    status = backportr(
+        "status", ima.ids[B836C], "--repo", str(ima.path), "--index", str(index), "-b", "v5.10.194"
+    )
+    assert status.returncode == 0, status.stderr
+    index.write_bytes(b"this is not a database" * 100)
+    broken = backportr("index", "--repo", str(ima.path), "--index", str(index))
+    assert broken.returncode == 1 and "--rebuild" in broken.stderr
+    recovered = backportr("index", "--repo", str(ima.path), "--index", str(index), "--rebuild")
+    assert recovered.returncode == 0, recovered.stderr
+    assert list(tmp_path.glob("index.sqlite.corrupt-*"))  # kept aside, not deleted
+
+
+def test_output_to_special_files_and_directories(ima: ImaFixture, tmp_path: Path) -> None:
+    from backportr.examples.ima import B836C
+    from tests.conftest import backportr
+
+    target = ima.ids[B836C]
+    args = ("resolve", target, "--repo", str(ima.path), "-b", "v5.10.194", "-f", "json")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    proc = backportr(*args, "-o", str(fifo))
+    if proc.returncode != 0:
+        reader.kill()
+    out, _ = reader.communicate(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert fifo.is_fifo() and '"schema"' in out  # written through, not replaced
+    stdout = backportr(*args, "-o", "/dev/stdout")
+    assert stdout.returncode == 0 and '"schema"' in stdout.stdout
+    directory = backportr(*args, "-o", str(tmp_path))
+    assert directory.returncode == 1 and "is a directory" in directory.stderr
+    if Path("/dev/full").exists():
+        full = backportr(*args, "-o", "/dev/full")
+        assert full.returncode == 1 and "No space left" in full.stderr
+        assert Path("/dev/full").is_char_device()
+
+
+def test_new_only_state_waits_for_the_report(tmp_path: Path) -> None:
+    """A report that cannot be written leaves the findings unreported: the next run says them."""
+    from tests.conftest import backportr
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("missing", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    state = tmp_path / "state.sqlite"
+    args = ("scan", "--repo", str(k.b.path), "-b", BRANCH, "--state", str(state), "--new-only")
+    failed = backportr(*args, "-o", str(tmp_path))  # a directory: the report cannot be written
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    if Path("/dev/full").exists():
+        full = backportr(*args, "-o", "/dev/full")
+        assert full.returncode == 1
+    second = backportr(*args, "--format", "json")
+    assert second.returncode == 4 and k.b.ids["missing"] in second.stdout
+    third = backportr(*args, "--format", "json")
+    assert third.returncode == 0 and k.b.ids["missing"] not in third.stdout

@@ -4,13 +4,29 @@ way outputs reach files: written atomically (a temporary file renamed into place
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
+from backportr.errors import BackportrError
+
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the whole new one, never half."""
+    """Write `text` to `path` so a reader sees the old file or the whole new one, never half.
+
+    Only a regular file (or a new one) is replaced: a FIFO, a character device
+    (`/dev/stdout`, `/dev/full`) or `-` is written in place, and a directory is an error."""
     path = Path(path)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    if path.is_dir():
+        raise BackportrError(f"{path} is a directory; give a file name")
+    if path.exists() and not path.is_file():  # a FIFO, a device: never replace it
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
