@@ -507,7 +507,9 @@ class Resolver:
         """Commits pulled in only to make an absent target apply that conflict themselves
         did not make it apply: the target needs a human either way, and the maintainers
         adapt it rather than take them (measured: docs/accuracy.md). They leave the series
-        (with whatever is there only because of them) and are shown as suggestions."""
+        (with whatever is there only because of them) and are shown as suggestions; except
+        the target's own posting (same author, applied together), which maintainers take
+        together, adapting each patch."""
         if closure.target_present:
             return []  # an adapted backport's missing members are the answer itself
         order, _ = closure.graph.order()
@@ -518,6 +520,7 @@ class Resolver:
             if result.result == "conflict"
             and closure.roles[commit] == "prerequisite"
             and all(r.kind == "conflict" for r in closure.graph.reasons(commit))
+            and not self._same_series(closure, commit)  # a posting is taken together
         }
         if not pruned:
             return []
