@@ -222,14 +222,14 @@ def revert_that_names_its_target(path: Path) -> Scenario:
 def other_authors_step(path: Path) -> Scenario:
     """Rule 1: past the conflict depth only the target's own posting is searched: the
     target's same-author step conflicts without another author's earlier refactor, which is
-    not pulled; the step then conflicts too, so it is suggested, and the target needs a
-    human."""
+    not pulled; the step conflicts, but it is of the target's own posting, which maintainers
+    take together, adapting it: it stays, and the series needs a human."""
     k = Kernel(path)
     k.edit_in("refactor", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
     k.b._clock += 3 * 86400  # a posting three days later
     k.edit_in("step", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["target"], status="conflict")
+    return Scenario(k.b, "target", ["step", "target"], status="conflict")
 
 
 def culprit_present(path: Path) -> Scenario:
