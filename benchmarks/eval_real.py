@@ -206,6 +206,8 @@ def without(rules: set[str]) -> None:
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
+    if "prune" in rules:  # conflicting conflict prerequisites kept in the series
+        r.Resolver._prune_unhelpful = lambda self, closure: []  # type: ignore[method-assign]
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
         original = r.Resolver._wanted
 
@@ -352,7 +354,9 @@ def main() -> int:
     parser.add_argument("--max-commits", type=int, default=50)
     parser.add_argument("--conflict-depth", type=int, default=1)
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
-    parser.add_argument("--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4")
+    parser.add_argument(
+        "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.kinds = args.kinds.split(",")
