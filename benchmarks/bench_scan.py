@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Scan a large generated repository against two stable branches, and compare with a
-baseline that asks git for the same answers.
+"""Scan stable branches with backportr and, in the same run, with the plainest tools that
+answer the same question.
 
     python benchmarks/generate.py /tmp/scanbig --upstream 60000 --stable 5000 --branches 2
     python benchmarks/bench_scan.py /tmp/scanbig [--sample 40]
+    python benchmarks/bench_scan.py /path/to/ovn.git --upstream main --branch branch-24.03 \\
+        --pattern 'branch-*'
 
-backportr: `backportr scan -b linux-5.10.y -b linux-5.15.y --format json` (cold index, then
-warm; and with --jobs 2). Baseline, per upstream fix after a branch's fork (measured on a
-sample and scaled to all of them): is each culprit in the branch (`git merge-base
---is-ancestor`, then `git log --grep=<culprit id> <branch>`), and is the fix itself there
-(`git log --grep=<fix id> <branch>`): the questions a scan must answer for every fix.
+backportr: `backportr scan -b B ... --format json` with a fresh index (cold: index build
+included), then again (warm). Baselines: benchmarks/naive_scan.py (one `git log` over
+upstream, every `Fixes:` id resolved, the fixes whose culprit is in the branch and which no
+backport names) for every branch; and `git log --grep` per fix (is each culprit in the branch,
+is the fix), measured on a sample and scaled to all of them. Prints the times, the ratios and
+how far the two missing-fix lists agree.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ def git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def backportr(repo: Path, index: Path, *extra: str) -> tuple[float, dict[str, object]]:
+def backportr(
+    repo: Path, index: Path, upstream: str, branches: list[str], pattern: str, *extra: str
+) -> tuple[float, dict[str, object]]:
     begin = time.perf_counter()
     proc = subprocess.run(
         [
@@ -44,12 +49,14 @@ def backportr(repo: Path, index: Path, *extra: str) -> tuple[float, dict[str, ob
             "--repo",
             str(repo),
             "--upstream",
-            "master",
+            upstream,
             "--index",
             str(index),
+            "--branch-pattern",
+            pattern,
             "--format",
             "json",
-            *[a for b in BRANCHES for a in ("-b", b)],
+            *[a for b in branches for a in ("-b", b)],
             *extra,
         ],
         capture_output=True,
@@ -72,26 +79,42 @@ def baseline_fix(repo: Path, branch: str, fix: str, culprits: list[str]) -> None
 def main() -> int:
     parser = argparse.ArgumentParser(description="Benchmark backportr scan against git.")
     parser.add_argument("repo", type=Path)
+    parser.add_argument("--upstream", default="master")
+    parser.add_argument("--branch", action="append", dest="branches")
+    parser.add_argument("--pattern", default="linux-*.y", help="the index's branch pattern")
     parser.add_argument("--sample", type=int, default=40)
     args = parser.parse_args()
     repo: Path = args.repo
+    branches: list[str] = args.branches or list(BRANCHES)
+    upstream: str = args.upstream
     index = Path(tempfile.mkdtemp(prefix="backportr-bench-")) / "index.sqlite"
-    upstream = int(git(repo, "rev-list", "--count", "master").stdout)
-    print(f"repository: {repo}; {upstream} upstream commits; branches {', '.join(BRANCHES)}")
+    count = int(git(repo, "rev-list", "--count", upstream).stdout)
+    print(f"repository: {repo}; {count} upstream commits; branches {', '.join(branches)}")
 
-    cold, report = backportr(repo, index)
-    warm, _ = backportr(repo, index)
-    parallel, _ = backportr(repo, index, "--jobs", "2")
-    counts = {b["branch"]: len(b["findings"]) for b in report["branches"]}  # type: ignore[index]
+    sys.path.insert(0, str(Path(__file__).parent))
+    from naive_scan import missing_fixes
 
-    # the baseline's work: every fix after each branch's fork, with its culprits
+    begin = time.perf_counter()
+    naive = {b: missing_fixes(repo, upstream, b) for b in branches}
+    naive_seconds = time.perf_counter() - begin
+    cold, report = backportr(repo, index, upstream, branches, args.pattern)
+    warm, _ = backportr(repo, index, upstream, branches, args.pattern)
+    ours = {
+        b["branch"]: [f["commit"] for f in b["findings"] if f["kind"] == "missing-fix"]  # type: ignore[index]
+        for b in report["branches"]  # type: ignore[union-attr]
+    }
+    kinds: dict[str, int] = {}
+    for b in report["branches"]:  # type: ignore[union-attr]
+        for f in b["findings"]:  # type: ignore[index]
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+
     fixes: list[tuple[str, str, list[str]]] = []
-    for branch in BRANCHES:
-        fork = git(repo, "merge-base", "master", branch).stdout.strip()
-        log = git(repo, "log", "--format=%x00%H%n%B", "--grep=Fixes:", f"{fork}..master").stdout
-        for record in log.split("\0")[1:]:
+    for branch in branches:
+        fork = git(repo, "merge-base", upstream, branch).stdout.strip()
+        log = git(repo, "log", "--format=%x00%H%n%B", "-i", "--grep=Fixes:", f"{fork}..{upstream}")
+        for record in log.stdout.split("\0")[1:]:
             head, _, body = record.partition("\n")
-            ids = re.findall(r"^Fixes: ([0-9a-f]{7,40})", body, re.MULTILINE)
+            ids = re.findall(r"^Fixes: ([0-9a-f]{7,40})", body, re.MULTILINE | re.IGNORECASE)
             resolved = [
                 git(repo, "rev-parse", "--verify", "-q", f"{i}^{{commit}}").stdout.strip()
                 for i in ids
@@ -102,17 +125,23 @@ def main() -> int:
     for branch, fix, culprits in sample:
         baseline_fix(repo, branch, fix, culprits)
     per_fix = (time.perf_counter() - begin) / max(1, len(sample))
-    baseline = per_fix * len(fixes)
+    grep_all = per_fix * len(fixes)
 
-    print(f"fixes after the forks: {len(fixes)}; findings: {counts}")
-    print(f"backportr scan, cold index (index build included): {cold:.1f} s")
+    print(f"fixes after the forks: {len(fixes)}; backportr findings: {kinds}")
+    for branch in branches:
+        both = len(set(naive[branch]) & set(ours.get(branch, [])))
+        print(
+            f"{branch}: missing fixes: naive {len(naive[branch])}, backportr "
+            f"{len(ours.get(branch, []))}, both {both}"
+        )
+    print(f"naive scan (git log + prefix resolution, all branches): {naive_seconds:.2f} s")
+    print(f"backportr scan, cold (index build included): {cold:.1f} s")
     print(f"backportr scan, warm index: {warm:.1f} s")
-    print(f"backportr scan, warm, --jobs 2: {parallel:.1f} s")
+    print(f"git log --grep per fix: {per_fix * 1000:.0f} ms, {grep_all:.0f} s for all")
     print(
-        f"baseline (git processes): {per_fix * 1000:.0f} ms per fix, {baseline:.0f} s for all "
-        f"{len(fixes)} (measured on {len(sample)})"
+        f"ratios: cold / naive {cold / naive_seconds:.1f}; warm / naive "
+        f"{warm / naive_seconds:.1f}; warm / git-log-grep {warm / grep_all:.4f}"
     )
-    print(f"ratio warm / baseline: {warm / baseline:.4f}; cold / baseline: {cold / baseline:.4f}")
     return 0
 
 
