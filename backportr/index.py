@@ -34,7 +34,7 @@ from backportr.model import (
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -76,6 +76,7 @@ CREATE TABLE IF NOT EXISTS branch_commits(
 CREATE TABLE IF NOT EXISTS adapted_checks(
     upstream TEXT NOT NULL, carrier TEXT NOT NULL, conflicts INTEGER NOT NULL,
     PRIMARY KEY(upstream, carrier)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
@@ -231,6 +232,7 @@ class CommitIndex:
             "branch_commits",
             "after_fork",
             "adapted_checks",
+            "results",
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -825,6 +827,15 @@ class CommitIndex:
                 "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
                 (upstream, carrier, int(conflicts)),
             )
+
+    def cached_result(self, key: str) -> str | None:
+        """A result computed earlier from exactly the same inputs (the key names them all)."""
+        row = self.db.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def keep_result(self, key: str, value: str) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+            self.db.execute("INSERT OR REPLACE INTO results VALUES(?, ?)", (key, value))
 
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]

@@ -16,15 +16,19 @@ with the same Resolver the CLI uses. A failing target is recorded and the scan g
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from backportr import __version__
 from backportr.apply import TreeState
 from backportr.config import Settings
 from backportr.deps.declared import declared, recorded
 from backportr.errors import BackportrError
-from backportr.model import BranchReport, Member, Oid, ProgressCallback, no_progress
+from backportr.model import BranchReport, Member, Oid, ProgressCallback, Reason, no_progress
 from backportr.repo import Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
@@ -75,6 +79,10 @@ class Policy:
                 for p in paths
             )
         )
+
+    def fingerprint(self) -> str:
+        text = "\n".join([*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped)])
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def is_dropped(self, branch: str, commit: Oid) -> bool:
         version = parse_version(branch)
@@ -163,11 +171,38 @@ class Scanner:
         return result
 
     def _guard(self, result: BranchScan, commit: Oid, work: Callable[[], None]) -> None:
-        """A single target never stops the scan: its error is recorded."""
+        """A single target never stops the scan: its error is recorded. Its findings are
+        kept in the index under a key naming every input (branch and upstream tips, target,
+        policy, settings), so a rescan with nothing new answers from there."""
+        key = self._key(result.branch, commit)
+        cached = self.ws.index.cached_result(key)
+        if cached is not None:
+            result.findings += [_finding_from_json(f) for f in json.loads(cached)]
+            return
+        before = len(result.findings)
         try:
             work()
         except BackportrError as error:
             result.errors.append(f"{commit[:12]}: {error}")
+            return
+        found = [_finding_to_json(f) for f in result.findings[before:]]
+        self.ws.index.keep_result(key, json.dumps(found))
+
+    def _key(self, branch: str, commit: Oid) -> str:
+        ref = next((b for b in self.ws.branches if b.name == branch), None)
+        parts = (
+            "scan-v1",
+            __version__,
+            branch,
+            ref.tip if ref else "",
+            self.ws.upstream.tip,
+            ",".join(sorted(f"{r.refname}={r.tip}" for r in self.ws.indexed)),  # evidence
+            commit,
+            self.policy.fingerprint(),
+            str(self.resolver.max_commits),
+            str(self.staged),
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # -- candidates from the index ----------------------------------------------------------
 
@@ -350,6 +385,43 @@ class Scanner:
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.info(commit)
         return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
+
+
+def _finding_to_json(finding: Finding) -> dict[str, object]:
+    return {
+        "kind": finding.kind,
+        "branch": finding.branch,
+        "commit": finding.commit,
+        "subject": finding.subject,
+        "status": finding.status,
+        "series": [
+            [
+                m.commit,
+                m.subject,
+                m.role,
+                [[r.kind, r.detail, r.related] for r in m.reasons],
+                m.apply,
+                list(m.conflict_files),
+            ]
+            for m in finding.series
+        ],
+        "evidence": list(finding.evidence),
+    }
+
+
+def _finding_from_json(data: dict[str, Any]) -> Finding:
+    return Finding(
+        data["kind"],
+        data["branch"],
+        data["commit"],
+        data["subject"],
+        data["status"],
+        tuple(
+            Member(commit, subject, role, tuple(Reason(*r) for r in reasons), apply, tuple(files))
+            for commit, subject, role, reasons, apply, files in data["series"]
+        ),
+        tuple(data["evidence"]),
+    )
 
 
 def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> list[Oid] | None:

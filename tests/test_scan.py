@@ -251,3 +251,26 @@ def test_staged_scan_finds_what_resolving_everything_finds(
         assert staged == _findings(path, branch, staged=False), path
         nonempty += bool(staged)
     assert nonempty >= 5  # the comparison saw real findings, not only empty scans
+
+
+def test_a_rescan_with_nothing_new_answers_from_the_index(repo: Kernel, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every target's findings are kept under a key naming all its inputs: the same scan
+    again resolves nothing and reports the same findings; a moved branch resolves again."""
+    from backportr.config import Settings
+    from backportr.resolve import Resolver
+    from backportr.scan import Policy, Scanner
+    from backportr.workspace import open_workspace
+
+    def scan_once() -> list[tuple[str, str, str]]:
+        with open_workspace(Settings(repo=repo.b.path, branches=(BRANCH,))) as ws:
+            result = Scanner(ws, Policy()).scan(ws.branches[0])
+            return [(f.kind, f.commit, f.status) for f in result.findings]
+
+    first = scan_once()
+    assert first
+
+    def no_resolving(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rescan with nothing new must not resolve")
+
+    monkeypatch.setattr(Resolver, "resolve_branch", no_resolving)
+    assert scan_once() == first
