@@ -78,19 +78,31 @@ def main() -> int:
     ]
     figures["index_build"], _ = timed(cli)
 
-    # 2. incremental update after N new upstream commits, in a clone sharing the objects
+    # 2. incremental update after N new upstream commits, in a clone sharing the objects: the
+    # index is built with upstream N first-parent commits back, then upstream moves to its tip
     clone = scratch / "clone.git"
     subprocess.run(
         ["git", "clone", "-q", "--bare", "--shared", str(repo_path), str(clone)], check=True
     )
-    subprocess.run(
-        [sys.executable, str(HERE / "generate.py"), str(clone), "--append", str(args.append)],
-        check=True,
+    cgit = ["git", "--git-dir", str(clone)]
+    tip = subprocess.run(
+        [*cgit, "rev-parse", args.upstream], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    back = subprocess.run(
+        [*cgit, "rev-list", "--first-parent", f"--skip={args.append}", "-1", tip],
         capture_output=True,
-    )
+        text=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run([*cgit, "update-ref", f"refs/heads/{args.upstream}", back], check=True)
     incremental_index = scratch / "incremental.sqlite"
-    shutil.copy(index_file, incremental_index)
     cli_clone = [*cli[:4], "--repo", str(clone), *cli[6:-1], str(incremental_index)]
+    timed(cli_clone)
+    subprocess.run([*cgit, "update-ref", f"refs/heads/{args.upstream}", tip], check=True)
+    added = subprocess.run(
+        [*cgit, "rev-list", "--count", tip, f"^{back}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    print(f"incremental: {added} upstream commits new since the index was built")
     figures["index_incremental"], _ = timed(cli_clone)
     figures["index_noop"], _ = timed(cli_clone)
 
