@@ -23,6 +23,7 @@ import typer
 from backportr import __version__
 from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, ExitCode, UsageError
+from backportr.gitconfig import GitConfig
 from backportr.model import CulpritPolicy, StatusResult
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
@@ -37,6 +38,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -59,8 +61,12 @@ BranchOption = Annotated[
     typer.Option("--branch", "-b", help="Stable branch, e.g. linux-5.10.y (repeatable)."),
 ]
 PatternOption = Annotated[
-    str,
-    typer.Option("--branch-pattern", help="Which branches the index covers by default."),
+    str | None,
+    typer.Option(
+        "--branch-pattern",
+        help="Which branches the index covers (default: backportr.branchPattern, else "
+        f"{DEFAULT_BRANCH_PATTERN}).",
+    ),
 ]
 IndexOption = Annotated[
     Path | None,
@@ -68,22 +74,47 @@ IndexOption = Annotated[
 ]
 
 
+_OVERRIDES: list[str] = []  # -c KEY=VALUE, given before the command
+_NO_REPLY = "backportr <backportr@localhost>"
+
+
+def _config(repo: Path) -> GitConfig:
+    return GitConfig(repo, _OVERRIDES)
+
+
 def _settings(
     repo: Path,
     upstream: str | None,
     branches: list[str] | None,
-    pattern: str = DEFAULT_BRANCH_PATTERN,
+    pattern: str | None = None,
     index: Path | None = None,
     max_commits: int = DEFAULT_MAX_COMMITS,
 ) -> Settings:
+    """The command line's values, and git config's (backportr.*) where it gave none."""
+    config = _config(repo)
     return Settings(
         repo=repo,
-        upstream=upstream,
+        upstream=upstream or config.value("backportr.upstream"),
         branches=tuple(branches or ()),
-        branch_pattern=pattern,
+        branch_pattern=pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN,
         index_path=index,
         max_commits=max_commits,
     )
+
+
+def _default_branches(repo: Path, pattern: str | None) -> list[str]:
+    """status and scan without -b: backportr.branches, else every branch the index covers."""
+    config = _config(repo)
+    configured = (config.value("backportr.branches") or "").split()
+    if configured:
+        return configured
+    effective = pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN
+    found = Repo(repo).stable_branches(effective)
+    if not found:
+        raise UsageError(
+            f"no branch matches {effective!r}: give --branch, or set backportr.branches"
+        )
+    return found
 
 
 @app.command("index")
@@ -91,7 +122,7 @@ def index_command(
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
     branch: BranchOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start the index afresh.")] = False,
 ) -> None:
@@ -118,15 +149,14 @@ def status_command(
     branch: BranchOption = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     output_format: Annotated[
         StatusFormat, typer.Option("--format", "-f", help="Output format.")
     ] = StatusFormat.text,
 ) -> None:
     """Is each upstream commit in each branch, and as which commit?"""
-    if not branch:
-        raise UsageError("give at least one --branch")
+    branch = branch or _default_branches(repo, branch_pattern)
     progress = TerminalProgress()
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     try:
@@ -201,7 +231,7 @@ def resolve_command(
     ] = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     output_format: Annotated[
         ResolveFormat, typer.Option("--format", "-f", help="Output format.")
@@ -234,12 +264,13 @@ def resolve_command(
         ),
     ] = None,
     annotation: Annotated[
-        AnnotationStyle,
+        AnnotationStyle | None,
         typer.Option(
             "--annotation",
-            help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha).",
+            help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha); "
+            "default: backportr.annotation, else greg.",
         ),
-    ] = AnnotationStyle.greg,
+    ] = None,
     signoff: Annotated[
         bool,
         typer.Option(
@@ -265,8 +296,9 @@ def resolve_command(
         from backportr.repo import Repo
 
         names += [n for n in Repo(repo).stable_branches(branches) if n not in names]
-    if not names:
-        raise UsageError("give at least one --branch (or --branches PATTERN)")
+    if branches and len(names) == len(branch or []):
+        raise UsageError(f"--branches {branches!r} matches no branch")
+    names = names or _default_branches(repo, branch_pattern)
     progress = TerminalProgress()
     settings = _settings(repo, upstream, names, branch_pattern, index, max_commits=max_commits)
     try:
@@ -277,13 +309,16 @@ def resolve_command(
                 max_commits=max_commits,
                 symbols=symbols,
                 conflict_depth=conflict_depth,
-                culprits=_culprit_policy(culprits or ws.repo.config_value("backportr.culprits")),
+                culprits=_culprit_policy(culprits or _config(repo).value("backportr.culprits")),
                 progress=progress,
             )
             report = resolver.resolve(oid, ws.branches)
             if output_format is ResolveFormat.mbox:
                 who = _signoff(ws.repo) if signoff else None
-                _write_mbox(ws, resolver, report, output, annotation, who)
+                style = annotation or AnnotationStyle(
+                    _config(repo).value("backportr.annotation") or "greg"
+                )
+                _write_mbox(ws, resolver, report, output, style, who)
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -348,7 +383,7 @@ def scan_command(
     branch: BranchOption = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only upstream commits after REV.")
@@ -391,8 +426,7 @@ def scan_command(
     from backportr.scan import Policy, run_scan, run_scan_parallel
     from backportr.scan_state import ScanState
 
-    if not branch:
-        raise UsageError("give at least one --branch")
+    branch = branch or _default_branches(repo, branch_pattern)
     if since and range_:
         raise UsageError("--since and --range exclude each other")
     if new_only and state is None:
@@ -442,7 +476,9 @@ def scan_command(
 
 
 mail_app = typer.Typer(
-    help="Check mails from stable@ (files, stdin, or a lore archive).", no_args_is_help=True
+    help="Check mails from stable@ (files, stdin, or a lore archive).",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(mail_app, name="mail")
 
@@ -461,7 +497,7 @@ def mail_check_command(
     ],
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     lore: Annotated[
         str | None, typer.Option("--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/")
@@ -474,8 +510,9 @@ def mail_check_command(
         str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
     ] = None,
     sender: Annotated[
-        str, typer.Option("--from", help="The reply's From: address.")
-    ] = "backportr <backportr@localhost>",
+        str | None,
+        typer.Option("--from", help="The reply's From: (default: backportr.from, user.email)."),
+    ] = None,
 ) -> None:
     """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
 
@@ -485,8 +522,12 @@ def mail_check_command(
     from backportr.mail.sending import send_message
     from backportr.mail.source import load
 
+    config = _config(repo)
+    lore = lore or config.value("backportr.lore")
+    smtp = smtp or config.value("backportr.smtp")
+    sender = sender or config.value("backportr.from") or _NO_REPLY
     if send and not smtp:
-        raise UsageError("--send needs --smtp HOST:PORT")
+        raise UsageError("--send needs --smtp HOST:PORT (or backportr.smtp)")
     mail, thread = load(message, lore)
     progress = TerminalProgress()
     try:
@@ -517,11 +558,14 @@ def mail_check_command(
 @app.command("bot")
 def bot_command(
     lore: Annotated[
-        str, typer.Option("--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/")
-    ],
+        str | None,
+        typer.Option(
+            "--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/ (or backportr.lore)"
+        ),
+    ] = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
-    branch_pattern: PatternOption = DEFAULT_BRANCH_PATTERN,
+    branch_pattern: PatternOption = None,
     index: IndexOption = None,
     query: Annotated[
         str | None, typer.Option("--query", help="A search (default: the inbox's new messages).")
@@ -530,15 +574,21 @@ def bot_command(
     interval: Annotated[
         float, typer.Option("--interval", min=1, help="Seconds between polls.")
     ] = 300.0,
-    state: Annotated[Path, typer.Option("--state", help="What was processed (SQLite).")] = Path(
-        "backportr-bot.sqlite"
-    ),
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="What was processed (SQLite; default: backportr.botState, else "
+            "<git dir>/backportr/bot.sqlite).",
+        ),
+    ] = None,
     smtp: Annotated[
         str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
     ] = None,
     sender: Annotated[
-        str, typer.Option("--from", help="The replies' From: address.")
-    ] = "backportr <backportr@localhost>",
+        str | None,
+        typer.Option("--from", help="The replies' From: (default: backportr.from, user.email)."),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
     ] = False,
@@ -559,9 +609,16 @@ def bot_command(
     from backportr.mail.bot import Bot, BotSettings, BotState
     from backportr.mail.lore import Lore
 
+    config = _config(repo)
+    lore = lore or config.value("backportr.lore")
+    smtp = smtp or config.value("backportr.smtp")
+    sender = sender or config.value("backportr.from") or _NO_REPLY
+    where = state or Path(config.value("backportr.botstate") or "backportr-bot.sqlite")
+    if not lore:
+        raise UsageError("give --lore URL (or set backportr.lore)")
     if not dry_run and smtp is None:
-        raise UsageError("give --smtp HOST:PORT to send replies, or --dry-run")
-    holder = BotState(state)
+        raise UsageError("give --smtp HOST:PORT to send replies (or backportr.smtp), or --dry-run")
+    holder = BotState(where)
     try:
         with open_workspace(_settings(repo, upstream, [], branch_pattern, index)) as ws:
             bot = Bot(
@@ -633,8 +690,23 @@ def _root(
             "--version", callback=_version_callback, is_eager=True, help="Print the version."
         ),
     ] = False,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("-c", help="Set a configuration value for this run, as git's -c: KEY=VALUE."),
+    ] = None,
 ) -> None:
     """Find the complete, ordered series a Linux stable backport needs."""
+    _OVERRIDES[:] = overrides or []
+
+
+@app.command("config")
+def config_command(repo: RepoOption = Path(".")) -> None:
+    """The effective settings and where each comes from (git config, -c, a fallback)."""
+    from backportr.gitconfig import KEYS
+
+    for setting in _config(repo).effective():
+        value = setting.value if setting.value is not None else "-"
+        typer.echo(f"{setting.key}\t{value}\t{setting.source}\t# {KEYS[setting.key]}")
 
 
 def main(argv: list[str] | None = None) -> int:

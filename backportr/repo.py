@@ -585,3 +585,32 @@ def _log_record(raw: bytes) -> LogRecord:
 def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:
     numbers = tuple(int(n) for n in re.findall(r"\d+", name))
     return numbers, name
+
+
+def config_entries(path: Path) -> dict[str, tuple[str, str]]:
+    """git config as seen from `path` (a repository's, else the user's and the system's):
+    key (lowercased) -> (value, the file defining it), the last definition winning."""
+    proc = subprocess.run(
+        ["git", "-C", str(path), "config", "--list", "--show-origin", "-z"],
+        capture_output=True,
+        check=False,
+        env=_git_env(),
+    )
+    out: dict[str, tuple[str, str]] = {}
+    fields = proc.stdout.decode("utf-8", "replace").split("\0")
+    for origin, entry in zip(fields[::2], fields[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        out[key.lower()] = (value, origin.removeprefix("file:"))
+    return out
+
+
+def git_dir_of(path: Path) -> Path | None:
+    """The git directory of the repository at `path`, or None outside one."""
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_git_env(),
+    )
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None

@@ -138,8 +138,58 @@ def test_unreadable_index_exit_1(scenario: RepoBuilder, tmp_path: Path) -> None:
 def test_usage_errors_exit_2(scenario: RepoBuilder) -> None:
     assert run("status").returncode == 2
     assert run("no-such-command").returncode == 2
+    none = run("status", "HEAD", "--repo", str(scenario.path), "--branch-pattern", "nothing-*")
+    assert none.returncode == 2 and "--branch" in none.stderr and "nothing-*" in none.stderr
+    assert run("-h").returncode == 0 and run("resolve", "-h").returncode == 0
+
+
+def test_status_defaults_to_every_indexed_branch(scenario: RepoBuilder) -> None:
     proc = run("status", "HEAD", "--repo", str(scenario.path))
-    assert proc.returncode == 2 and "--branch" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert "linux-5.10.y" in proc.stdout
+
+
+def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None:
+    """Every key from git config, -c over it, git's fallbacks, and `backportr config`."""
+    from tests.conftest import git
+
+    repo = tmp_path / "configured"
+    git(tmp_path, "clone", "-q", "--bare", str(scenario.path), str(repo))
+    for key, value in (
+        ("backportr.upstream", "master"),
+        ("backportr.branchPattern", "linux-*.y"),
+        ("backportr.branches", "linux-5.10.y"),
+        ("backportr.lore", "http://127.0.0.1:9/stable/"),
+        ("backportr.annotation", "sasha"),
+        ("backportr.culprits", "always"),
+        ("backportr.botState", str(tmp_path / "bot.sqlite")),
+        ("user.name", "Stable Person"),
+        ("user.email", "stable@example.org"),
+        ("sendemail.smtpServer", "mail.example.org"),
+        ("sendemail.smtpServerPort", "587"),
+    ):
+        git(repo, "config", key, value)
+    listed = run("config", "--repo", str(repo))
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split("\t")[0]: line.split("\t")[1:3] for line in listed.stdout.splitlines()}
+    assert rows["backportr.upstream"][0] == "master"
+    assert rows["backportr.upstream"][1].startswith("git config (")
+    assert rows["backportr.from"] == [
+        "Stable Person <stable@example.org>",
+        "fallback: user.name, user.email",
+    ]
+    assert rows["backportr.smtp"] == ["mail.example.org:587", "fallback: sendemail.smtpServer"]
+    assert rows["backportr.annotation"][0] == "sasha" and rows["backportr.culprits"][0] == "always"
+    assert rows["backportr.botstate"][0] == str(tmp_path / "bot.sqlite")
+    assert rows["backportr.lore"][0] == "http://127.0.0.1:9/stable/"
+    overridden = run("-c", "backportr.smtp=localhost:2525", "config", "--repo", str(repo))
+    assert "backportr.smtp\tlocalhost:2525\t-c" in overridden.stdout
+    status = run("status", "HEAD", "--repo", str(repo))  # branches from backportr.branches
+    assert status.returncode == 0 and "linux-5.10.y" in status.stdout, status.stderr
+    bad = run("-c", "backportr.culprits=sometimes", "resolve", "HEAD", "--repo", str(repo))
+    assert bad.returncode == 2 and "evidence" in bad.stderr
+    bot = run("bot", "--repo", str(repo), "--once", "--dry-run")  # lore from config: unreachable
+    assert bot.returncode == 1 and "127.0.0.1:9" in bot.stderr
 
 
 def test_internal_error_exit_3_with_crash_log(

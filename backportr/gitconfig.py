@@ -1,0 +1,77 @@
+"""Settings a maintainer repeats, read from git config: `backportr.*` keys, git's own
+fallbacks (`user.name`/`user.email`, `sendemail.smtpServer`/`smtpServerPort`), and
+`-c key=value` given on the command line (as git has it). The front-end's edge: the core never
+reads configuration; the CLI fills what the command line left unset from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from backportr.errors import UsageError
+from backportr.repo import config_entries, git_dir_of
+
+KEYS: dict[str, str] = {
+    "backportr.upstream": "the upstream ref (--upstream)",
+    "backportr.branchpattern": "the branches the index covers (--branch-pattern)",
+    "backportr.branches": "default branches of status and scan, space-separated (-b)",
+    "backportr.lore": "the inbox URL (--lore)",
+    "backportr.from": "the From: of replies (--from); else user.name <user.email>",
+    "backportr.smtp": "HOST:PORT of the mail server (--smtp); else sendemail.smtpServer",
+    "backportr.botstate": "the bot's state file (--state); else <git dir>/backportr/bot.sqlite",
+    "backportr.annotation": "greg or sasha (--annotation)",
+    "backportr.culprits": "evidence or always (--culprits)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    value: str | None
+    source: str  # "-c", "git config (<file>)", "fallback: ...", "default", "unset"
+
+
+class GitConfig:
+    """The effective configuration of one repository (or of the user, outside one)."""
+
+    def __init__(self, repo: Path, overrides: list[str] | tuple[str, ...] = ()) -> None:
+        self.repo = repo
+        self.overrides: dict[str, str] = {}
+        for item in overrides:
+            key, sep, value = item.partition("=")
+            if not sep or "." not in key:
+                raise UsageError(f"-c expects KEY=VALUE with a dotted key, got {item!r}")
+            self.overrides[key.lower()] = value
+        self.entries = config_entries(repo)
+
+    def get(self, key: str) -> Setting:
+        key = key.lower()
+        if key in self.overrides:
+            return Setting(key, self.overrides[key], "-c")
+        if key in self.entries:
+            value, origin = self.entries[key]
+            return Setting(key, value, f"git config ({origin})")
+        return self._fallback(key)
+
+    def value(self, key: str) -> str | None:
+        return self.get(key).value
+
+    def _fallback(self, key: str) -> Setting:
+        if key == "backportr.from":
+            name, email = self.value("user.name"), self.value("user.email")
+            if name and email:
+                return Setting(key, f"{name} <{email}>", "fallback: user.name, user.email")
+        if key == "backportr.smtp":
+            server = self.value("sendemail.smtpserver")
+            if server and not server.startswith("/"):
+                port = self.value("sendemail.smtpserverport") or "25"
+                return Setting(key, f"{server}:{port}", "fallback: sendemail.smtpServer")
+        if key == "backportr.botstate":
+            git_dir = git_dir_of(self.repo)
+            if git_dir is not None:
+                return Setting(key, str(git_dir / "backportr" / "bot.sqlite"), "default")
+        return Setting(key, None, "unset")
+
+    def effective(self) -> list[Setting]:
+        return [self.get(key) for key in KEYS]
