@@ -48,6 +48,12 @@ class RepoBuilder:
         builder.ids = {}
         return builder
 
+    def check_out(self) -> None:
+        """Make the work tree and index match HEAD (the builder writes objects and refs only),
+        so `git status` in a kept repository is clean."""
+        if not self.repo.is_bare:
+            self.repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
+
     # -- reading ---------------------------------------------------------------------------
 
     def files(self, rev: str) -> dict[str, str]:

@@ -662,6 +662,10 @@ def demo_command(
         path = keep if keep is not None else Path(scratch) / "linux"
         typer.echo(f"building the IMA/overlayfs example in {path} ...", err=True)
         fixture = build(path)
+        if keep is not None:
+            from backportr.builder import RepoBuilder
+
+            RepoBuilder.open(path).check_out()  # a kept repository with a clean `git status`
         target = fixture.ids[B836C]
         for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
             typer.echo(f"\n$ backportr resolve {target[:12]} --branch {branch}   # {state} state")

@@ -349,9 +349,8 @@ class Scanner:
         conflicts = index.adapted_conflicts(upstream, carrier)
         if conflicts is None:
             parents = self.ws.repo.parents(carrier)
-            state = TreeState(parents[0]) if parents else None
-            conflicts = bool(state) and self.resolver.applier.pick(upstream, state).result == (
-                "conflict"
+            conflicts = bool(parents) and (
+                self.resolver.applier.pick(upstream, TreeState(parents[0])).result == "conflict"
             )
             index.keep_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
