@@ -7,6 +7,7 @@ one-line message on stderr, and any other exception into exit 3 with a crash log
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import sys
@@ -109,7 +110,15 @@ def _default_branches(repo: Path, pattern: str | None) -> list[str]:
     if configured:
         return configured
     effective = pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN
-    found = Repo(repo).stable_branches(effective)
+    opened = Repo(repo)
+    found = []
+    for name in opened.stable_branches(effective):
+        try:
+            opened.branch(name)
+        except BackportrError as stray:
+            logging.getLogger("backportr").warning("skipped a branch: %s", stray)
+            continue
+        found.append(name)
     if not found:
         raise UsageError(
             f"no branch matches {effective!r}: give --branch, or set backportr.branches"
@@ -540,9 +549,12 @@ def mail_check_command(
             check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
     finally:
         progress.finish()
-    if output_format is MailFormat.reply or send:
+    if check.skipped and (output_format is MailFormat.reply or send):
+        # nothing to answer: no reply (and no Cc: stable) for a mail that was not checked
+        typer.echo(f"no reply: skipped: {check.skipped}", err=True)
+    elif output_format is MailFormat.reply or send:
         reply = compose_reply(check, sender=sender)
-        if send and smtp and not check.skipped:
+        if send and smtp:
             send_message(reply, smtp)
             typer.echo(f"sent {reply['Message-ID']} to {reply['To']}", err=True)
         if output_format is MailFormat.reply:
@@ -715,6 +727,7 @@ def config_command(repo: RepoOption = Path(".")) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The one boundary: exceptions become exit codes and one line on stderr."""
+    _log_to_stderr()
     try:
         app(args=argv, prog_name="backportr")
     except SystemExit as done:
@@ -735,6 +748,27 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"backportr: internal error ({type(error).__name__}: {error}); details in {log}")
         return _exit(ExitCode.INTERNAL)
     return _exit(ExitCode.OK)
+
+
+def _log_to_stderr() -> None:
+    """Warnings of the `backportr` logger as one line each on stderr (never on stdout)."""
+    logger = logging.getLogger("backportr")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("backportr: warning: %(message)s"))
+        said: set[str] = set()
+
+        def once(record: logging.LogRecord) -> bool:
+            text = record.getMessage()
+            if text in said:
+                return False
+            said.add(text)
+            return True
+
+        handler.addFilter(once)
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
 
 
 def _environment_fault(error: BaseException) -> str:

@@ -199,8 +199,15 @@ class Repo:
         return sorted(names, key=_branch_sort_key)
 
     def _peel_ref(self, refname: str) -> Oid:
-        ref = self.git.references[refname].resolve()
-        return str(self.git[ref.target].peel(pygit2.Commit).id)
+        """The commit a ref names; a dangling ref, or one naming a blob or a tree, is bad
+        input said in one line."""
+        try:
+            ref = self.git.references[refname].resolve()
+            return str(self.git[ref.target].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
+            raise UnknownBranchError(
+                f"{refname} does not name a commit (a dangling or non-commit ref: {error})"
+            ) from None
 
     # -- history ---------------------------------------------------------------------------
 

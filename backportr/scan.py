@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,9 +93,13 @@ class Policy:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as error:
         raise BackportrError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise BackportrError(
+            f"{path}: not UTF-8 text (byte {error.start}); expected one entry per line"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,6 +486,10 @@ def run_scan_parallel(
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(ws, policy, max_commits=settings.max_commits)
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
+    most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
+    jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
+    if jobs == 1:
+        return run_scan(settings, policy, since=since, range_=range_, progress=progress)
     results = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, (fixes, backports) in plans:

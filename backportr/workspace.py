@@ -7,13 +7,17 @@ and backports inform the others), then updates the index incrementally.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from backportr.config import Settings
+from backportr.errors import BackportrError
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
 from backportr.repo import Ref, Repo
+
+_log = logging.getLogger("backportr")
 
 
 @dataclass
@@ -51,7 +55,11 @@ def open_workspace(
     if all_stable:
         seen = {b.refname for b in indexed}
         for name in repo.stable_branches(settings.branch_pattern):
-            ref = repo.find_ref(name)
+            try:
+                ref = repo.find_ref(name)
+            except BackportrError as stray:  # one broken ref must not break every command
+                _log.warning("skipped a branch: %s", stray)
+                continue
             if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
                 seen.add(ref.refname)
                 indexed.append(ref)

@@ -396,3 +396,57 @@ def test_new_only_state_waits_for_the_report(tmp_path: Path) -> None:
     assert second.returncode == 4 and k.b.ids["missing"] in second.stdout
     third = backportr(*args, "--format", "json")
     assert third.returncode == 0 and k.b.ids["missing"] not in third.stdout
+
+
+def test_stray_refs_bad_policy_files_and_absurd_jobs(tmp_path: Path) -> None:
+    """A dangling ref matching the branch pattern is skipped with a warning (it broke every
+    command); a tag naming a blob as --branch, a policy file that is not UTF-8: one line,
+    exit 1; --jobs beyond the work or the cores is bounded."""
+    from tests.conftest import backportr
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("missing", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    repo = str(k.b.path)
+    subprocess.run(
+        ["git", "-C", repo, "symbolic-ref", "refs/heads/linux-9.9.y", "refs/heads/nothing"],
+        check=True,
+    )
+    blob = subprocess.run(
+        ["git", "-C", repo, "hash-object", "-w", "--stdin"],
+        input="x\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run(["git", "-C", repo, "tag", "blobtag", blob], check=True)
+
+    status = backportr("status", k.b.ids["missing"], "--repo", repo)
+    assert status.returncode == 0, status.stderr
+    assert "warning: skipped a branch: refs/heads/linux-9.9.y" in status.stderr
+    assert status.stderr.count("skipped a branch") == 1 and BRANCH in status.stdout
+    tag = backportr("status", k.b.ids["missing"], "--repo", repo, "-b", "blobtag")
+    assert tag.returncode == 1 and "does not name a commit" in tag.stderr
+    assert "Traceback" not in tag.stderr + status.stderr
+    bad = tmp_path / "ignore"
+    bad.write_bytes(b"fs/\xff\xfe*\n")
+    policy = backportr("scan", "--repo", repo, "-b", BRANCH, "--ignore", str(bad))
+    assert policy.returncode == 1 and "not UTF-8" in policy.stderr
+    many = backportr("scan", "--repo", repo, "-b", BRANCH, "--jobs", "1000", "-f", "json")
+    assert many.returncode == 4, many.stderr
+    assert k.b.ids["missing"] in many.stdout
+
+
+def test_no_reply_for_a_skipped_mail(ima: ImaFixture, tmp_path: Path) -> None:
+    from tests.conftest import backportr
+
+    note = tmp_path / "note.eml"
+    note.write_text(
+        "From: Dev <dev@example.org>\nTo: stable@vger.kernel.org\nSubject: a question\n"
+        "Message-ID: <q-1@example.org>\n\nIs 5.10 still maintained?\n"
+    )
+    proc = backportr("mail", "check", str(note), "--repo", str(ima.path), "--format", "reply")
+    assert proc.returncode == 0 and proc.stdout == ""  # no reply, no Cc: stable
+    assert "no reply: skipped" in proc.stderr
