@@ -13,6 +13,7 @@ Callers get per commit `clean`, `conflict` (with files and conflicting hunks) or
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
@@ -113,14 +114,16 @@ class TrialApplier:
                 if path in index:
                     index.remove(path)
             else:
-                index.add(pygit2.IndexEntry(path, entry[0], entry[1]))
+                index.add(pygit2.IndexEntry(path, entry[0], _mode(entry[1])))
         return str(index.write_tree(self.git))
 
     def file_text(self, state: TreeState, path: str) -> str | None:
         entry = self.lookup(state, path)
         if entry is None:
             return None
-        return self.git[entry[0]].data.decode("utf-8", "surrogateescape")
+        blob = self.git[entry[0]]
+        assert isinstance(blob, pygit2.Blob)
+        return blob.data.decode("utf-8", "surrogateescape")
 
     # -- commits ---------------------------------------------------------------------------
 
@@ -150,7 +153,7 @@ class TrialApplier:
         if commit not in self._changed:
             removed: list[str] = []
             added: list[str] = []
-            for patch in self.repo.diff_to_parent(commit):
+            for patch in self.repo.patches(commit):
                 for hunk in patch.hunks:
                     for line in hunk.lines:
                         if line.origin == "-":
@@ -162,9 +165,8 @@ class TrialApplier:
 
     def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
         """The commit's hunks (old-side ranges against its first parent)."""
-        diff = self.repo.diff_to_parent(commit)
         out = []
-        for patch in diff:
+        for patch in self.repo.patches(commit):
             delta = patch.delta
             if path is not None and path not in (delta.old_file.path, delta.new_file.path):
                 continue
@@ -284,15 +286,21 @@ class TrialApplier:
         self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
     ) -> pygit2.Oid | None:
         """libgit2's 3-way file merge; the merged blob, or None on conflict."""
-        entry = pygit2.IndexEntry
+
+        def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
+            return pygit2.IndexEntry(path, oid_mode[0], _mode(oid_mode[1]))
+
         try:
             result = self.git.merge_file_from_index(
-                entry(path, base[0], base[1]) if base else None,
-                entry(path, ours[0], ours[1]),
-                entry(path, theirs[0], theirs[1]),
+                entry(base) if base else None, entry(ours), entry(theirs)
             )
         except (UnicodeDecodeError, pygit2.GitError):
             return None
         if not result.automergeable:
             return None
         return self.git.create_blob(result.contents.encode("utf-8", "surrogateescape"))
+
+
+def _mode(value: int) -> pygit2.enums.FileMode:
+    """A tree entry's mode as pygit2's type says it (the int as git stored it, unchanged)."""
+    return cast(pygit2.enums.FileMode, value)

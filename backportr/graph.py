@@ -17,7 +17,7 @@ class SeriesGraph:
     """Members of a series with the reasons that brought each in."""
 
     def __init__(self) -> None:
-        self.graph: nx.DiGraph = nx.DiGraph()
+        self.graph: nx.DiGraph[Oid] = nx.DiGraph()
 
     def add_node(self, commit: Oid, *, seq: int, subject: str = "") -> bool:
         """Add a commit; False when it was already there."""

@@ -493,7 +493,7 @@ class CommitIndex:
         next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
         commit_rows = []
         fixes_rows = []
-        revert_rows = []
+        revert_rows: list[tuple[int, str | None, str | None]] = []
         ref_rows = []
         dep_rows = []
         ids: list[int] = []
@@ -811,7 +811,10 @@ class CommitIndex:
             )
 
     def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
-        return self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
+        row: tuple[int, str | None] | None = self.db.execute(
+            "SELECT id, patch_id FROM commits WHERE oid=?", (oid,)
+        ).fetchone()
+        return row
 
     def adapted_conflicts(self, upstream: Oid, carrier: Oid) -> bool | None:
         """Cached: does `upstream` conflict at the parent of its backport `carrier`?"""
@@ -838,7 +841,8 @@ class CommitIndex:
             self.db.execute("INSERT OR REPLACE INTO results VALUES(?, ?)", (key, value))
 
     def count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+        count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+        return count
 
 
 def _readable(path: Path) -> bool:

@@ -485,16 +485,17 @@ class Repo:
         suffixes = tuple(p for p in patterns if not p.endswith("*"))
         prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
         words: set[bytes] = set()
-        stack = [self.commit(commit).tree]
+        stack: list[pygit2.Tree] = [self.commit(commit).tree]
         while stack:
             tree = stack.pop()
             for entry in tree:
-                if entry.type_str == "tree":
-                    stack.append(self.git[entry.id])
-                elif entry.type_str == "blob" and (
-                    entry.name.endswith(suffixes) or entry.name.startswith(prefixes)
+                name = entry.name or ""
+                if isinstance(entry, pygit2.Tree):
+                    stack.append(entry)
+                elif isinstance(entry, pygit2.Blob) and (
+                    name.endswith(suffixes) or name.startswith(prefixes)
                 ):
-                    words.update(_WORD.findall(self.git[entry.id].data))
+                    words.update(_WORD.findall(entry.data))
         return {w.decode("ascii") for w in words}
 
     def tree_id(self, commit: Oid) -> Oid:
@@ -531,12 +532,16 @@ class Repo:
         """The commit's change against its first parent (the empty tree for a root)."""
         commit = self.commit(oid)
         if commit.parents:
-            return self.git.diff(commit.parents[0].tree, commit.tree, context_lines=3)
+            return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
         return commit.tree.diff_to_tree(swap=True, context_lines=3)
 
+    def patches(self, oid: Oid) -> list[pygit2.Patch]:
+        """The commit's change against its first parent, one patch per file."""
+        return [patch for patch in self.diff_to_parent(oid) if patch is not None]
+
     def files_touched(self, oid: Oid) -> tuple[str, ...]:
-        diff = self.diff_to_parent(oid)
-        paths = {d.delta.new_file.path for d in diff} | {d.delta.old_file.path for d in diff}
+        patches = self.patches(oid)
+        paths = {p.delta.new_file.path for p in patches} | {p.delta.old_file.path for p in patches}
         return tuple(sorted(paths))
 
     def patch_id(self, oid: Oid) -> str | None:

@@ -232,10 +232,9 @@ class Resolver:
         warnings = closure.warnings
         if presence.reverted_in_branch:
             backport = (presence.as_commit or "?")[:12]
-            reverter = (presence.reverted_by or "?")[:12]
+            undone = (presence.reverted_by or "?")[:12]
             warnings.append(
-                f"{target[:12]} was backported as {backport} "
-                f"and reverted in the branch by {reverter}"
+                f"{target[:12]} was backported as {backport} and reverted in the branch by {undone}"
             )
 
         reverter = effective_upstream_reverter(ctx, target)
@@ -400,11 +399,7 @@ class Resolver:
                     commit,
                     state,
                     result.conflict_files,
-                    lambda c, m=commit, own=scope: (
-                        c != m
-                        and self._is_candidate(closure, c)
-                        and (own == "any" or self._same_series(closure, c))
-                    ),
+                    self._candidates(closure, commit, scope),
                     closure.seq,
                 )
             if not findings and (
@@ -433,10 +428,25 @@ class Resolver:
                 closure.ctx,
                 member,
                 state,  # before the member: what it uses must already be there
-                lambda c, m=member: c != m and self._is_candidate(closure, c),
+                self._candidates(closure, member, "any"),
             )
             if not self._feature_to_adapt_instead(closure, member, f)
         ]
+
+    def _candidates(
+        self, closure: _Closure, member: Oid, scope: Literal["any", "series"]
+    ) -> Callable[[Oid], bool]:
+        """Which commits may be pulled in for `member`: absent upstream ones (or the target's
+        own posting only)."""
+
+        def candidate(commit: Oid) -> bool:
+            return (
+                commit != member
+                and self._is_candidate(closure, commit)
+                and (scope == "any" or self._same_series(closure, commit))
+            )
+
+        return candidate
 
     def _conflict_scope(self, closure: _Closure, commit: Oid) -> Literal["any", "series"] | None:
         """Where conflict prerequisites of a conflicting member are looked for: any absent

@@ -1,4 +1,5 @@
-"""The tree is ruff-clean (lint and format), checked by the suite so CI enforces it."""
+"""The tree is ruff-clean (lint and format) and the core passes `mypy --strict` (the files
+named in pyproject.toml), checked by the suite so CI enforces both."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ def test_ruff_check_and_format() -> None:
     assert check.returncode == 0, check.stdout + check.stderr
     form = _ruff("format", "--check", ".")
     assert form.returncode == 0, form.stdout + form.stderr
+
+
+def _mypy() -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(
+    subprocess.run([sys.executable, "-m", "mypy", "--version"], capture_output=True).returncode
+    != 0,
+    reason="mypy is not installed (pip install '.[test]')",
+)
+def test_mypy_strict_on_the_core() -> None:
+    checked = _mypy()
+    assert checked.returncode == 0, checked.stdout + checked.stderr

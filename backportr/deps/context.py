@@ -53,7 +53,7 @@ def context_suggestions(
 def _hunks_by_file(ctx: Context, commit: Oid) -> dict[str, list[tuple[int, int, str]]]:
     """path -> [(old start, old line count, function of the changed lines)]."""
     out: dict[str, list[tuple[int, int, str]]] = {}
-    for patch in ctx.repo.diff_to_parent(commit):
+    for patch in ctx.repo.patches(commit):
         path = patch.delta.old_file.path
         if not path.endswith((".c", ".h")):
             continue
@@ -80,7 +80,7 @@ def _changed_functions(hunk: object) -> set[str]:
 def _logic_changes(ctx: Context, commit: Oid, path: str) -> set[str]:
     """Functions of `path` in which `commit` changed more than whitespace and comments."""
     out: set[str] = set()
-    for patch in ctx.repo.diff_to_parent(commit):
+    for patch in ctx.repo.patches(commit):
         if path not in (patch.delta.old_file.path, patch.delta.new_file.path):
             continue
         for hunk in patch.hunks:

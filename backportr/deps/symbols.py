@@ -173,8 +173,7 @@ def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
     names it declares itself (local variables, parameters) are left out."""
     out: dict[str, str] = {}
     declared: set[str] = set()
-    diff = ctx.repo.diff_to_parent(member)
-    for patch in diff:
+    for patch in ctx.repo.patches(member):
         path = patch.delta.new_file.path
         if not path.endswith(_C_FILES):
             continue
