@@ -422,6 +422,14 @@ def scan_command(
         Path | None,
         typer.Option("--dropped", help="The stable queue's dropped list ('<X.Y> <40 hex>')."),
     ] = None,
+    untagged: Annotated[
+        str,
+        typer.Option(
+            "--untagged",
+            help="Missing fixes without Cc: stable: include (by priority), separate (after "
+            "every tagged one) or skip.",
+        ),
+    ] = "include",
 ) -> None:
     """Which fixes each branch lacks, and which of its backports are incomplete.
 
@@ -440,7 +448,9 @@ def scan_command(
         raise UsageError("--since and --range exclude each other")
     if new_only and state is None:
         raise UsageError("--new-only needs --state FILE")
-    policy = Policy.load(ignore, dropped)
+    if untagged not in ("include", "separate", "skip"):
+        raise UsageError(f"--untagged is include, separate or skip, not {untagged!r}")
+    policy = Policy.load(ignore, dropped, untagged)  # type: ignore[arg-type]
     progress = TerminalProgress()
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     holder = ScanState(state) if state is not None else None

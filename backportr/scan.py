@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from backportr import __version__
 from backportr.apply import TreeState
@@ -38,15 +38,23 @@ from backportr.workspace import Workspace, open_workspace
 KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
 
 
+Untagged = Literal["include", "separate", "skip"]
+"""Missing fixes without a stable tag: reported among the others (by priority), after all
+tagged ones, or not at all. Most stable teams take what is tagged for stable."""
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     """What a scan must not report."""
 
     ignore: tuple[str, ...] = ()  # path globs: a commit touching only these is skipped
     dropped: frozenset[tuple[str, Oid]] = frozenset()  # (X.Y, upstream id)
+    untagged: Untagged = "include"
 
     @staticmethod
-    def load(ignore_file: Path | None, dropped_file: Path | None) -> Policy:
+    def load(
+        ignore_file: Path | None, dropped_file: Path | None, untagged: Untagged = "include"
+    ) -> Policy:
         ignore: list[str] = []
         dropped: set[tuple[str, Oid]] = set()
         if ignore_file is not None:
@@ -65,7 +73,7 @@ class Policy:
                         f"{dropped_file}:{number}: expected '<X.Y> <40 hex id>', got {line!r}"
                     )
                 dropped.add((parts[0], parts[1].lower()))
-        return Policy(tuple(ignore), frozenset(dropped))
+        return Policy(tuple(ignore), frozenset(dropped), untagged)
 
     def ignored(self, files: Iterable[str]) -> bool:
         paths = list(files)
@@ -82,7 +90,9 @@ class Policy:
         )
 
     def fingerprint(self) -> str:
-        text = "\n".join([*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped)])
+        text = "\n".join(
+            [*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped), self.untagged]
+        )
         return hashlib.sha256(text.encode()).hexdigest()
 
     def is_dropped(self, branch: str, commit: Oid) -> bool:
@@ -111,10 +121,28 @@ class Finding:
     status: str
     series: tuple[Member, ...] = ()
     evidence: tuple[str, ...] = ()
+    tagged: bool = False  # the fix (or a member of the series) is tagged for stable
+    culprit_seq: int = 0  # upstream position of its oldest culprit (lower: older)
 
     @property
     def key(self) -> str:
         return f"{self.branch} {self.kind} {self.commit}"
+
+
+_KIND_ORDER = {"missing-fix": 0, "incomplete-backport": 1, "reverted-upstream": 2, "dropped": 3}
+
+
+def prioritize(findings: list[Finding], untagged: Untagged = "include") -> list[Finding]:
+    """What a maintainer acts on first: per kind, tagged for stable before untagged (with
+    `separate`, every untagged finding after every tagged one), ready before conflict, the
+    oldest culprit first; the order of the scan otherwise (stable sort)."""
+
+    def rank(f: Finding) -> tuple[int, int, int, int]:
+        apart = 0 if untagged != "separate" or f.tagged or f.kind != "missing-fix" else 1
+        return (apart, _KIND_ORDER.get(f.kind, 9), 0 if f.tagged else 1, f.culprit_seq)
+
+    ready_first = sorted(findings, key=lambda f: f.status != "ready")
+    return sorted(ready_first, key=rank)
 
 
 @dataclass
@@ -173,6 +201,7 @@ class Scanner:
                 result, upstream, lambda c=carrier, u=upstream: self._backport(branch, c, u, result)
             )
         result.scanned = total
+        result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 
     def _guard(self, result: BranchScan, commit: Oid, work: Callable[[], None]) -> None:
@@ -267,12 +296,24 @@ class Scanner:
                 )
             )
             return
+        tagged = self._tagged(commit)
+        if not tagged and self.policy.untagged == "skip":
+            return
         report = self._resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
+        oldest = min((self.ws.index.upstream_seq(c) or 0 for c in present), default=0)
         result.findings.append(
             Finding(
-                "missing-fix", branch.name, commit, subject, report.status, report.series, evidence
+                "missing-fix",
+                branch.name,
+                commit,
+                subject,
+                report.status,
+                report.series,
+                evidence,
+                tagged,
+                oldest,
             )
         )
 
@@ -306,6 +347,7 @@ class Scanner:
         if report.status != "incomplete":
             return
         series = tuple(m for m in report.series if self._wanted(branch, m.commit))
+        tagged = any(self._tagged(m.commit) for m in series)
         if series:
             result.findings.append(
                 Finding(
@@ -319,6 +361,8 @@ class Scanner:
                         f"backported as {carrier[:12]}; the branch lacks "
                         f"{len(series)} commit(s) its closure needs",
                     ),
+                    tagged,
+                    self.ws.index.upstream_seq(upstream) or 0,
                 )
             )
 
@@ -365,6 +409,10 @@ class Scanner:
         pipeline (kept in the index, so the next scan pays nothing)."""
         self.ws.index.fill_patch_ids([u for _, u in backports])
 
+    def _tagged(self, commit: Oid) -> bool:
+        """Tagged for stable: a `Cc: stable@...` line (any project's stable address)."""
+        return any(not t.noautosel for t in self.ws.index.stable_tags_of(commit))
+
     def _wanted(self, branch: Ref, commit: Oid) -> bool:
         """The policy: not dropped by the stable queue, not only in ignored paths, and not
         tagged for newer stable versions only."""
@@ -410,6 +458,8 @@ def _finding_to_json(finding: Finding) -> dict[str, object]:
             for m in finding.series
         ],
         "evidence": list(finding.evidence),
+        "tagged": finding.tagged,
+        "culprit_seq": finding.culprit_seq,
     }
 
 
@@ -425,6 +475,8 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
             for commit, subject, role, reasons, apply, files in data["series"]
         ),
         tuple(data["evidence"]),
+        bool(data.get("tagged", False)),
+        int(data.get("culprit_seq", 0)),
     )
 
 
@@ -505,6 +557,7 @@ def run_scan_parallel(
                 merged.errors += part.errors
                 merged.scanned += part.scanned
             merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
+            merged.findings = prioritize(merged.findings, policy.untagged)
             results.append(merged)
             progress(f"scanning {name}", merged.scanned, merged.scanned)
     return results

@@ -90,7 +90,8 @@ def test_findings_and_policy(repo: Kernel, tmp_path: Path) -> None:
     # the policy holds there too: dropped, ignored-path and 6.1+ follow-ups are not listed
     assert [m["commit"] for m in incomplete["series"]] == [ids["missing"]]
     missing = next(f for f in data["branches"][0]["findings"] if f["kind"] == "missing-fix")
-    assert set(missing) == {"kind", "commit", "subject", "series", "status", "evidence"}
+    assert set(missing) == {"kind", "commit", "subject", "series", "status", "evidence", "tagged"}
+    assert missing["tagged"] is False
     assert [m["commit"] for m in missing["series"]] == [ids["missing"]]
     assert missing["status"] == "ready"
     assert f"as {ids['culprit-bp'][:12]}" in missing["evidence"][0]
@@ -274,3 +275,55 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(repo: Kernel, monkeypa
 
     monkeypatch.setattr(Resolver, "resolve_branch", no_resolving)
     assert scan_once() == first
+
+
+def test_untagged_policy_and_priority(tmp_path: Path) -> None:
+    """Tagged fixes first, ready before conflict, the oldest culprit first; --untagged
+    separate puts untagged missing fixes after every tagged one, skip leaves them out."""
+    k = Kernel(tmp_path / "repo", functions=12)
+    k.edit_fn("old-culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("old-culprit", BRANCH, name="old-bp")
+    k.edit_fn("new-culprit", "drv_fn2", "y += 200;")
+    k.b.cherry_pick("new-culprit", BRANCH, name="new-bp")
+    k.edit_fn("untagged-fix", "drv_fn3", "y += 3;", trailers=k.fixes("old-culprit"))
+    k.edit_fn(
+        "tagged-new",
+        "drv_fn4",
+        "y += 4;",
+        trailers=k.fixes("new-culprit") + "Cc: stable@vger.kernel.org\n",
+    )
+    k.edit_fn(
+        "tagged-old",
+        "drv_fn5",
+        "y += 5;",
+        trailers=k.fixes("old-culprit") + "Cc: <stable@linux-rdma.org>\n",
+    )
+
+    def order(*args: str) -> list[str]:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "backportr",
+                "scan",
+                "--repo",
+                str(k.b.path),
+                "-b",
+                BRANCH,
+                "--format",
+                "json",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 4, proc.stderr
+        data = json.loads(proc.stdout)
+        return [f["commit"] for f in data["branches"][0]["findings"] if f["kind"] == "missing-fix"]
+
+    ids = k.b.ids
+    tagged = [ids["tagged-old"], ids["tagged-new"]]  # oldest culprit first
+    assert order() == [*tagged, ids["untagged-fix"]]
+    assert order("--untagged", "separate") == [*tagged, ids["untagged-fix"]]
+    assert order("--untagged", "skip") == tagged

@@ -48,6 +48,7 @@ def _finding(f: Finding) -> dict[str, object]:
         ],
         "status": f.status,
         "evidence": list(f.evidence),
+        "tagged": f.tagged,
     }
 
 
