@@ -10,6 +10,8 @@ just before that backport. Never prints: progress goes through the callback.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -155,6 +157,26 @@ class _Closure:
         if not named:
             return True  # a revert: needed because what it reverts is here
         return any(self.in_closure(c) or self.ctx.is_present(c) for c in named)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RENAME_SHARE = 0.8
+_RENAME_FLOOR = 10
+
+
+def is_rename(removed: Sequence[str], added: Sequence[str]) -> bool:
+    """A refactor that renames: at least 80% of its added lines (and at least ten) have a
+    removed line of the same shape once every name is blanked out."""
+    if len(added) < _RENAME_FLOOR:
+        return False
+    shapes = Counter(_NAME.sub("x", line) for line in removed)
+    matched = 0
+    for line in added:
+        shape = _NAME.sub("x", line)
+        if shapes[shape] > 0:
+            shapes[shape] -= 1
+            matched += 1
+    return matched >= _RENAME_SHARE * len(added) and removed != added
 
 
 class Resolver:
@@ -480,26 +502,33 @@ class Resolver:
 
     def _feature_to_adapt_instead(self, closure: _Closure, member: Oid, finding: Finding) -> bool:
         """Stable takes fixes: when the commit that introduced a missing identifier is a
-        feature (no Fixes:, no stable tag) far larger than the member using it, adapting the
-        member is the maintainer's usual answer. Then the member needs a manual backport and
-        the feature is shown as a suggestion instead of joining the series."""
+        feature (no Fixes:, no stable tag) far larger than the member using it, or a rename
+        (its changed lines differ from the old ones only in names), adapting the member is the
+        maintainer's usual answer. Then the member needs a manual backport and the commit is
+        shown as a suggestion instead of joining the series."""
         ctx = closure.ctx
         commit = finding.commit
         if commit in closure.graph or culprits(ctx, commit) or ctx.index.stable_tags_of(commit):
             return False
-        size = sum(map(len, self.applier.changed_lines(commit)))
+        removed, added = self.applier.changed_lines(commit)
+        size = len(removed) + len(added)
         used_by = sum(map(len, self.applier.changed_lines(member)))
-        if size <= _FEATURE_FACTOR * max(used_by, _FEATURE_FLOOR):
+        if is_rename(removed, added):
+            why = (
+                f"it renames identifiers ({len(added)} lines changed, nearly all only in "
+                f"names): adapt {member[:12]} to the old names, or take it"
+            )
+        elif size > _FEATURE_FACTOR * max(used_by, _FEATURE_FLOOR):
+            why = (
+                f"it is a feature of {size} changed lines for a change of {used_by}: "
+                f"adapt {member[:12]} by hand, or take it"
+            )
+        else:
             return False
         closure.adapt[member] = Suggestion(
             commit,
             ctx.subject(commit),
-            Reason(
-                "symbol",
-                f"{finding.reason.detail}; it is a feature of {size} changed lines "
-                f"for a change of {used_by}: adapt {member[:12]} by hand, or take it",
-                member,
-            ),
+            Reason("symbol", f"{finding.reason.detail}; {why}", member),
         )
         return True
 

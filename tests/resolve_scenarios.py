@@ -232,6 +232,29 @@ def other_authors_step(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["step", "target"], status="conflict")
 
 
+def symbol_from_a_rename(path: Path) -> Scenario:
+    """The target calls names a rename refactor introduced (its changed lines differ from the
+    old ones only in names): maintainers adapt the target to the old names rather than take
+    the rename, so it is a suggestion and the target needs a manual backport."""
+    k = Kernel(path)
+    old_api = "".join(f"int drv_old_call_{i}(int x);\n" for i in range(12))
+    k.b.commit(
+        "drv: add the helper API\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"include/linux/drv_api.h": old_api},
+        name="api",
+    )
+    k.b.cherry_pick("api", BRANCH, name="api-bp")
+    new_api = old_api.replace("drv_old_call_", "drv_new_call_")
+    k.b.commit(
+        "drv: rename the helper API\n\nSigned-off-by: Other <other@example.org>\n",
+        {"include/linux/drv_api.h": new_api},
+        name="rename",
+        author=OTHER,
+    )
+    k.edit_fn("target", "drv_fn2", "y += drv_new_call_3(y);")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 def culprit_present(path: Path) -> Scenario:
     """The `single` case: the culprit was backported; exactly the target."""
     k = Kernel(path)
@@ -521,6 +544,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "symbol_from_a_rename": symbol_from_a_rename,
     "revert_that_names_its_target": revert_that_names_its_target,
     "other_authors_step": other_authors_step,
     "culprit_tagged_for_project_stable": culprit_tagged_for_project_stable,
