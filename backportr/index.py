@@ -251,7 +251,10 @@ class CommitIndex:
                 try:
                     yield
                 except BaseException:
-                    self.db.execute("ROLLBACK")
+                    # SQLite may already have rolled back (a full disk does that): the
+                    # original error is the one to report, never "cannot rollback".
+                    with contextlib.suppress(sqlite3.Error):
+                        self.db.execute("ROLLBACK")
                     raise
                 self.db.execute("COMMIT")
             finally:
