@@ -450,3 +450,25 @@ def test_no_reply_for_a_skipped_mail(ima: ImaFixture, tmp_path: Path) -> None:
     proc = backportr("mail", "check", str(note), "--repo", str(ima.path), "--format", "reply")
     assert proc.returncode == 0 and proc.stdout == ""  # no reply, no Cc: stable
     assert "no reply: skipped" in proc.stderr
+
+
+def test_a_missing_object_is_exit_1(tmp_path: Path) -> None:
+    """A repository that lacks an object one of its commits needs (a damaged clone)."""
+    from tests.conftest import backportr
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("missing", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    tree = subprocess.run(
+        ["git", "-C", str(k.b.path), "rev-parse", f"{k.b.ids['missing']}:drivers/drv.c"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    loose = k.b.path / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.unlink()  # the builder writes loose objects: remove one blob
+    proc = backportr("resolve", k.b.ids["missing"], "--repo", str(k.b.path), "-b", BRANCH)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
