@@ -544,23 +544,36 @@ class Resolver:
 
     def _prune_unhelpful(self, closure: _Closure) -> list[Suggestion]:
         """Commits pulled in only to make an absent target apply that conflict themselves
-        did not make it apply: the target needs a human either way, and the maintainers
-        adapt it rather than take them (measured: docs/accuracy.md). They leave the series
-        (with whatever is there only because of them) and are shown as suggestions; except
-        the target's own posting (same author, applied together), which maintainers take
-        together, adapting each patch."""
+        did not make it apply; and when a member that must stay (the target, a follow-up)
+        conflicts, the series needs a human anyway, who adapts it rather than take the
+        refactors and helpers found by conflict or symbol search (measured:
+        docs/accuracy.md). Those leave the series (with whatever is there only because of
+        them) and are shown as suggestions; except the target's own posting (same author,
+        applied together), which maintainers take together, and commits that are fixes
+        themselves (a `Fixes:` or a stable tag)."""
         if closure.target_present:
             return []  # an adapted backport's missing members are the answer itself
         order, _ = closure.graph.order()
         results, _ = self.applier.pick_series(order, TreeState(closure.ctx.branch.tip))
-        pruned = {
+        conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
+        optional = {  # pulled in by a conflict or a symbol, not of the posting, not a fix
             commit
-            for commit, result in zip(order, results, strict=True)
-            if result.result == "conflict"
-            and closure.roles[commit] == "prerequisite"
-            and all(r.kind == "conflict" for r in closure.graph.reasons(commit))
+            for commit in order
+            if closure.roles[commit] == "prerequisite"
+            and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
             and not self._same_series(closure, commit)  # a posting is taken together
+            and not culprits(closure.ctx, commit)
+            and not closure.ctx.index.stable_tags_of(commit)
         }
+        pruned = {
+            c
+            for c in optional & conflicting
+            if all(r.kind == "conflict" for r in closure.graph.reasons(c))
+        }
+        if conflicting - optional:
+            # A member that must stay conflicts: the series needs a human anyway, who adapts
+            # it rather than take refactors and helpers for it (measured: docs/accuracy.md).
+            pruned |= optional
         if not pruned:
             return []
         changed = True
@@ -585,8 +598,9 @@ class Resolver:
                     closure.ctx.subject(commit),
                     Reason(
                         reason.kind,
-                        f"{reason.detail}; it does not apply either, so taking it does not "
-                        "spare adapting the target by hand",
+                        f"{reason.detail}; the series needs a human anyway (a member "
+                        "conflicts, or this commit does not apply either): adapt instead, "
+                        "or take it",
                         reason.related,
                     ),
                 )

@@ -255,6 +255,25 @@ def symbol_from_a_rename(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def helper_when_a_follow_up_conflicts(path: Path) -> Scenario:
+    """The target uses a helper another author added (a symbol prerequisite), and its
+    follow-up conflicts: the series needs a human anyway, who adapts it rather than take the
+    helper; the helper is suggested, not pulled."""
+    k = Kernel(path)
+    k.b.commit(
+        "drv: add a clamp helper\n\nSigned-off-by: Other <other@example.org>\n",
+        {"include/linux/drv_clamp.h": "int drv_clamp_helper(int x);\n"},
+        name="helper",
+        author=OTHER,
+    )
+    k.edit_fn("target", "drv_fn1", "y += drv_clamp_helper(y);")
+    k.edit_in("refactor", "drv_fn6", "\ty *= 2;", "\ty *= 3;", author=OTHER)
+    k.edit_in(
+        "fix", "drv_fn6", "\ty -= 3;", "\ty -= 4;", trailers=k.fixes("target"), author=OTHER
+    )
+    return Scenario(k.b, "target", ["target", "fix"], status="conflict")
+
+
 def culprit_present(path: Path) -> Scenario:
     """The `single` case: the culprit was backported; exactly the target."""
     k = Kernel(path)
@@ -544,6 +563,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "helper_when_a_follow_up_conflicts": helper_when_a_follow_up_conflicts,
     "symbol_from_a_rename": symbol_from_a_rename,
     "revert_that_names_its_target": revert_that_names_its_target,
     "other_authors_step": other_authors_step,
