@@ -268,9 +268,7 @@ def helper_when_a_follow_up_conflicts(path: Path) -> Scenario:
     )
     k.edit_fn("target", "drv_fn1", "y += drv_clamp_helper(y);")
     k.edit_in("refactor", "drv_fn6", "\ty *= 2;", "\ty *= 3;", author=OTHER)
-    k.edit_in(
-        "fix", "drv_fn6", "\ty -= 3;", "\ty -= 4;", trailers=k.fixes("target"), author=OTHER
-    )
+    k.edit_in("fix", "drv_fn6", "\ty -= 3;", "\ty -= 4;", trailers=k.fixes("target"), author=OTHER)
     return Scenario(k.b, "target", ["target", "fix"], status="conflict")
 
 
