@@ -565,11 +565,7 @@ class Resolver:
             and not culprits(closure.ctx, commit)
             and not closure.ctx.index.stable_tags_of(commit)
         }
-        pruned = {
-            c
-            for c in optional & conflicting
-            if all(r.kind == "conflict" for r in closure.graph.reasons(c))
-        }
+        pruned = optional & conflicting  # they do not apply either: no help
         if conflicting - optional:
             # A member that must stay conflicts: the series needs a human anyway, who adapts
             # it rather than take refactors and helpers for it (measured: docs/accuracy.md).
@@ -592,6 +588,11 @@ class Resolver:
         suggestions = []
         for commit in sorted(pruned, key=closure.seq):
             reason = closure.graph.reasons(commit)[0]
+            if reason.kind == "symbol" and reason.related in closure.graph:
+                # what uses its names now needs adapting by hand
+                closure.adapt.setdefault(
+                    reason.related, Suggestion(commit, closure.ctx.subject(commit), reason)
+                )
             suggestions.append(
                 Suggestion(
                     commit,
@@ -652,11 +653,14 @@ class Resolver:
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=(
-                *closure.adapt.values(),
-                *unhelpful,
-                *self._suggestions(closure, members),
-            ),
+            suggestions=tuple(
+                {
+                    s.commit: s
+                    for s in reversed(
+                        (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
+                    )
+                }.values()
+            )[::-1],
             files=tuple(files),
             alternative=alternative,
         )
