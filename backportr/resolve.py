@@ -179,6 +179,17 @@ def is_rename(removed: Sequence[str], added: Sequence[str]) -> bool:
     return matched >= _RENAME_SHARE * len(added) and removed != added
 
 
+def _once(suggestions: Sequence[Suggestion]) -> tuple[Suggestion, ...]:
+    """Each suggested commit once, where it first appears."""
+    seen: set[Oid] = set()
+    out = []
+    for suggestion in suggestions:
+        if suggestion.commit not in seen:
+            seen.add(suggestion.commit)
+            out.append(suggestion)
+    return tuple(out)
+
+
 class Resolver:
     """Resolves targets against branches of one workspace; shares work between branches."""
 
@@ -653,14 +664,9 @@ class Resolver:
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=tuple(
-                {
-                    s.commit: s
-                    for s in reversed(
-                        (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
-                    )
-                }.values()
-            )[::-1],
+            suggestions=_once(
+                (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
+            ),
             files=tuple(files),
             alternative=alternative,
         )
