@@ -599,10 +599,11 @@ class Resolver:
         suggestions = []
         for commit in sorted(pruned, key=closure.seq):
             reason = closure.graph.reasons(commit)[0]
-            if reason.kind == "symbol" and reason.related in closure.graph:
+            user = reason.related
+            if reason.kind == "symbol" and user is not None and user in closure.graph:
                 # what uses its names now needs adapting by hand
                 closure.adapt.setdefault(
-                    reason.related, Suggestion(commit, closure.ctx.subject(commit), reason)
+                    user, Suggestion(commit, closure.ctx.subject(commit), reason)
                 )
             suggestions.append(
                 Suggestion(
