@@ -280,25 +280,7 @@ class Repo:
             *[f"^{e}" for e in exclude],
             "--",
         ]
-        with (
-            subprocess.Popen(
-                log_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env()
-            ) as log,
-            subprocess.Popen(
-                ["git", "patch-id", "--stable"],
-                stdin=log.stdout,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=_git_env(),
-            ) as patch_id,
-        ):
-            assert log.stdout is not None and patch_id.stdout is not None
-            log.stdout.close()
-            for line in patch_id.stdout:
-                value, commit = line.decode("ascii").split()
-                yield commit, value
-        if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
-            raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
+        yield from self._patch_id_pipeline(log_args, None)
 
     def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
@@ -318,10 +300,17 @@ class Repo:
             "--no-ext-diff",
             "--format=commit %H",
         ]
+        yield from self._patch_id_pipeline(log_args, "".join(c + "\n" for c in commits).encode())
+
+    def _patch_id_pipeline(
+        self, log_args: list[str], feed: bytes | None
+    ) -> Iterator[tuple[Oid, str]]:
+        """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
+        `--stdin`) is written from a thread so neither process can block the other."""
         with (
             subprocess.Popen(
                 log_args,
-                stdin=subprocess.PIPE,
+                stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=_git_env(),
@@ -334,23 +323,26 @@ class Repo:
                 env=_git_env(),
             ) as patch_id,
         ):
-            assert log.stdin is not None and log.stdout is not None
-            assert patch_id.stdout is not None
+            assert log.stdout is not None and patch_id.stdout is not None
             log.stdout.close()
-            feed = log.stdin
+            writer = None
+            if feed is not None:
+                stdin = log.stdin
+                assert stdin is not None
 
-            def write() -> None:
-                with contextlib.suppress(BrokenPipeError):
-                    feed.write("".join(c + "\n" for c in commits).encode())
-                with contextlib.suppress(BrokenPipeError):
-                    feed.close()
+                def write() -> None:
+                    with contextlib.suppress(BrokenPipeError):
+                        stdin.write(feed)
+                    with contextlib.suppress(BrokenPipeError):
+                        stdin.close()
 
-            writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
-            writer.start()
+                writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
+                writer.start()
             for line in patch_id.stdout:
                 value, commit = line.decode("ascii").split()
                 yield commit, value
-            writer.join()
+            if writer is not None:
+                writer.join()
         if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
             raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
 
