@@ -13,6 +13,7 @@ from typing import IO
 
 from backportr.errors import BackportrError
 from backportr.scan import Finding
+from backportr.statefile import exclusive_lock
 
 
 class ScanState:
@@ -20,15 +21,10 @@ class ScanState:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock: IO[str] = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.close()
-            raise BackportrError(
-                f"another scan is running (it holds {self._lock.name}); try again later"
-            ) from None
+        self._lock: IO[str] = exclusive_lock(
+            path,
+            f"another scan is running (it holds {path.name}.lock); try again later",
+        )
         try:
             self.db = sqlite3.connect(path)
             self.db.execute(

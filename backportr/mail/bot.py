@@ -14,7 +14,6 @@ summary.
 from __future__ import annotations
 
 import email.policy
-import fcntl
 import signal
 import sqlite3
 import time
@@ -29,6 +28,7 @@ from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
 from backportr.mail.sending import SendError, send_message, send_raw
+from backportr.statefile import exclusive_lock
 from backportr.workspace import Workspace
 
 
@@ -60,18 +60,9 @@ class BotState:
     Holds an exclusive lock on the state for as long as it is open."""
 
     def __init__(self, path: Path) -> None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115
-        except OSError as error:
-            raise BackportrError(f"cannot use the bot state {path}: {error.strerror}") from None
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.close()
-            raise BackportrError(
-                f"another bot is running with the state {path}; one at a time"
-            ) from None
+        self._lock = exclusive_lock(
+            path, f"another bot is running with the state {path}; one at a time"
+        )
         try:
             self.db = sqlite3.connect(path)
             self.db.execute(
