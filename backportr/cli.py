@@ -323,7 +323,7 @@ def resolve_command(
             )
             report = resolver.resolve(oid, ws.branches)
             if output_format is ResolveFormat.mbox:
-                who = _signoff(ws.repo) if signoff else None
+                who = _signoff(repo) if signoff else None
                 style = annotation or AnnotationStyle(
                     _config(repo).value("backportr.annotation") or "greg"
                 )
@@ -351,8 +351,9 @@ def _culprit_policy(value: str | None) -> CulpritPolicy:
     raise UsageError(f"--culprits (or backportr.culprits) is 'evidence' or 'always', not {value!r}")
 
 
-def _signoff(repo: Repo) -> str:
-    name, email = repo.config_value("user.name"), repo.config_value("user.email")
+def _signoff(repo: Path) -> str:
+    config = _config(repo)
+    name, email = config.value("user.name"), config.value("user.email")
     if not name or not email:
         raise BackportrError("--signoff needs user.name and user.email in git config")
     return f"{name} <{email}>"

@@ -266,20 +266,7 @@ class Repo:
     ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the non-merge commits of a range: one streaming
         `git log -p | git patch-id --stable` pass, far faster than a diff per commit."""
-        log_args = [
-            "git",
-            "--git-dir",
-            str(self.path),
-            "log",
-            "-p",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--format=commit %H",
-            include,
-            *[f"^{e}" for e in exclude],
-            "--",
-        ]
+        log_args = [*self._patch_log(), include, *[f"^{e}" for e in exclude], "--"]
         yield from self._patch_id_pipeline(log_args, None)
 
     def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
@@ -287,20 +274,22 @@ class Repo:
         git patch-id --stable` pipeline for all of them, the ids fed from a thread."""
         if not commits:
             return
-        log_args = [
+        log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]
+        yield from self._patch_id_pipeline(log_args, "".join(c + "\n" for c in commits).encode())
+
+    def _patch_log(self) -> list[str]:
+        """`git log -p` as git patch-id reads it: one `commit <id>` line, then the diff."""
+        return [
             "git",
             "--git-dir",
             str(self.path),
             "log",
             "-p",
-            "--no-walk=unsorted",
-            "--stdin",
             "--no-renames",
             "--no-color",
             "--no-ext-diff",
             "--format=commit %H",
         ]
-        yield from self._patch_id_pipeline(log_args, "".join(c + "\n" for c in commits).encode())
 
     def _patch_id_pipeline(
         self, log_args: list[str], feed: bytes | None
@@ -492,14 +481,6 @@ class Repo:
 
     def tree_id(self, commit: Oid) -> Oid:
         return str(self.commit(commit).tree_id)
-
-    def config_value(self, key: str) -> str | None:
-        """A git config value as the repository sees it (its own, global and system)."""
-        try:
-            value = self.git.config[key]
-        except (KeyError, pygit2.GitError):
-            return None
-        return str(value)
 
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
