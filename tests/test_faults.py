@@ -98,6 +98,15 @@ def bot_args(ima: ImaFixture, archive: Archive, state: Path, smtp_port: int) -> 
     ]
 
 
+def run_bot(
+    ima: ImaFixture, archive: Archive, state: Path, smtp_port: int
+) -> subprocess.CompletedProcess[str]:
+    """One `bot --once` to the end."""
+    return subprocess.run(
+        bot_args(ima, archive, state, smtp_port), capture_output=True, text=True, timeout=300
+    )
+
+
 @pytest.fixture
 def fresh_archive(tmp_path: Path, mails: dict[str, str]) -> Iterator[Archive]:  # noqa: F811
     pytest.importorskip("aiosmtpd.controller")
@@ -118,16 +127,12 @@ def test_two_bots_at_once_answer_each_mail_once(
             bot_args(ima, fresh_archive, state, server.port), stderr=subprocess.PIPE, text=True
         )
         assert server.arrived.wait(60)  # the first bot is sending: it holds the state
-        second = subprocess.run(
-            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
-        )
+        second = run_bot(ima, fresh_archive, state, server.port)
         assert second.returncode == 1 and "another bot is running" in second.stderr
         assert "Traceback" not in second.stderr
         hold.set()
         assert first.wait(120) == 0, first.stderr.read() if first.stderr else ""
-        again = subprocess.run(
-            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
-        )
+        again = run_bot(ima, fresh_archive, state, server.port)
         assert again.returncode == 0, again.stderr
         assert server.replies_to() == sorted(ACTIONABLE)
     finally:
@@ -155,9 +160,7 @@ def test_kill_during_a_send_then_restart_answers_each_mail_once(
             if server.accepted:
                 break
             time.sleep(0.1)
-        restart = subprocess.run(
-            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
-        )
+        restart = run_bot(ima, fresh_archive, state, server.port)
         assert restart.returncode == 0, restart.stderr
         assert server.replies_to() == sorted(ACTIONABLE)
     finally:
@@ -175,9 +178,7 @@ def test_smtp_outage_then_recovery(ima: ImaFixture, fresh_archive: Archive, tmp_
     assert "Traceback" not in down.stderr
     server = ListServer(fresh_archive)
     try:
-        up = subprocess.run(
-            bot_args(ima, fresh_archive, state, server.port), capture_output=True, text=True
-        )
+        up = run_bot(ima, fresh_archive, state, server.port)
         assert up.returncode == 0, up.stderr
         assert server.replies_to() == sorted(ACTIONABLE)
     finally:
