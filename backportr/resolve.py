@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backportr.apply import TreeState, TrialApplier
+from backportr.apply import PickResult, TreeState, TrialApplier
 from backportr.config import DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
@@ -553,7 +553,9 @@ class Resolver:
 
     # -- the answer ------------------------------------------------------------------------
 
-    def _prune_unhelpful(self, closure: _Closure) -> list[Suggestion]:
+    def _prune_unhelpful(
+        self, closure: _Closure, order: list[Oid], results: Sequence[PickResult]
+    ) -> list[Suggestion]:
         """Commits pulled in only to make an absent target apply that conflict themselves
         did not make it apply; and when a member that must stay (the target, a follow-up)
         conflicts, the series needs a human anyway, who adapts it rather than take the
@@ -564,8 +566,6 @@ class Resolver:
         themselves (a `Fixes:` or a stable tag)."""
         if closure.target_present:
             return []  # an adapted backport's missing members are the answer itself
-        order, _ = closure.graph.order()
-        results, _ = self.applier.pick_series(order, TreeState(closure.ctx.branch.tip))
         conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
         optional = {  # pulled in by a conflict or a symbol, not of the posting, not a fix
             commit
@@ -624,11 +624,14 @@ class Resolver:
 
     def _report(self, closure: _Closure) -> BranchReport:
         ctx = closure.ctx
-        unhelpful = self._prune_unhelpful(closure)
         order, cycle = closure.graph.order()
+        results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+        unhelpful = self._prune_unhelpful(closure, order, results)
+        if unhelpful:  # the series changed: its order and trial too
+            order, cycle = closure.graph.order()
+            results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         if cycle:
             closure.warnings.append("dependency cycle: upstream order used")
-        results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         members = []
         for commit, result in zip(order, results, strict=True):
             if result.result == "empty":
