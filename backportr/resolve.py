@@ -563,7 +563,8 @@ class Resolver:
         docs/accuracy.md). Those leave the series (with whatever is there only because of
         them) and are shown as suggestions; except the target's own posting (same author,
         applied together), which maintainers take together, and commits that are fixes
-        themselves (a `Fixes:` or a stable tag)."""
+        themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
+        brings)."""
         if closure.target_present:
             return []  # an adapted backport's missing members are the answer itself
         conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
@@ -573,7 +574,7 @@ class Resolver:
             if closure.roles[commit] == "prerequisite"
             and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
             and not self._same_series(closure, commit)  # a posting is taken together
-            and not culprits(closure.ctx, commit)
+            and not self._fixes_here(closure, commit)
             and not closure.ctx.index.stable_tags_of(commit)
         }
         pruned = optional & conflicting  # they do not apply either: no help
@@ -622,12 +623,24 @@ class Resolver:
             closure.roles.pop(commit, None)
         return suggestions
 
+    @staticmethod
+    def _fixes_here(closure: _Closure, commit: Oid) -> bool:
+        """A fix of something the branch has or the series brings; a fix of a commit the
+        branch lacks is, for this branch, a helper like any other."""
+        return any(
+            closure.ctx.is_present(c) or closure.in_closure(c)
+            for c in culprits(closure.ctx, commit)
+        )
+
     def _report(self, closure: _Closure) -> BranchReport:
         ctx = closure.ctx
         order, cycle = closure.graph.order()
         results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
-        unhelpful = self._prune_unhelpful(closure, order, results)
-        if unhelpful:  # the series changed: its order and trial too
+        unhelpful: list[Suggestion] = []
+        # To a fixpoint: without a commit that did not apply, a member that applied thanks
+        # to it may conflict now, and then the other helpers are no help either.
+        while pruned := self._prune_unhelpful(closure, order, results):
+            unhelpful += pruned  # the series changed: its order and trial too
             order, cycle = closure.graph.order()
             results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         if cycle:

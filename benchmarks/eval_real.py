@@ -229,9 +229,16 @@ def without(rules: set[str]) -> None:
         r._Closure.link = link  # type: ignore[method-assign]
 
 
+def _selects(spec: str, case: dict) -> bool:
+    prefix, _, branch = spec.partition("@")
+    return str(case["target"]).startswith(prefix) and branch in ("", case["branch"])
+
+
 def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, dict, list[dict]]:
     cases_file, upstream, pattern = PROJECTS[name]
     cases = [c for c in load_cases(CASES / cases_file) if c["kind"] in args.kinds]
+    if args.targets:  # only the cases of these targets (id prefixes, optionally @branch)
+        cases = [c for c in cases if any(_selects(spec, c) for spec in args.targets)]
     if args.limit:
         per_kind: dict[str, int] = defaultdict(int)
         kept = []
@@ -302,7 +309,8 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
             if status in ("ready", "conflict"):
                 predicted = [m.commit for m in branch_report.series]
                 reasons = [
-                    [m.reasons[0].kind, m.reasons[0].related or ""] for m in branch_report.series
+                    [m.reasons[0].kind, m.reasons[0].related or "", m.apply]
+                    for m in branch_report.series
                 ]
         except BackportrError as failure:
             error = str(failure)
@@ -358,8 +366,12 @@ def main() -> int:
         "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune"
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--targets", default="", help="only these cases: id prefixes, each optionally @branch"
+    )
     args = parser.parse_args()
     args.kinds = args.kinds.split(",")
+    args.targets = [t for t in args.targets.split(",") if t]
     without({r for r in args.without.split(",") if r})
     report: dict[str, object] = {}
     for spec in args.projects:

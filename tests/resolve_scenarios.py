@@ -515,6 +515,45 @@ def conflicting_follow_up(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target", "fix"], status="conflict")
 
 
+def helper_hiding_a_conflicting_one(path: Path) -> Scenario:
+    """Two helpers by another author make the target apply: `first`, which conflicts itself
+    (the branch changed its line), and `second`, which applies. Without `first` the target
+    conflicts again, and then `second` spares nothing either: both are suggestions, the
+    target a manual backport (pruning runs to a fixpoint)."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.edit_in("first", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER)
+    k.edit_in("second", "drv_fn4", "\ty -= 3;\n", "\ty -= 3;\n\ty ^= 1;\n", author=OTHER)
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def helper_fixing_an_absent_commit(path: Path) -> Scenario:
+    """The target applies only after `helper`, another author's fix of a commit the branch
+    lacks, which conflicts itself: for this branch that fix is a helper like any other, so it
+    is suggested and the target adapted by hand."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.edit_in("feature", "drv_fn7", "\ty += 1;", "\ty += 70;", author=OTHER)
+    k.edit_in(
+        "helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=k.fixes("feature")
+    )
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def helper_fixing_a_present_commit(path: Path) -> Scenario:
+    """As above, but `helper` fixes a commit the branch has: a fix the branch needs in its own
+    right, so it stays in the series (marked conflict) and the series needs a human."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.edit_in(
+        "helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=k.fixes("v5.10")
+    )
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["helper", "target"], status="conflict")
+
+
 def context_suggestion(path: Path) -> Scenario:
     """The target applies cleanly, but an absent commit changed the logic of the code around
     its change (suggested), and another only changed a comment there (not suggested)."""
@@ -573,6 +612,9 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "kconfig_symbol": kconfig_symbol,
     "own_series_chain": own_series_chain,
     "conflicting_follow_up": conflicting_follow_up,
+    "helper_hiding_a_conflicting_one": helper_hiding_a_conflicting_one,
+    "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
+    "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,
     "symbol_from_big_feature": symbol_from_big_feature,
