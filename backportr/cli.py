@@ -23,6 +23,7 @@ import typer
 
 from backportr import __version__
 from backportr.config import DEFAULT_MAX_COMMITS, Settings
+from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.gitconfig import GitConfig
 from backportr.model import CulpritPolicy, StatusResult
@@ -800,9 +801,11 @@ def _environment_fault(error: BaseException) -> str:
         reason = error.strerror or str(error) or type(error).__name__
         return f"{reason}{where}"
     if isinstance(error, sqlite3.DatabaseError):
+        return explain(error, "file", "backportr's index or state")
+    if "not owned by current user" in str(error):  # git's safe.directory check
         return (
-            f"the index or a state file cannot be used ({error}); "
-            "if it is damaged, run backportr index --rebuild"
+            f"the repository belongs to another user ({error}); if you trust it, run "
+            "git config --global --add safe.directory <its path>"
         )
     return f"the repository cannot be read ({error})"
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.model import (
     CommitInfo,
@@ -194,15 +195,9 @@ class CommitIndex:
             self.db.execute("PRAGMA busy_timeout=60000")
             self._ensure_schema()
         except sqlite3.DatabaseError as error:
-            if "readonly" in str(error) or "read-only" in str(error):
-                raise IndexCorruptError(
-                    f"the index {self.path} cannot be written ({error}); give --index a "
-                    "writable path"
-                ) from None
-            raise IndexCorruptError(
-                f"the index {self.path} is unreadable ({error}); run backportr index "
-                "--rebuild (it moves the damaged file aside)"
-            ) from None
+            if hasattr(self, "db"):
+                self.db.close()
+            raise IndexCorruptError(explain(error, self.path)) from None
 
     def __enter__(self) -> CommitIndex:
         return self
@@ -250,11 +245,13 @@ class CommitIndex:
                 self.db.execute("BEGIN IMMEDIATE")
                 try:
                     yield
-                except BaseException:
+                except BaseException as error:
                     # SQLite may already have rolled back (a full disk does that): the
                     # original error is the one to report, never "cannot rollback".
                     with contextlib.suppress(sqlite3.Error):
                         self.db.execute("ROLLBACK")
+                    if isinstance(error, sqlite3.DatabaseError):
+                        raise IndexCorruptError(explain(error, self.path)) from None
                     raise
                 self.db.execute("COMMIT")
             finally:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from backportr.dbfault import explain
 from backportr.errors import BackportrError
 from backportr.scan import Finding
 from backportr.statefile import exclusive_lock
@@ -33,7 +34,7 @@ class ScanState:
             )
         except sqlite3.DatabaseError as error:
             self.close()
-            raise BackportrError(f"the scan state {path} is unreadable ({error})") from None
+            raise BackportrError(explain(error, path, "the scan state")) from None
 
     def new(self, findings: Sequence[Finding]) -> list[Finding]:
         known = {row[0] for row in self.db.execute("SELECT key FROM reported")}

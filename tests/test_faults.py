@@ -5,18 +5,22 @@ gzip bomb, HTML for Atom, a feed entry whose message is gone)."""
 
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
 import gzip
 import http.server
+import json
 import os
+import resource
 import signal
 import socketserver
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -473,3 +477,174 @@ def test_a_missing_object_is_exit_1(tmp_path: Path) -> None:
     proc = backportr("resolve", k.b.ids["missing"], "--repo", str(k.b.path), "-b", BRANCH)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+# -- read-only and full filesystems -----------------------------------------------------------
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make one file unwritable for this process: `chattr +i` as root (root ignores file
+    modes), mode 0444 otherwise; skip where neither can be arranged."""
+    if os.geteuid() == 0:
+        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip(f"cannot make a file read-only as root here: {made.stderr!r}")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+    else:
+        mode = path.stat().st_mode
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+
+
+@needs_public_inbox
+def test_read_only_state_sends_nothing_and_is_exit_1(
+    ima: ImaFixture, fresh_archive: Archive, tmp_path: Path
+) -> None:
+    """The reply is recorded before it is sent: a state that cannot be written stops the bot
+    before any mail leaves (it sent, crashed with exit 3, and sent again on every run)."""
+    state = tmp_path / "bot.sqlite"
+    down = run_bot(ima, fresh_archive, state, free_port())  # creates the state, sends nothing
+    assert down.returncode == 1 and state.exists(), down.stderr
+    server = ListServer(fresh_archive)
+    try:
+        with read_only(state):
+            for _ in range(2):
+                stuck = run_bot(ima, fresh_archive, state, server.port)
+                assert stuck.returncode == 1, stuck.stderr
+                assert len(stuck.stderr.strip().splitlines()) == 1, stuck.stderr
+                assert "Traceback" not in stuck.stderr and "internal error" not in stuck.stderr
+                assert server.accepted == []
+        up = run_bot(ima, fresh_archive, state, server.port)
+        assert up.returncode == 0, up.stderr
+        assert server.replies_to() == sorted(ACTIONABLE)
+    finally:
+        server.stop()
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in the child: writes past `limit` bytes fail as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_full_disk_while_indexing_is_exit_1_and_keeps_the_index(tmp_path: Path) -> None:
+    """The index outgrows the space left (a file size limit stands for a full disk), when
+    created and when updated: exit 1 naming the cause, never "cannot rollback" nor "run
+    --rebuild"; an update leaves the index as it was, and a later run with room completes
+    it."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    index = tmp_path / "index.sqlite"
+    args = [sys.executable, "-m", "backportr", "index", "--repo", str(k.b.path)]
+    args += ["--index", str(index), "-b", BRANCH]
+
+    def index_with(limit: int | None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            args,
+            capture_output=True,
+            text=True,
+            preexec_fn=None if limit is None else _file_size_limit(limit),
+            timeout=300,
+        )
+
+    def assert_full(proc: subprocess.CompletedProcess[str]) -> None:
+        assert proc.returncode == 1, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "disk full?" in proc.stderr, proc.stderr
+        assert "rollback" not in proc.stderr and "--rebuild" not in proc.stderr
+
+    assert_full(index_with(16 * 1024))  # creating it
+    assert index_with(None).returncode == 0
+    before = sqlite3.connect(index).execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+    for number in range(400):  # a busy upstream day
+        k.edit_fn(f"work{number}", f"drv_fn{number % 8}", f"y += {number + 200};")
+    room = max(f.stat().st_size for f in tmp_path.glob("index.sqlite*")) + 4096
+    assert_full(index_with(room))  # updating it
+    kept = sqlite3.connect(index).execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+    assert kept == before  # the old index, whole
+    done = index_with(None)
+    assert done.returncode == 0, done.stderr
+    assert sqlite3.connect(index).execute("SELECT COUNT(*) FROM commits").fetchone()[0] == (
+        before + 400
+    )
+
+
+def test_a_scan_beside_index_rebuilds_sees_the_old_index_or_the_new(tmp_path: Path) -> None:
+    """Rebuilds drop and refill the index in one transaction: a scan running beside them
+    reports every finding, every time (it reported 40 of 45 with exit 4 and no error)."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo", functions=24)
+    k.edit_fn("culprit", "drv_fn0", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    for number in range(1, 24):
+        k.edit_fn(f"fix{number}", f"drv_fn{number}", f"y += {number};", trailers=k.fixes("culprit"))
+    base = [sys.executable, "-m", "backportr"]
+    where = ["--repo", str(k.b.path), "--index", str(tmp_path / "index.sqlite")]
+    scan = [*base, "scan", *where, "-b", BRANCH, "--format", "json"]
+
+    def found() -> set[str]:
+        proc = subprocess.run(scan, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 4, proc.stderr
+        return {f["commit"] for b in json.loads(proc.stdout)["branches"] for f in b["findings"]}
+
+    expected = found()
+    assert len(expected) == 23
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def rebuild() -> None:
+        while not stop.is_set():
+            proc = subprocess.run(
+                [*base, "index", *where, "-b", BRANCH, "--rebuild"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            if proc.returncode != 0:
+                failures.append(proc.stderr)
+
+    rebuilder = threading.Thread(target=rebuild)
+    rebuilder.start()
+    try:
+        for _ in range(4):
+            assert found() == expected
+    finally:
+        stop.set()
+        rebuilder.join(300)
+    assert failures == []
+
+
+def test_a_repository_owned_by_another_user_is_exit_1(tmp_path: Path) -> None:
+    """git's safe.directory check (a service user over the maintainer's clone): one line that
+    says what to do, not an internal error."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a repository to another user needs root")
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("fix", "drv_fn1", "y += 1;")
+    made = subprocess.run(["chown", "-R", "nobody", str(k.b.path)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot chown here: {made.stderr!r}")
+    where = ["--repo", str(k.b.path), "-b", BRANCH, "--index", str(tmp_path / "index.sqlite")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "backportr", "resolve", k.b.ids["fix"], *where],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HOME": str(tmp_path)},  # no safe.directory of the user's
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "safe.directory" in proc.stderr

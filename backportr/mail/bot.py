@@ -13,15 +13,17 @@ summary.
 
 from __future__ import annotations
 
+import contextlib
 import email.policy
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
+from backportr.dbfault import explain
 from backportr.errors import BackportrError
 from backportr.mail.check import Checker
 from backportr.mail.lore import Lore, LoreError, LoreNotFound
@@ -60,6 +62,7 @@ class BotState:
     Holds an exclusive lock on the state for as long as it is open."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._lock = exclusive_lock(
             path, f"another bot is running with the state {path}; one at a time"
         )
@@ -76,10 +79,7 @@ class BotState:
             self.db.commit()
         except sqlite3.DatabaseError as error:
             self._lock.close()
-            raise BackportrError(
-                f"the bot state {path} cannot be used ({error}); check its permissions, or "
-                "move it aside to start afresh"
-            ) from None
+            raise BackportrError(explain(error, path, "the bot state")) from None
 
     def seen(self, message_id: str) -> bool:
         return (
@@ -87,10 +87,19 @@ class BotState:
             is not None
         )
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction; a state that cannot be written is the user's one-line error."""
+        try:
+            with self.db:
+                yield
+        except sqlite3.DatabaseError as error:
+            raise BackportrError(explain(error, self.path, "the bot state")) from None
+
     def record(
         self, message_id: str, verdict: str, detail: str = "", reply_id: str | None = None
     ) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "INSERT OR REPLACE INTO messages VALUES(?, ?, ?, ?, ?)",
                 (message_id, verdict, detail, reply_id, int(time.time())),
@@ -100,7 +109,7 @@ class BotState:
         """Before sending: the reply and its Message-ID, in one transaction."""
         reply_id = str(reply["Message-ID"]).strip("<>")
         now = int(time.time())
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "INSERT OR REPLACE INTO messages VALUES(?, 'pending', ?, ?, ?)",
                 (message_id, detail, reply_id, now),
@@ -111,7 +120,7 @@ class BotState:
             )
 
     def record_sent(self, message_id: str) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
                 "UPDATE messages SET verdict='replied', at=? WHERE message_id=?",
                 (int(time.time()), message_id),
@@ -120,7 +129,7 @@ class BotState:
 
     def forget(self, message_id: str) -> None:
         """The reply was never sent: the message is checked again on the next run."""
-        with self.db:
+        with self._writing():
             self.db.execute("DELETE FROM messages WHERE message_id=?", (message_id,))
             self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
 
