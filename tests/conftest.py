@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,10 @@ from backportr.examples.ima import ImaFixture, build
 @pytest.fixture(autouse=True, scope="session")
 def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
+    scratch = tmp_path_factory.mktemp("tmp")
     saved = dict(os.environ)
+    saved_tempdir = tempfile.tempdir
+    tempfile.tempdir = str(scratch)  # crash logs of in-process runs too, not the real /tmp
     os.environ.update(
         {
             "HOME": str(home),
@@ -31,7 +35,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             "GIT_COMMITTER_DATE": "1600000000 +0000",
             "GIT_EDITOR": "false",
             "GIT_TERMINAL_PROMPT": "0",
-            "TMPDIR": str(tmp_path_factory.mktemp("tmp")),
+            "TMPDIR": str(scratch),
         }
     )
     (home / ".gitconfig").write_text(
@@ -41,6 +45,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
+    tempfile.tempdir = saved_tempdir
 
 
 @pytest.fixture
