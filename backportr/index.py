@@ -120,6 +120,30 @@ class UpdateStats:
     rewritten: tuple[str, ...]
 
 
+class _PatchIdPass:
+    """One `git log -p | git patch-id` pass in the background (git does the work on the other
+    core while this one reads the upstream history)."""
+
+    def __init__(self, repo: Repo, tips: list[Oid], exclude: list[Oid]) -> None:
+        self._patch_ids: list[tuple[Oid, str]] = []
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._patch_ids = list(repo.patch_ids(tips, exclude))
+            except BaseException as error:
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name="patch-ids", daemon=True)
+        self._thread.start()
+
+    def result(self) -> list[tuple[Oid, str]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._patch_ids
+
+
 class _BranchPlan:
     """What an update does to one branch, decided before the upstream pass starts."""
 
@@ -136,31 +160,11 @@ class _BranchPlan:
         self.fork = fork
         self.mode = mode  # noop | upstream-only | incremental | rewind | full
         self.exclude = exclude
-        self._thread: threading.Thread | None = None
-        self._patch_ids: list[tuple[Oid, str]] = []
-        self._error: BaseException | None = None
-
-    def start(self, repo: Repo) -> _BranchPlan:
-        """Start the branch's patch-id pass in the background (git does the work)."""
-
-        def run() -> None:
-            try:
-                self._patch_ids = list(repo.patch_ids(self.branch.tip, self.exclude))
-            except BaseException as error:
-                self._error = error
-
-        self._thread = threading.Thread(
-            target=run, name=f"patch-ids {self.branch.name}", daemon=True
-        )
-        self._thread.start()
-        return self
+        self.pass_: _PatchIdPass | None = None  # may be shared with other branches
 
     def patch_ids(self) -> list[tuple[Oid, str]]:
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._patch_ids
+        """The patch-ids of (at least) this branch's new commits."""
+        return self.pass_.result() if self.pass_ is not None else []
 
 
 def default_index_path(repo: Repo) -> Path:
@@ -286,6 +290,7 @@ class CommitIndex:
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
             plans = [self._plan(branch, upstream, upstream_moved) for branch in branches]
+            self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
             for plan in plans:
@@ -294,6 +299,19 @@ class CommitIndex:
                     rewritten.append(plan.branch.name)
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
+
+    def _start_patch_ids(self, plans: list[_BranchPlan], upstream: Ref) -> None:
+        """One pass for every branch read whole (they share history: each commit once, and
+        two processes instead of two per branch); its own for each branch read from where
+        it was."""
+        full = [p for p in plans if p.mode == "full"]
+        if full:
+            shared = _PatchIdPass(self.repo, [p.branch.tip for p in full], [upstream.tip])
+            for plan in full:
+                plan.pass_ = shared
+        for plan in plans:
+            if plan.mode == "incremental":
+                plan.pass_ = _PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
 
     def _plan(self, branch: Ref, upstream: Ref, upstream_moved: bool) -> _BranchPlan:
         stored = self._stored_ref(branch.refname)
@@ -311,10 +329,8 @@ class CommitIndex:
             if self.repo.is_ancestor(branch.tip, stored.tip):
                 return _BranchPlan(branch, stored, fork, "rewind", [branch.tip])
             if self.repo.is_ancestor(stored.tip, branch.tip):
-                return _BranchPlan(
-                    branch, stored, fork, "incremental", [stored.tip, upstream.tip]
-                ).start(self.repo)
-        return _BranchPlan(branch, stored, fork, "full", [upstream.tip]).start(self.repo)
+                return _BranchPlan(branch, stored, fork, "incremental", [stored.tip, upstream.tip])
+        return _BranchPlan(branch, stored, fork, "full", [upstream.tip])
 
     def _reset_upstream(self) -> None:
         self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")

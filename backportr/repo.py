@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -262,11 +262,13 @@ class Repo:
                 raise BackportrError(f"git log failed in {self.path}")
 
     def patch_ids(
-        self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()
+        self, include: Oid | Sequence[Oid], exclude: Sequence[Oid] = ()
     ) -> Iterator[tuple[Oid, str]]:
-        """(commit, patch-id) for the non-merge commits of a range: one streaming
-        `git log -p | git patch-id --stable` pass, far faster than a diff per commit."""
-        log_args = [*self._patch_log(), include, *[f"^{e}" for e in exclude], "--"]
+        """(commit, patch-id) for the non-merge commits reachable from `include` (one tip or
+        several) and not from `exclude`: one streaming `git log -p | git patch-id --stable`
+        pass, far faster than a diff per commit."""
+        tips = [include] if isinstance(include, str) else list(include)
+        log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from self._patch_id_pipeline(log_args, None)
 
     def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
