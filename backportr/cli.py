@@ -70,6 +70,9 @@ PatternOption = Annotated[
         f"{DEFAULT_BRANCH_PATTERN}).",
     ),
 ]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors still).")
+]
 IndexOption = Annotated[
     Path | None,
     typer.Option("--index", help="Index file (default: <git dir>/backportr/index.sqlite)."),
@@ -135,13 +138,16 @@ def index_command(
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start the index afresh.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Build or update the commit index (incremental; progress on a terminal)."""
-    progress = TerminalProgress()
+    progress = TerminalProgress(enabled=False if quiet else None)
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     try:
         with open_workspace(settings, progress=progress, rebuild=rebuild) as ws:
             progress.finish()
+            if quiet:
+                return
             for name, count in ws.stats.new_commits.items():
                 typer.echo(f"{name}: {count} new commits indexed", err=True)
             for name in ws.stats.rewritten:
@@ -164,10 +170,18 @@ def status_command(
     output_format: Annotated[
         StatusFormat, typer.Option("--format", "-f", help="Output format.")
     ] = StatusFormat.text,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing; exit 0 when every commit is in every branch, 4 otherwise.",
+        ),
+    ] = False,
 ) -> None:
     """Is each upstream commit in each branch, and as which commit?"""
     branch = branch or _default_branches(repo, branch_pattern)
-    progress = TerminalProgress()
+    progress = TerminalProgress(enabled=False if quiet else None)
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     try:
         with open_workspace(settings, progress=progress) as ws:
@@ -181,6 +195,9 @@ def status_command(
                 results.append(StatusResult(oid, subject, presences))
     finally:
         progress.finish()
+    if quiet:
+        everywhere = all(p.present for r in results for p in r.branches)
+        raise typer.Exit(int(ExitCode.OK if everywhere else ExitCode.ATTENTION))
     render = render_status_json if output_format is StatusFormat.json else render_status_text
     sys.stdout.write(render(results))
 
@@ -595,6 +612,7 @@ def bot_command(
         str | None, typer.Option("--query", help="A search (default: the inbox's new messages).")
     ] = None,
     once: Annotated[bool, typer.Option("--once", help="One poll, then exit (for cron).")] = False,
+    quiet: QuietOption = False,
     interval: Annotated[
         float, typer.Option("--interval", min=1, help="Seconds between polls.")
     ] = 300.0,
@@ -661,11 +679,12 @@ def bot_command(
             summary = bot.run_once() if once else bot.run(interval)
     finally:
         holder.close()
-    typer.echo(
-        f"bot: {summary.seen} seen, {summary.processed} checked, {summary.replied} "
-        f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
-        err=True,
-    )
+    if not quiet:
+        typer.echo(
+            f"bot: {summary.seen} seen, {summary.processed} checked, {summary.replied} "
+            f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
+            err=True,
+        )
     for error in (*summary.network_errors, *summary.send_errors):
         typer.echo(f"backportr: error: {error}", err=True)
     if summary.network_errors or summary.send_errors:

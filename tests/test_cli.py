@@ -235,3 +235,16 @@ def test_progress_draws_only_on_a_terminal() -> None:
     quiet("indexing upstream", 5000, None)
     quiet.finish()
     assert piped.getvalue() == ""
+
+
+def test_quiet_for_scripts_and_cron(scenario: RepoBuilder) -> None:
+    """`-q`: nothing printed on success; `status -q` answers with its exit code alone."""
+    where = ["--repo", str(scenario.path), "-b", "linux-5.10.y"]
+    indexed = run("index", *where, "-q")
+    assert (indexed.returncode, indexed.stdout, indexed.stderr) == (0, "", "")
+    present = run("status", scenario.ids["fix"], *where, "-q")
+    assert (present.returncode, present.stdout, present.stderr) == (0, "", "")
+    both = run("status", scenario.ids["fix"], scenario.ids["absent"], *where, "--quiet")
+    assert (both.returncode, both.stdout, both.stderr) == (4, "", "")
+    missing = run("status", "deadbeefdead", *where, "-q")
+    assert missing.returncode == 1 and "unknown commit" in missing.stderr  # errors still said
