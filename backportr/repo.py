@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import queue
 import re
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pygit2
 from pygit2.enums import SortMode
@@ -247,15 +249,17 @@ class Repo:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=_git_env(),
+            pipesize=1 << 20,
         ) as proc:
             assert proc.stdout is not None
             pending = b""
-            while chunk := proc.stdout.read(1 << 20):
-                pending += chunk
-                records = pending.split(b"\0")
-                pending = records.pop()
-                for raw in records:
-                    yield _log_record(raw)
+            with contextlib.closing(_read_ahead(proc.stdout)) as chunks:
+                for chunk in chunks:
+                    pending += chunk
+                    records = pending.split(b"\0")
+                    pending = records.pop()
+                    for raw in records:
+                        yield _log_record(raw)
             if pending.strip():
                 yield _log_record(pending)
             if proc.wait() != 0:
@@ -554,6 +558,42 @@ def _git_env() -> dict[str, str]:
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env["LC_ALL"] = "C"
     return env
+
+
+def _read_ahead(
+    stream: IO[bytes], chunk: int = 1 << 20, depth: int = 16
+) -> Generator[bytes, None, None]:
+    """The stream's chunks, read by a thread that keeps up to `depth` of them ahead: the
+    writer (git) never waits while the caller parses, and memory stays bounded."""
+    chunks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
+    done = threading.Event()
+
+    def pump() -> None:
+        try:
+            while not done.is_set():
+                data = stream.read(chunk)
+                chunks.put(data)
+                if not data:
+                    return
+        except BaseException as error:  # handed to the reader, which raises it
+            chunks.put(error)
+
+    thread = threading.Thread(target=pump, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = chunks.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        done.set()
+        while thread.is_alive():  # a reader that stopped early: let the pump finish
+            with contextlib.suppress(queue.Empty):
+                chunks.get_nowait()
+            thread.join(0.01)
 
 
 def _log_record(raw: bytes) -> LogRecord:
