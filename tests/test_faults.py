@@ -651,3 +651,62 @@ def test_a_repository_owned_by_another_user_is_exit_1(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "safe.directory" in proc.stderr
+
+
+def test_messages_say_what_is_wrong(tmp_path: Path) -> None:
+    """A pattern that matches no branch says so (it said "give at least one --branch"); a valid
+    index that cannot be written is not called unreadable or damaged."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("fix", "drv_fn1", "y += 1;")
+    base = [sys.executable, "-m", "backportr"]
+    index = tmp_path / "index.sqlite"
+    where = ["--repo", str(k.b.path), "--index", str(index)]
+    nothing = subprocess.run(
+        [*base, "status", k.b.ids["fix"], *where, "--branch-pattern", "linux-9.*"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert nothing.returncode == 2, nothing.stderr
+    assert "no branch matches 'linux-9.*'" in nothing.stderr
+    built = subprocess.run([*base, "index", *where, "-b", BRANCH], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    k.edit_fn("more", "drv_fn2", "y += 2;")  # the next run must write to the index
+    with read_only(index):
+        stuck = subprocess.run(
+            [*base, "status", k.b.ids["more"], *where, "-b", BRANCH],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert stuck.returncode == 1, stuck.stderr
+    assert "cannot be written" in stuck.stderr and "writable" in stuck.stderr
+    assert "unreadable" not in stuck.stderr and "--rebuild" not in stuck.stderr
+
+
+def test_index_pages_damaged_after_the_header_is_exit_1(tmp_path: Path) -> None:
+    """The header and schema read fine, the pages a query needs do not: one line, exit 1."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    for number in range(60):
+        k.edit_fn(f"work{number}", f"drv_fn{number % 8}", f"y += {number + 2};")
+    base = [sys.executable, "-m", "backportr"]
+    index = tmp_path / "index.sqlite"
+    where = ["--repo", str(k.b.path), "--index", str(index), "-b", BRANCH]
+    assert subprocess.run([*base, "index", *where], capture_output=True).returncode == 0
+    with sqlite3.connect(index) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(index.read_bytes())
+    page = 4096
+    for start in range(2 * page, len(data), page):  # every page after the schema's
+        data[start + 8 : start + page] = bytes([0xA5]) * (page - 8)
+    index.write_bytes(bytes(data))
+    proc = subprocess.run(
+        [*base, "status", k.b.ids["work30"], *where], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
