@@ -494,6 +494,13 @@ class Repo:
 
     # -- objects ---------------------------------------------------------------------------
 
+    def has_commit(self, oid: Oid) -> bool:
+        """Is there a commit with this full id (a rewritten ref's old tip may be gone)?"""
+        try:
+            return isinstance(self.git.get(pygit2.Oid(hex=oid)), pygit2.Commit)
+        except (ValueError, pygit2.GitError):
+            return False
+
     def commit(self, oid: Oid) -> pygit2.Commit:
         try:
             obj = self.git[oid]

@@ -151,6 +151,29 @@ class BranchScan:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     scanned: int = 0
+    resolved: int = 0  # targets resolved in full by this run
+    reused: int = 0  # targets whose last answer still holds (nothing new touches them)
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """What a scan keeps of a resolve: the status and the series."""
+
+    status: str
+    series: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    """What moved on one ref since a kept answer: its new commits, the files they touch, and
+    the upstream commits they carry (backports)."""
+
+    commits: frozenset[Oid]
+    files: frozenset[str]
+    carried: frozenset[Oid]
+
+
+_MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
 
 
 class Scanner:
@@ -170,6 +193,8 @@ class Scanner:
         self.policy = policy
         self.progress = progress
         self.resolver = Resolver(ws, max_commits=max_commits, suggest=False)
+        self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
+        self._counts = [0, 0]  # resolved, reused: of the branch being scanned
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None
@@ -192,6 +217,7 @@ class Scanner:
         if self.staged:
             self.prepare(backports)
         total = len(fixes) + len(backports)
+        self._counts = [0, 0]
         for done, commit in enumerate(fixes, 1):
             self.progress(f"scanning {branch.name}", done, total)
             self._guard(result, commit, lambda c=commit: self._missing_fix(branch, c, result))
@@ -201,6 +227,7 @@ class Scanner:
                 result, upstream, lambda c=carrier, u=upstream: self._backport(branch, c, u, result)
             )
         result.scanned = total
+        result.resolved, result.reused = self._counts
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 
@@ -431,12 +458,133 @@ class Scanner:
         )
         return f"Fixes: {culprit[:12]} ({self._subject(culprit)}), in the branch {where}"
 
-    def _resolve(self, commit: Oid, branch: Ref) -> BranchReport:
-        return self.resolver.resolve_branch(commit, branch)
+    # -- answers kept from earlier runs --------------------------------------------------------
+
+    def _resolve(self, commit: Oid, branch: Ref) -> _Resolved:
+        """The resolver's answer, or the one an earlier run kept when nothing that moved
+        since can change it (see `_still_holds`): a nightly scan resolves only what the
+        day's new commits touch."""
+        scope = self._scope(branch, commit)
+        kept = self.ws.index.cached_result(scope)
+        if kept is not None:
+            record = json.loads(kept)
+            if self._still_holds(branch, record):
+                self._counts[1] += 1
+                return _Resolved(record["status"], _series_from_json(record["series"]))
+        report = self.resolver.resolve_branch(commit, branch)
+        self._counts[0] += 1
+        self.ws.index.keep_result(scope, json.dumps(self._record(branch, commit, report)))
+        return _Resolved(report.status, report.series)
+
+    def _scope(self, branch: Ref, commit: Oid) -> str:
+        parts = (
+            "report-v1",
+            __version__,
+            branch.name,
+            commit,
+            str(self.resolver.max_commits),
+            str(self.resolver.culprits),
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def _tips(self, branch: Ref) -> dict[str, Oid]:
+        tips = {r.refname: r.tip for r in self.ws.indexed}
+        tips[branch.refname] = branch.tip
+        tips[self.ws.upstream.refname] = self.ws.upstream.tip
+        return tips
+
+    def _record(self, branch: Ref, commit: Oid, report: BranchReport) -> dict[str, object]:
+        """The answer with what it depends on: every commit it looked at (the target, the
+        series, what is present, the suggestions, and their culprits) and their files."""
+        index = self.ws.index
+        closure = {commit, *(m.commit for m in report.series)}
+        closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
+        closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
+        files = {f for c in closure for f in self.ws.repo.files_touched(c)}
+        return {
+            "tips": self._tips(branch),
+            "closure": sorted(closure),
+            "files": sorted(files),
+            "status": report.status,
+            "series": _series_to_json(report.series),
+        }
+
+    def _still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
+        """Nothing that moved since the answer was kept can change it: no new upstream commit
+        fixes, reverts or names a commit it looked at; no new commit of the branch or of a
+        sibling branch touches their files or carries one of them. A ref that was rewritten,
+        appeared or vanished, or moved by more than `_MAX_DELTA` commits: resolve afresh."""
+        then: dict[str, Oid] = record["tips"]
+        now = self._tips(branch)
+        if then == now:
+            return True
+        if set(then) != set(now):
+            return False
+        closure, files = set(record["closure"]), set(record["files"])
+        upstream = self.ws.upstream.refname
+        for refname, tip in now.items():
+            if then[refname] == tip:
+                continue
+            delta = self._delta(refname, then[refname], tip)
+            if delta is None:
+                return False
+            if refname == upstream:
+                index = self.ws.index
+                for c in closure:
+                    related = (
+                        *index.fixed_by(c),
+                        *index.reverted_by(c, upstream_only=True),
+                        *index.stable_deps_naming(c),
+                    )
+                    if any(r.commit in delta.commits for r in related):
+                        return False
+            elif delta.files & files or delta.carried & closure:
+                return False
+        return True
+
+    def _delta(self, refname: str, old: Oid, new: Oid) -> _Delta | None:
+        key = (refname, old, new)
+        if key not in self._deltas:
+            self._deltas[key] = self._compute_delta(old, new)
+        return self._deltas[key]
+
+    def _compute_delta(self, old: Oid, new: Oid) -> _Delta | None:
+        repo = self.ws.repo
+        if not repo.has_commit(old) or not repo.is_ancestor(old, new):
+            return None  # rewritten
+        commits: list[Oid] = []
+        for commit in repo.walk(new, [old]):
+            commits.append(commit)
+            if len(commits) > _MAX_DELTA:
+                return None
+        files = {f for c in commits for f in repo.files_touched(c)}
+        carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
+        return _Delta(frozenset(commits), frozenset(files), frozenset(carried))
 
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.info(commit)
         return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
+
+
+def _series_to_json(series: Iterable[Member]) -> list[list[object]]:
+    return [
+        [
+            m.commit,
+            m.subject,
+            m.role,
+            [[r.kind, r.detail, r.related] for r in m.reasons],
+            m.apply,
+            list(m.conflict_files),
+        ]
+        for m in series
+    ]
+
+
+def _series_from_json(data: list[list[Any]]) -> tuple[Member, ...]:
+    return tuple(
+        Member(commit, subject, role, tuple(Reason(*r) for r in reasons), apply, tuple(files))
+        for commit, subject, role, reasons, apply, files in data
+    )
 
 
 def _finding_to_json(finding: Finding) -> dict[str, object]:
@@ -446,17 +594,7 @@ def _finding_to_json(finding: Finding) -> dict[str, object]:
         "commit": finding.commit,
         "subject": finding.subject,
         "status": finding.status,
-        "series": [
-            [
-                m.commit,
-                m.subject,
-                m.role,
-                [[r.kind, r.detail, r.related] for r in m.reasons],
-                m.apply,
-                list(m.conflict_files),
-            ]
-            for m in finding.series
-        ],
+        "series": _series_to_json(finding.series),
         "evidence": list(finding.evidence),
         "tagged": finding.tagged,
         "culprit_seq": finding.culprit_seq,
@@ -470,10 +608,7 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
         data["commit"],
         data["subject"],
         data["status"],
-        tuple(
-            Member(commit, subject, role, tuple(Reason(*r) for r in reasons), apply, tuple(files))
-            for commit, subject, role, reasons, apply, files in data["series"]
-        ),
+        _series_from_json(data["series"]),
         tuple(data["evidence"]),
         bool(data.get("tagged", False)),
         int(data.get("culprit_seq", 0)),
@@ -556,6 +691,8 @@ def run_scan_parallel(
                 merged.findings += part.findings
                 merged.errors += part.errors
                 merged.scanned += part.scanned
+                merged.resolved += part.resolved
+                merged.reused += part.reused
             merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
             merged.findings = prioritize(merged.findings, policy.untagged)
             results.append(merged)

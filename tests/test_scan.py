@@ -327,3 +327,44 @@ def test_untagged_policy_and_priority(tmp_path: Path) -> None:
     assert order() == [*tagged, ids["untagged-fix"]]
     assert order("--untagged", "separate") == [*tagged, ids["untagged-fix"]]
     assert order("--untagged", "skip") == tagged
+
+
+def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path) -> None:
+    """After a day upstream (a follow-up of one missing fix, unrelated work) and a stable
+    release (an unrelated backport in another file), the incremental scan resolves only the
+    targets those touch, and reports exactly what a scan with a fresh index reports."""
+    from backportr.config import Settings
+    from backportr.scan import Policy, Scanner
+    from backportr.workspace import open_workspace
+
+    k = Kernel(tmp_path / "repo", functions=12)
+    places = {1: ("drv_fn1", "drivers/drv.c"), 2: ("drv_fn2", "drivers/drv.c")}
+    places[3] = ("core_fn3", "fs/core.c")
+    for n, (fn, path) in places.items():
+        k.edit_fn(f"culprit{n}", fn, f"y += {100 * n};", path=path)
+        k.b.cherry_pick(f"culprit{n}", BRANCH, name=f"bp{n}")
+    fix_places = {1: ("drv_fn4", "drivers/drv.c"), 2: ("drv_fn5", "drivers/drv.c")}
+    fix_places[3] = ("core_fn6", "fs/core.c")
+    for n, (fn, path) in fix_places.items():
+        k.edit_fn(f"fix{n}", fn, f"y += {n + 10};", path=path, trailers=k.fixes(f"culprit{n}"))
+
+    def scan(index: Path) -> tuple[list[tuple[str, str, str, list[str]]], int, int]:
+        settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=index)
+        with open_workspace(settings) as ws:
+            result = Scanner(ws, Policy()).scan(ws.branches[0])
+        found = [
+            (f.kind, f.commit, f.status, [m.commit for m in f.series]) for f in result.findings
+        ]
+        return found, result.resolved, result.reused
+
+    nightly = tmp_path / "nightly.sqlite"
+    first, resolved, reused = scan(nightly)
+    assert len(first) == 6 and (resolved, reused) == (6, 0)  # 3 missing fixes, 3 backports
+    k.edit_fn("fix2-follow-up", "drv_fn8", "y += 22;", trailers=k.fixes("fix2"))
+    k.edit_fn("unrelated", "core_fn9", "y += 9;", path="fs/core.c")
+    k.b.cherry_pick("unrelated", BRANCH, name="unrelated-bp")
+    second, resolved, reused = scan(nightly)
+    assert second == scan(tmp_path / "fresh.sqlite")[0]
+    assert (resolved, reused) == (4, 2)  # pair 2 (the follow-up), pair 3 (its file moved)
+    fix2 = next(f for f in second if f[1] == k.b.ids["fix2"])
+    assert k.b.ids["fix2-follow-up"] in fix2[3]

@@ -23,6 +23,8 @@ def scan_to_dict(scans: Sequence[BranchScan]) -> dict[str, object]:
                 "findings": [_finding(f) for f in s.findings],
                 "errors": list(s.errors),
                 "scanned": s.scanned,
+                "resolved": s.resolved,
+                "reused": s.reused,
             }
             for s in scans
         ],
@@ -59,7 +61,10 @@ def render_scan_json(scans: Sequence[BranchScan]) -> str:
 def render_scan_text(scans: Sequence[BranchScan]) -> str:
     out = []
     for s in scans:
-        out.append(f"{s.branch}: {len(s.findings)} finding(s), {s.scanned} commits looked at")
+        out.append(
+            f"{s.branch}: {len(s.findings)} finding(s), {s.scanned} commits looked at, "
+            f"{s.resolved} resolved anew, {s.reused} answers of an earlier run still good"
+        )
         for f in s.findings:
             out.append(f"  {f.kind:<20} {f.commit[:12]} {f.subject}  [{f.status}]")
             out += [f"      {e}" for e in f.evidence]
