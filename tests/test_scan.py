@@ -181,7 +181,14 @@ def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
     one = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194")
     two = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194", "--jobs", "2")
     assert one.returncode == two.returncode == 4, two.stderr
-    assert json.loads(two.stdout) == json.loads(one.stdout)
+
+    def answer(stdout: str) -> dict[str, object]:  # what was found, not how much was redone
+        data = json.loads(stdout)
+        for branch in data["branches"]:
+            del branch["resolved"], branch["reused"]
+        return data  # type: ignore[no-any-return]
+
+    assert answer(two.stdout) == answer(one.stdout)
 
 
 def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> None:
