@@ -847,6 +847,32 @@ class CommitIndex:
                 (upstream, carrier, int(conflicts)),
             )
 
+    def fixes_after_fork(self, refname: str) -> list[Oid]:
+        """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""
+        rows = self.db.execute(
+            "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
+            "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
+            "WHERE f.target IS NOT NULL ORDER BY c.upstream_seq",
+            (refname,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def backports_in(self, refname: str) -> list[tuple[Oid, Oid]]:
+        """(carrier, upstream) for the branch's commits naming an upstream commit, in branch
+        order, each upstream commit once (its first carrier)."""
+        rows = self.db.execute(
+            "SELECT c.oid, u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+            (refname,),
+        ).fetchall()
+        seen: set[Oid] = set()
+        out = []
+        for carrier, upstream in rows:
+            if upstream not in seen and self.is_upstream(upstream):
+                seen.add(upstream)
+                out.append((carrier, upstream))
+        return out
+
     def cached_result(self, key: str) -> str | None:
         """A result computed earlier from exactly the same inputs (the key names them all)."""
         row = self.db.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()

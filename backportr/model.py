@@ -165,14 +165,6 @@ class Reason:
 
 
 @dataclass(frozen=True, slots=True)
-class Trial:
-    """The result of applying one member in memory."""
-
-    result: ApplyResult
-    files: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class Member:
     """One commit of the series to apply."""
 

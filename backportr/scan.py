@@ -268,32 +268,14 @@ class Scanner:
     # -- candidates from the index ----------------------------------------------------------
 
     def _fix_candidates(self, branch: Ref, limit: list[Oid] | None) -> list[Oid]:
-        db = self.ws.index.db
-        rows = db.execute(
-            "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
-            "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
-            "WHERE f.target IS NOT NULL ORDER BY c.upstream_seq",
-            (branch.refname,),
-        ).fetchall()
-        commits = [r[0] for r in rows]
+        commits = self.ws.index.fixes_after_fork(branch.refname)
         if limit is not None:
             wanted = set(limit)
             commits = [c for c in commits if c in wanted]
         return commits
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
-        rows = self.ws.index.db.execute(
-            "SELECT c.oid, u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
-            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
-            (branch.refname,),
-        ).fetchall()
-        seen: set[Oid] = set()
-        out = []
-        for carrier, upstream in rows:
-            if upstream not in seen and self.ws.index.is_upstream(upstream):
-                seen.add(upstream)
-                out.append((carrier, upstream))
-        return out
+        return self.ws.index.backports_in(branch.refname)
 
     # -- the three kinds --------------------------------------------------------------------
 

@@ -46,9 +46,6 @@ class Context:
             self._present[commit] = self.presence.check(commit, self.branch).present
         return self._present[commit]
 
-    def short(self, commit: Oid) -> str:
-        return commit[:12]
-
     def subject(self, commit: Oid) -> str:
         info = self.index.info(commit)
         if info is not None:
