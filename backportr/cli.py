@@ -212,6 +212,12 @@ class ResolveFormat(StrEnum):
     html = "html"
 
 
+class Siblings(StrEnum):
+    none = "none"
+    earlier = "earlier"
+    all = "all"
+
+
 class AnnotationStyle(StrEnum):
     greg = "greg"
     sasha = "sasha"
@@ -314,6 +320,14 @@ def resolve_command(
             "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
         ),
     ] = None,
+    with_siblings: Annotated[
+        Siblings,
+        typer.Option(
+            "--with-siblings",
+            help="Absent patches of a member's posting join the series: 'earlier' ones (as "
+            "prerequisites), 'all', or 'none' (shown only).",
+        ),
+    ] = Siblings.none,
 ) -> None:
     """The complete, ordered series to backport TARGET onto each branch, with evidence."""
     from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
@@ -337,6 +351,7 @@ def resolve_command(
                 symbols=symbols,
                 conflict_depth=conflict_depth,
                 culprits=_culprit_policy(culprits or _config(repo).value("backportr.culprits")),
+                siblings=with_siblings.value,
                 progress=progress,
             )
             report = resolver.resolve(oid, ws.branches)

@@ -32,10 +32,11 @@ from backportr.model import (
     StableTag,
     no_progress,
 )
+from backportr.postings import mentions_message_id, posting_keys
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -78,6 +79,10 @@ CREATE TABLE IF NOT EXISTS adapted_checks(
     upstream TEXT NOT NULL, carrier TEXT NOT NULL, conflicts INTEGER NOT NULL,
     PRIMARY KEY(upstream, carrier)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS postings(
+    commit_id INTEGER NOT NULL, stem TEXT NOT NULL, number INTEGER NOT NULL,
+    PRIMARY KEY(commit_id, stem)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_stem ON postings(stem);
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
@@ -230,6 +235,7 @@ class CommitIndex:
             "refs",
             "branch_commits",
             "after_fork",
+            "postings",
             "adapted_checks",
             "results",
             "meta",
@@ -512,6 +518,7 @@ class CommitIndex:
         revert_rows: list[tuple[int, str | None, str | None]] = []
         ref_rows = []
         dep_rows = []
+        posting_rows: list[tuple[int, str, int]] = []
         ids: list[int] = []
         for i, record in enumerate(records):
             seq = upstream_seqs[i] if upstream_seqs is not None else None
@@ -549,6 +556,8 @@ class CommitIndex:
                 revert_rows.append((cid, None, parsed.reverted_subject))
             ref_rows += [(cid, r.oid, r.form) for r in parsed.upstream_refs]
             dep_rows += [(cid, d.ref, d.subject) for d in parsed.stable_deps]
+            if mentions_message_id(record.raw_message):
+                posting_rows += [(cid, k.stem, k.number) for k in posting_keys(record.message)]
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))
         self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", commit_rows)
@@ -560,6 +569,7 @@ class CommitIndex:
         self.db.executemany(
             "INSERT INTO stable_deps(commit_id, ref, subject) VALUES(?,?,?)", dep_rows
         )
+        self.db.executemany("INSERT OR IGNORE INTO postings VALUES(?,?,?)", posting_rows)
         return ids
 
     def _existing(self, oids: list[Oid]) -> Iterator[tuple[Oid, int]]:
@@ -846,6 +856,23 @@ class CommitIndex:
                 "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
                 (upstream, carrier, int(conflicts)),
             )
+
+    def posting_of(self, oid: Oid) -> tuple[str, list[tuple[int, Oid]]] | None:
+        """The posting an upstream commit came from, by the Message-ID its `Link:` or
+        `Message-Id:` names: (stem, [(patch number, upstream commit)] of every patch of it
+        that landed upstream, by number). None when it names no known form."""
+        row = self.db.execute(
+            "SELECT p.stem FROM postings p JOIN commits c ON c.id=p.commit_id WHERE c.oid=?",
+            (oid,),
+        ).fetchone()
+        if row is None:
+            return None
+        members = self.db.execute(
+            "SELECT p.number, c.oid FROM postings p JOIN commits c ON c.id=p.commit_id "
+            "WHERE p.stem=? AND c.upstream_seq IS NOT NULL ORDER BY p.number, c.upstream_seq",
+            (row[0],),
+        ).fetchall()
+        return row[0], [(int(n), str(o)) for n, o in members]
 
     def fixes_after_fork(self, refname: str) -> list[Oid]:
         """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""

@@ -144,6 +144,7 @@ EdgeKind = Literal[
     "conflict",  # the dependent conflicts without this commit (blame of the conflict)
     "adapted",  # the dependent reached the branch adapted, without this commit
     "symbol",  # the dependent uses an identifier this commit introduced
+    "posting",  # the same posting (patch series) as the dependent (--with-siblings)
 ]
 
 Role = Literal["target", "prerequisite", "follow-up"]
@@ -164,6 +165,33 @@ class Reason:
     related: Oid | None = None
 
 
+SiblingState = Literal["this", "present", "in-series", "absent"]
+SiblingsPolicy = Literal["none", "earlier", "all"]
+"""Which absent siblings of a member's posting join the series (`--with-siblings`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sibling:
+    """One patch of a member's posting that landed upstream, and where it is for the branch."""
+
+    commit: Oid
+    position: int
+    subject: str
+    state: SiblingState
+
+
+@dataclass(frozen=True, slots=True)
+class PostingInfo:
+    """The posting (patch series) a member came from: `position` of `total` (the patches of it
+    that landed upstream, as far as the history tells), the other patches and their state."""
+
+    key: str  # the Message-ID stem, or "merge <12 hex>"
+    position: int
+    total: int
+    cover: str | None  # the merge's subject, when a merge brought the posting in
+    siblings: tuple[Sibling, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """One commit of the series to apply."""
@@ -174,6 +202,7 @@ class Member:
     reasons: tuple[Reason, ...]
     apply: ApplyResult = "not-tried"
     conflict_files: tuple[str, ...] = ()
+    posting: PostingInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -494,6 +494,29 @@ class Repo:
 
     # -- objects ---------------------------------------------------------------------------
 
+    def merge_bringing(self, commit: Oid, tip: Oid, limit: int) -> tuple[Oid, list[Oid]] | None:
+        """The first-parent merge of `tip`'s history that brought `commit` in, and the
+        commits it brought (oldest first): a merge or pull request. None when `commit` is on
+        the first-parent line itself, or the merge brought more than `limit` commits (a
+        subsystem pull, not one posting)."""
+        merges = self.run_git(
+            "rev-list", "--first-parent", "--merges", f"--ancestry-path={commit}",
+            f"{commit}..{tip}", check=False,
+        ).split()  # fmt: skip
+        if not merges:
+            return None
+        merge = merges[-1]
+        parents = self.parents(merge)
+        if len(parents) < 2 or self.is_ancestor(commit, parents[0]):
+            return None
+        brought = self.run_git(
+            "rev-list", "--no-merges", f"--max-count={limit + 1}", parents[1], f"^{parents[0]}",
+            check=False,
+        ).split()  # fmt: skip
+        if not brought or len(brought) > limit or commit not in brought:
+            return None
+        return merge, brought[::-1]
+
     def has_commit(self, oid: Oid) -> bool:
         """Is there a commit with this full id (a rewritten ref's old tip may be gone)?"""
         try:

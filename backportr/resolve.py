@@ -10,6 +10,7 @@ just before that backport. Never prints: progress goes through the callback.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from backportr.deps.conflicts import conflict_prerequisites
 from backportr.deps.context import context_suggestions
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
+from backportr.deps.siblings import posting_info, sibling_findings
 from backportr.deps.symbols import SEARCHED, symbol_prerequisites
 from backportr.deps.words import WordLookup
 from backportr.graph import SeriesGraph
@@ -37,6 +39,7 @@ from backportr.model import (
     Reason,
     Report,
     Role,
+    SiblingsPolicy,
     Suggestion,
     no_progress,
 )
@@ -202,9 +205,16 @@ class Resolver:
         conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
         culprits: CulpritPolicy = "evidence",
         suggest: bool = True,
+        siblings: SiblingsPolicy = "none",
+        postings: bool = True,
         progress: ProgressCallback = no_progress,
     ) -> None:
+        """`siblings`: which absent patches of a member's posting join the series;
+        `postings`: show each member's posting and its siblings' state (a scan needs
+        neither)."""
         self.suggest = suggest
+        self.siblings = siblings
+        self.postings = postings
         self.culprits = culprits
         self.ws = workspace
         self.max_commits = max_commits
@@ -387,6 +397,8 @@ class Resolver:
 
     def _close(self, closure: _Closure) -> None:
         finders: list[Finder] = [declared, recorded, follow_ups]
+        if self.siblings != "none":
+            finders.append(functools.partial(sibling_findings, policy=self.siblings))
         while True:
             while (
                 closure.pending or closure.adapted_pending or closure.present_pending
@@ -665,6 +677,7 @@ class Resolver:
                     reasons,
                     result.result,
                     result.conflict_files,
+                    posting_info(ctx, commit, set(order)) if self.postings else None,
                 )
             )
         files = sorted({f.new_path for m in members for f in self.applier.changes(m.commit)})

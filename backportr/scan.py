@@ -192,7 +192,7 @@ class Scanner:
         self.ws = ws
         self.policy = policy
         self.progress = progress
-        self.resolver = Resolver(ws, max_commits=max_commits, suggest=False)
+        self.resolver = Resolver(ws, max_commits=max_commits, suggest=False, postings=False)
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
         self._counts = [0, 0]  # resolved, reused: of the branch being scanned
 

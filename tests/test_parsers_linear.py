@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
+from backportr.postings import message_key, posting_keys
 from backportr.trailers import mentions_relations, parse_message, parse_stable_comment
 
 # Pieces that real trailers and mail headers are made of: prefixes that make a pattern start
@@ -34,6 +35,10 @@ _HEADS = [
     "stable@",
     "# 5.10.x: ",
     "mainline inclusion\n",
+    "Message-Id: <",
+    "Link: https://patch.msgid.link/",
+    "20230124193025.185781-",
+    "20240131-topic-v",
 ]
 _FILLERS = [" ", "\t", '"', "(", ")", "<", ">", "[", "]", "#", ":", "a", "0", "-", "@", "."]
 
@@ -82,3 +87,10 @@ def test_the_line_that_stalled_the_bot() -> None:
         assert len(parse_message("s\n\n" + line).stable_tags) == 1  # "x" is a display name
     tags = parse_message("s\n\nCc:" + " " * 100_000 + "<stable@vger.kernel.org> # 5.10+\n")
     assert tags.stable_tags[0].since == (5, 10)
+
+
+@_ONE_SECOND
+@given(messages)
+def test_posting_keys_are_linear(text: str) -> None:
+    posting_keys(text)
+    message_key(text[:10_000])

@@ -28,6 +28,45 @@ LINUS = Person("Linus Torvalds", "torvalds@linux-foundation.org")
 GREG = Person("Greg Kroah-Hartman", "gregkh@linuxfoundation.org")
 DEV = Person("Kernel Developer", "dev@example.org")
 
+IVERSION_INLINE = """static inline u64 inode_query_iversion(struct inode *inode)
+{
+\treturn atomic64_read(&inode->i_version) >> I_VERSION_QUERIED_SHIFT;
+}
+"""
+IVERSION_H = (
+    """/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_IVERSION_H
+#define _LINUX_IVERSION_H
+
+#include <linux/fs.h>
+
+/*
+ * The change attribute (i_version) is mandated by NFSv4 and is mostly for
+ * knfsd, but is also used for other purposes (e.g. IMA).
+ */
+#define I_VERSION_QUERIED_SHIFT\t(1)
+
+"""
+    + IVERSION_INLINE
+    + "\n#endif\n"
+)
+LIBFS_END = "EXPORT_SYMBOL(simple_statfs);\n"
+LIBFS_C = """// SPDX-License-Identifier: GPL-2.0-only
+#include <linux/fs.h>
+
+int simple_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+\tbuf->f_type = dentry->d_sb->s_magic;
+\treturn 0;
+}
+EXPORT_SYMBOL(simple_statfs);
+"""
+LIBFS_QUERY = """u64 inode_query_iversion(struct inode *inode)
+{
+\treturn atomic64_read(&inode->i_version) >> I_VERSION_QUERIED_SHIFT;
+}
+EXPORT_SYMBOL(inode_query_iversion);
+"""
 STAT_H = """\
 /* SPDX-License-Identifier: GPL-2.0 */
 #ifndef _LINUX_STAT_H
@@ -543,6 +582,30 @@ def _edits(b: RepoBuilder, branch: str, *changes: tuple[str, str, str]) -> dict[
     return out
 
 
+_POSTING = "20230124193025.185781"  # git send-email's stem: date and pid; 1 is the cover
+
+
+def _posting_patch(
+    b: RepoBuilder,
+    number: int,
+    subject: str,
+    *edits: tuple[str, str, str],
+    new_file: tuple[str, str] | None = None,
+) -> None:
+    """Patch `number`/8 of the i_version posting, applied with its `Link:`."""
+    files = _edits(b, "master", *edits) if edits else {}
+    if new_file is not None:
+        files[new_file[0]] = new_file[1]
+    b.commit(
+        f"{subject}\n\nPart {number} of 8 of the i_version clean-up.\n\n"
+        f"Signed-off-by: {JEFF.name} <{JEFF.email}>\n"
+        f"Link: https://lore.kernel.org/r/{_POSTING}-{number + 1}-jlayton@kernel.org\n",
+        files,
+        author=JEFF,
+        name=f"iversion-{number}of8",
+    )
+
+
 def build(path: str | Path) -> ImaFixture:
     """Build the repository at `path` (which must not exist yet)."""
     b = RepoBuilder(path)
@@ -560,6 +623,8 @@ def build(path: str | Path) -> ImaFixture:
             "security/integrity/integrity.h": INTEGRITY_H,
             "security/integrity/ima/ima_api.c": IMA_API_C,
             "security/integrity/ima/ima_main.c": IMA_MAIN_C,
+            "include/linux/iversion.h": IVERSION_H,
+            "fs/libfs.c": LIBFS_C,
         },
         author=LINUS,
         name="v5.10",
@@ -596,6 +661,30 @@ def build(path: str | Path) -> ImaFixture:
         author=DEV,
         name="ovl-magic",
     )
+    # Jeff Layton's "fs: clean up internal i_version handling" (v8 RESEND, 8 patches, cover
+    # <20230124193025.185781-1-jlayton@kernel.org>): a1175d6b1bda is 3/8.
+    _posting_patch(
+        b,
+        1,
+        "fs: uninline inode_query_iversion",
+        (
+            "include/linux/iversion.h",
+            IVERSION_INLINE,
+            "u64 inode_query_iversion(struct inode *inode);\n",
+        ),
+        ("fs/libfs.c", LIBFS_END, LIBFS_END + "\n" + LIBFS_QUERY),
+    )
+    _posting_patch(
+        b,
+        2,
+        "fs: clarify when the i_version counter must be updated",
+        (
+            "include/linux/iversion.h",
+            " * The change attribute (i_version) is mandated by NFSv4",
+            " * The change attribute (i_version) is mandated by NFSv4 and must be updated\n"
+            " * whenever the inode's data or metadata changes",
+        ),
+    )
     b.commit(
         "vfs: plumb i_version handling into struct kstat\n\n"
         "The NFS server has a lot of special handling for different types of\n"
@@ -604,7 +693,7 @@ def build(path: str | Path) -> ImaFixture:
         "vfs_getattr_nosec fill them in for filesystems that support i_version.\n\n"
         "Reviewed-by: NeilBrown <neilb@suse.de>\n"
         f"Signed-off-by: {JEFF.name} <{JEFF.email}>\n"
-        "Link: https://lore.kernel.org/r/20230125135930.52497-4-jlayton@kernel.org\n",
+        f"Link: https://lore.kernel.org/r/{_POSTING}-4-jlayton@kernel.org\n",
         _edits(
             b,
             m,
@@ -634,6 +723,14 @@ def build(path: str | Path) -> ImaFixture:
         author=JEFF,
         name=A1175,
     )
+    for number, subject, path in (
+        (4, "nfs: report the inode version in getattr if requested", "fs/nfs/inode.c"),
+        (5, "ceph: report the inode version in getattr if requested", "fs/ceph/inode.c"),
+        (6, "nfsd: move nfsd4_change_attribute to nfsfh.c", "fs/nfsd/nfsfh.c"),
+        (7, "nfsd: use the getattr operation to fetch i_version", "fs/nfsd/vfs.h"),
+        (8, "nfsd: remove fetch_iversion export operation", "include/linux/exportfs.h"),
+    ):
+        _posting_patch(b, number, subject, new_file=(path, f"/* {subject} */\n"))
     b.commit(
         "IMA: use vfs_getattr_nosec to get the i_version\n\n"
         "IMA currently accesses the i_version out of the inode directly when it\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from backportr.model import BranchReport, Member, Report
+from backportr.model import BranchReport, Member, PostingInfo, Report
 
 REPORT_SCHEMA = 1
 
@@ -73,7 +73,30 @@ def _member_dict(m: Member) -> dict[str, object]:
         "reasons": [{"kind": r.kind, "detail": r.detail, "related": r.related} for r in m.reasons],
         "apply": m.apply,
         "conflict_files": list(m.conflict_files),
+        "posting": _posting_dict(m.posting),
     }
+
+
+def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
+    if p is None:
+        return None
+    return {
+        "key": p.key,
+        "position": p.position,
+        "total": p.total,
+        "cover": p.cover,
+        "siblings": [
+            {"commit": s.commit, "position": s.position, "subject": s.subject, "state": s.state}
+            for s in p.siblings
+        ],
+    }
+
+
+def posting_line(p: PostingInfo) -> str:
+    """`3/8 of "cover" (1/8 absent, 2/8 absent, 4/8 present, ...)`."""
+    of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
+    others = ", ".join(f"{s.position}/{p.total} {s.state}" for s in p.siblings if s.state != "this")
+    return f"{p.position}/{p.total} of {of}" + (f" ({others})" if others else "")
 
 
 def render_json(report: Report) -> str:
@@ -115,6 +138,8 @@ def render_text(report: Report) -> str:
                 out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
                 for r in m.reasons:
                     out.append(f"        why: {r.detail}")
+                if m.posting is not None:
+                    out.append(f"        posting: {posting_line(m.posting)}")
         if b.series:
             c = cost(b)
             out.append(

@@ -1,0 +1,89 @@
+"""Siblings: the other patches of the posting a member came from (backportr.postings says how
+a posting is read from the history), their state on the branch, and, with `--with-siblings`,
+the absent ones as members ("same posting")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backportr.deps import Context, Finding, Relation
+from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
+from backportr.postings import is_b4, positions
+
+_MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    key: str
+    cover: str | None
+    members: tuple[tuple[int, Oid], ...]  # (position, upstream commit), by position
+
+    @property
+    def total(self) -> int:
+        return max(p for p, _ in self.members)
+
+    def position_of(self, commit: Oid) -> int:
+        return next(p for p, c in self.members if c == commit)
+
+
+def posting(ctx: Context, commit: Oid) -> Posting | None:
+    """By the Message-ID its trailers name; else by the merge (request) that brought it."""
+    found = ctx.index.posting_of(commit)
+    if found is not None:
+        stem, numbered = found
+        where = positions([n for n, _ in numbered], 0 if is_b4(stem) else None)
+        members = tuple(sorted({(where[n], c) for n, c in numbered}))
+        if len(members) > 1:
+            return Posting(stem, None, members)
+    merged = ctx.repo.merge_bringing(commit, ctx.upstream.tip, _MAX_MERGE)
+    if merged is not None:
+        merge, brought = merged
+        if len(brought) > 1:
+            cover = ctx.repo.message(merge).split("\n", 1)[0].strip()
+            return Posting(f"merge {merge[:12]}", cover, tuple(enumerate(brought, 1)))
+    return None
+
+
+def posting_info(ctx: Context, commit: Oid, in_series: set[Oid]) -> PostingInfo | None:
+    """The member's posting as the report shows it: its place and every sibling's state."""
+    found = posting(ctx, commit)
+    if found is None:
+        return None
+    siblings = []
+    for position, other in found.members:
+        state: SiblingState
+        if other == commit:
+            state = "this"
+        elif other in in_series:
+            state = "in-series"
+        elif ctx.is_present(other):
+            state = "present"
+        else:
+            state = "absent"
+        siblings.append(Sibling(other, position, ctx.subject(other), state))
+    return PostingInfo(
+        found.key, found.position_of(commit), found.total, found.cover, tuple(siblings)
+    )
+
+
+def sibling_findings(ctx: Context, commit: Oid, policy: SiblingsPolicy) -> list[Finding]:
+    """With `earlier`, the posting's patches before `commit` join as its prerequisites; with
+    `all`, the later ones too, after it. Present ones are left to the closure as usual."""
+    if policy == "none":
+        return []
+    found = posting(ctx, commit)
+    if found is None:
+        return []
+    mine = found.position_of(commit)
+    out = []
+    for position, other in found.members:
+        if other == commit or (policy == "earlier" and position > mine):
+            continue
+        detail = (
+            f"{position}/{found.total} of the same posting as {ctx.describe(commit)} "
+            f"({found.cover or found.key})"
+        )
+        relation: Relation = "prerequisite" if position < mine else "follow-up"
+        out.append(Finding(other, relation, Reason("posting", detail, commit)))
+    return out

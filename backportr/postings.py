@@ -1,0 +1,112 @@
+"""Postings: which mailing-list posting (patch series) an upstream commit came from.
+
+Read offline from what the history itself says. A commit's `Link:` (lore, patch.msgid.link)
+or `Message-Id:` trailer names the message it was applied from; the two common generators
+give every patch of one posting the same stem and its number:
+
+- git send-email: `<20230124193025.185781-4-jlayton@kernel.org>`: date, pid, k, sender (k=1
+  is the cover letter when there is one);
+- b4: `<20240131-topic-name-v2-3-1a2b3c4d5e6f@kernel.org>`: date, topic, version, k (0 is the
+  cover letter), a hash.
+
+Projects that merge each series as a branch (merge and pull requests) group by the merge that
+brought the commits in (see `Repo.merge_bringing`). Everything here is pure: text in, values
+out, linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_MAX_LINE = 1000  # a trailer longer than this is not one: skipped unread
+
+
+@dataclass(frozen=True, slots=True)
+class MessageKey:
+    """One patch mail of a posting: the posting's stem and the patch's number in it."""
+
+    stem: str
+    number: int
+
+
+# Each pattern is anchored and has no nested quantifiers over the same characters: linear.
+_SEND_EMAIL = re.compile(r"(\d{14}\.\d+)-(\d{1,4})-([^\s<>@]+@[^\s<>]+)")
+_B4 = re.compile(r"(\d{8}-[A-Za-z0-9._-]{1,200}?-v\d{1,3})-(\d{1,4})-([0-9a-f]{6,40})@([^\s<>]+)")
+
+
+def message_key(message_id: str) -> MessageKey | None:
+    """The posting stem and patch number of a Message-ID, for the two generators above."""
+    value = message_id.strip().strip("<>")
+    if len(value) > 300:
+        return None
+    sent = _SEND_EMAIL.fullmatch(value)
+    if sent:
+        return MessageKey(f"{sent.group(1)}-{sent.group(3)}", int(sent.group(2)))
+    b4 = _B4.fullmatch(value)
+    if b4:
+        return MessageKey(f"{b4.group(1)}@{b4.group(4)}", int(b4.group(2)))
+    return None
+
+
+def message_ids(message: str) -> list[str]:
+    """The Message-IDs a commit message names in `Link:` and `Message-Id:` trailers."""
+    found: list[str] = []
+    for line in message.splitlines():
+        if len(line) > _MAX_LINE:
+            continue
+        key, colon, value = line.partition(":")
+        if not colon:
+            continue
+        name = key.strip().lower()
+        value = value.strip()
+        if name == "message-id":
+            found.append(value.strip("<>"))
+        elif name == "link":
+            mid = _message_id_in_link(value)
+            if mid:
+                found.append(mid)
+    return found
+
+
+def _message_id_in_link(url: str) -> str | None:
+    """`https://lore.kernel.org/r/<id>`, `https://lore.kernel.org/<list>/<id>/`,
+    `https://patch.msgid.link/<id>`: the last path segment holding an `@`."""
+    url = url.split()[0] if url.split() else ""
+    if "://" not in url:
+        return None
+    path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    for part in reversed([p for p in path.split("/")[1:] if p]):
+        if "@" in part:
+            return part.replace("%40", "@").strip("<>")
+    return None
+
+
+def posting_keys(message: str) -> list[MessageKey]:
+    """The posting keys a commit message carries (usually one)."""
+    keys: list[MessageKey] = []
+    for mid in message_ids(message):
+        key = message_key(mid)
+        if key is not None and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def mentions_message_id(raw: bytes) -> bool:
+    """A cheap test before `posting_keys`, for the bulk indexer."""
+    low = raw.lower()
+    return b"link:" in low or b"message-id:" in low
+
+
+def positions(numbers: list[int], generator_cover: int | None) -> dict[int, int]:
+    """Patch number in the mail -> position in the posting (1-based). send-email numbers the
+    cover letter 1 when there is one, b4 numbers it 0: when every landed patch of a
+    send-email posting is numbered 2 or more, a cover letter came first."""
+    if generator_cover == 0:  # b4: patches are 1..N
+        return {n: n for n in numbers}
+    shift = 1 if numbers and min(numbers) >= 2 else 0
+    return {n: n - shift for n in numbers}
+
+
+def is_b4(stem: str) -> bool:
+    return bool(re.match(r"\d{8}-", stem))
