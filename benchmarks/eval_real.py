@@ -303,6 +303,8 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
                     symbols=args.symbols,
                     conflict_depth=args.conflict_depth,
                     suggest=False,
+                    siblings=args.with_siblings,
+                    postings=False,
                 ).resolve(str(case["target"]), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
@@ -366,6 +368,7 @@ def main() -> int:
         "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune"
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--with-siblings", default="none", choices=("none", "earlier", "all"))
     parser.add_argument(
         "--targets", default="", help="only these cases: id prefixes, each optionally @branch"
     )

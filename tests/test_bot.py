@@ -216,6 +216,9 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
     numbered = re.findall(r"^\s+\d+\. ([0-9a-f]{12}) ", body, re.MULTILINE)
     assert numbered == [ima.ids[n][:12] for n in (A1175, DB1D1, F8A92)]
     assert max(len(line) for line in body.splitlines()) <= 80
+    flat = " ".join(body.split())  # the target's posting and the siblings the branch lacks
+    assert "3/8 of posting 20230124193025.185781-jlayton@kernel.org; the branch lacks" in flat
+    assert f'1/8 {ima.ids["iversion-1of8"][:12]} ("fs: uninline inode_query_iversion")' in flat
     assert "<html" not in body.lower()
 
 

@@ -125,3 +125,15 @@ def test_a_merge_request_is_a_posting(tmp_path: Path) -> None:
     ]  # fmt: skip
     lone = _resolve_json(b.path, b.ids["unrelated"], "-b", "nm-1-48")
     assert lone["branches"][0]["series"][0]["posting"] is None  # on the first-parent line
+
+
+def test_the_graph_draws_a_cluster_per_posting(ima: ImaFixture) -> None:
+    proc = backportr(
+        "resolve", ima.ids[B836C], "--repo", str(ima.path), "-b", "v5.10.194",
+        "--with-siblings", "earlier", "--format", "dot",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    cluster = proc.stdout.split("subgraph cluster_0_posting_0 {", 1)[1].split("}", 1)[0]
+    assert "posting: 20230124193025.185781-jlayton@kernel.org" in cluster
+    for name in ("iversion-1of8", "iversion-2of8", A1175):
+        assert ima.ids[name][:12] in cluster

@@ -11,6 +11,7 @@ from email.message import EmailMessage
 
 from backportr import __version__
 from backportr.mail.check import BranchCheck, MailCheck
+from backportr.model import Member
 
 VERDICT_WORDS = {
     "complete": "the submitted series is complete",
@@ -100,11 +101,27 @@ def _branch_lines(b: BranchCheck) -> list[str]:
                 out += _wrap([f"{m.role}: {m.reasons[0].detail}"], "       ")
             if m.apply == "conflict":
                 out += _wrap([f"does not apply cleanly ({', '.join(m.conflict_files)})"], "       ")
+            lacking = _absent_siblings(m)
+            if lacking:
+                out += _wrap([lacking], "       ")
     if b.report.alternative:
         out += _wrap([f"alternative: {b.report.alternative}"], "  ")
     out += _wrap(b.notes, "  ")
     out.append("")
     return out
+
+
+def _absent_siblings(m: Member) -> str:
+    """`3/8 of posting X; the branch lacks 1/8 ("..."), 2/8 ("...")`, or nothing."""
+    p = m.posting
+    if p is None:
+        return ""
+    absent = [s for s in p.siblings if s.state == "absent"]
+    if not absent:
+        return ""
+    of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
+    listed = ", ".join(f'{s.position}/{p.total} {s.commit[:12]} ("{s.subject}")' for s in absent)
+    return f"{p.position}/{p.total} of {of}; the branch lacks {listed}"
 
 
 def _wrap(items: tuple[str, ...] | list[str], indent: str) -> list[str]:

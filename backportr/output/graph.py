@@ -36,12 +36,27 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
 
     out = [f"  subgraph cluster_{n} {{", f'    label="{_esc(branch.branch)}: {branch.status}";']
     known = set()
+    postings: dict[str, list[str]] = {}  # a cluster per posting: its members' node lines
     for position, member in enumerate(branch.series, 1):
         colour = ROLE_COLOURS.get(member.role, "#ffffff")
         border = ', color="#c62828", penwidth=2' if member.apply == "conflict" else ""
         label = f"{position}. {member.commit[:12]}\\n{_esc(_short(member.subject))}\\n{member.role}"
-        out.append(f'    {node_id(member.commit)} [label="{label}", fillcolor="{colour}"{border}];')
+        if member.posting is not None:
+            label += f"\\n{member.posting.position}/{member.posting.total} of its posting"
+        line = f'{node_id(member.commit)} [label="{label}", fillcolor="{colour}"{border}];'
+        if member.posting is not None:
+            postings.setdefault(member.posting.key, []).append(line)
+        else:
+            out.append(f"    {line}")
         known.add(member.commit)
+    for k, (key, lines) in enumerate(postings.items()):
+        cover = next(
+            (m.posting.cover for m in branch.series if m.posting and m.posting.key == key), None
+        )
+        out.append(f"    subgraph cluster_{n}_posting_{k} {{")
+        out.append(f'      label="posting: {_esc(_short(cover or key))}"; style=dashed;')
+        out += [f"      {line}" for line in lines]
+        out.append("    }")
     for present in branch.present:
         how = present.how or "present"
         label = f"{present.commit[:12]}\\n{_esc(_short(present.subject))}\\npresent ({how})"
