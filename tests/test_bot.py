@@ -209,7 +209,8 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
     reply = email.message_from_string(proc.stdout, policy=email.policy.default)
     assert reply["Subject"].startswith("Re: FAILED: patch")
     assert reply["In-Reply-To"] == "<2023112013-failed-b836c-5.10@gregkh>"
-    assert reply["To"] == "gregkh@linuxfoundation.org" and reply["Cc"] == "stable@vger.kernel.org"
+    assert reply["To"] == "gregkh@linuxfoundation.org"  # the patch's author and reviewers kept
+    assert reply["Cc"] == "stable@vger.kernel.org, zohar@linux.ibm.com, amir73il@gmail.com"
     body = reply.get_content()
     import re
 

@@ -112,3 +112,29 @@ def test_threading_headers() -> None:
         )
     )
     assert parsed.in_reply_to == "cover@x" and parsed.references == ("cover@x", "1@x")
+
+
+def test_a_reply_keeps_to_and_cc_without_bots() -> None:
+    """The reply goes To the mail's sender and Cc the list and everyone the mail went to
+    (author, reviewers), once each, without the sender, the bot itself, and other bots."""
+    from backportr.mail.check import MailCheck
+    from backportr.mail.reply import compose_reply
+
+    raw = (
+        "From: Greg KH <gregkh@linuxfoundation.org>\n"
+        "To: Mimi Zohar <zohar@linux.ibm.com>, amir73il@gmail.com,"
+        " patchwork-bot+netdevbpf@kernel.org\n"
+        "Cc: stable@vger.kernel.org, Greg KH <gregkh@linuxfoundation.org>, lkp@intel.com,"
+        " bot@example.org, Uwe Kleine-König <u.kleine-koenig@pengutronix.de>,"
+        " syzbot+1234@syzkaller.appspotmail.com, AMIR73IL@gmail.com\n"
+        "Subject: [PATCH 5.10] x: y\nMessage-ID: <1@example.org>\n\nbody\n"
+    ).encode()
+    mail = parse_mail(raw)
+    reply = compose_reply(MailCheck(mail, "0" * 40), sender="backportr <bot@example.org>")
+    assert reply["To"] == "Greg KH <gregkh@linuxfoundation.org>"
+    assert [str(a) for a in reply["Cc"].addresses] == [
+        "stable@vger.kernel.org",
+        "Mimi Zohar <zohar@linux.ibm.com>",
+        "amir73il@gmail.com",
+        "Uwe Kleine-König <u.kleine-koenig@pengutronix.de>",
+    ]

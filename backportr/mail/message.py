@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import email.utils
 import re
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -57,6 +58,7 @@ class Mail:
     base_commit: str | None = None
     body: str = ""
     reason: str | None = None  # why it is skipped
+    recipients: tuple[str, ...] = ()  # its To and Cc, as written (a reply keeps them)
 
     @property
     def branches(self) -> tuple[str, ...]:
@@ -75,6 +77,13 @@ def parse_mail(raw: bytes | str) -> Mail:
         sender = str(message.get("From", "") or "")
         in_reply_to = _angle(str(message.get("In-Reply-To", "") or "")) or None
         references = tuple(_angle(r) for r in str(message.get("References", "") or "").split())
+        recipients = tuple(
+            email.utils.formataddr((name, addr))
+            for name, addr in email.utils.getaddresses(
+                [str(message.get(h, "") or "") for h in ("To", "Cc")]
+            )[:200]
+            if "@" in addr
+        )
         body = _text_body(message)
     except Exception as error:
         return _skip("", "", "", f"malformed message: {type(error).__name__}: {error}")
@@ -87,6 +96,7 @@ def parse_mail(raw: bytes | str) -> Mail:
         "in_reply_to": in_reply_to,
         "references": references,
         "body": body,
+        "recipients": recipients,
     }
 
     if _REPLY.match(subject) and _diff(body) is None:  # a review, or a bot's answer

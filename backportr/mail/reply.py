@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import textwrap
 from email.message import EmailMessage
 
@@ -142,7 +143,7 @@ def compose_reply(
     parent = mail.reply_to_id if mail.kind == "failed" and mail.reply_to_id else mail.message_id
     reply["From"] = sender
     reply["To"] = mail.sender
-    reply["Cc"] = list_address
+    reply["Cc"] = ", ".join(_carbon_copies(mail.recipients, mail.sender, sender, list_address))
     reply["Subject"] = subject
     reply["Date"] = email.utils.formatdate(localtime=False)
     reply["Message-ID"] = email.utils.make_msgid(idstring="backportr", domain=_domain(sender))
@@ -156,6 +157,29 @@ def compose_reply(
     body = greeting + render_check_text(check) + "\n-- \nbackportr " + __version__ + "\n"
     reply.set_content(body, charset="utf-8", cte="8bit")
     return reply
+
+
+_BOT = re.compile(
+    r"(?:^|[-+._])(?:syzbot|bot|lkp|noreply|no-reply|donotreply)(?:$|[-+._0-9])", re.I
+)
+
+
+def _carbon_copies(
+    recipients: tuple[str, ...], author: str, sender: str, list_address: str
+) -> list[str]:
+    """The list, then everyone the mail was sent to (its author, reviewers), once each,
+    without the mail's sender (who gets it as To), ourselves, and bots."""
+    skip = {email.utils.parseaddr(a)[1].lower() for a in (author, sender)}
+    out, seen = [list_address], {list_address.lower()}
+    for recipient in recipients:
+        address = email.utils.parseaddr(recipient)[1]
+        local = address.split("@", 1)[0]
+        key = address.lower()
+        if key in skip or key in seen or _BOT.search(local):
+            continue
+        seen.add(key)
+        out.append(recipient)
+    return out
 
 
 def _domain(address: str) -> str:
