@@ -429,7 +429,8 @@ def scan_command(
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only upstream commits after REV.")
+        str | None,
+        typer.Option("--since", help="Only upstream commits after REV, or committed after DATE."),
     ] = None,
     range_: Annotated[
         str | None, typer.Option("--range", help="Only upstream commits in A..B.")

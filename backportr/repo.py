@@ -70,6 +70,12 @@ class LogRecord:
         return self.raw_message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
+def _looks_like_a_date(text: str) -> bool:
+    """git reads nearly anything as a date ("garbage" is now): ask for digits or a date word."""
+    words = ("ago", "yesterday", "today", "now", "noon", "midnight", "last", "week", "month")
+    return any(c.isdigit() for c in text) or any(w in text.lower() for w in words)
+
+
 _PATCH_CACHE = 256  # commits whose per-file patches are kept (Repo.patches)
 
 
@@ -522,6 +528,14 @@ class Repo:
         if not brought or len(brought) > limit or commit not in brought:
             return None
         return merge, brought[::-1]
+
+    def commits_since(self, tip: Oid, date: str) -> list[Oid]:
+        """The commits of `tip`'s history committed after `date` (as git's --since reads
+        it: `2024-01-31`, `2 weeks ago`, `yesterday`); a date git cannot read is an error."""
+        parsed = self.run_git("rev-parse", f"--since={date}", check=False).strip()
+        if not parsed.startswith("--max-age=") or not _looks_like_a_date(date):
+            raise BackportrError(f"--since {date!r} is neither a revision nor a date")
+        return self.run_git("rev-list", parsed, tip).split()
 
     def has_commit(self, oid: Oid) -> bool:
         """Is there a commit with this full id (a rewritten ref's old tip may be gone)?"""

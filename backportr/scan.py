@@ -598,7 +598,7 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
 
 
 def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> list[Oid] | None:
-    """--since REV or --range A..B as a list of upstream commits (None: no limit)."""
+    """--since REV|DATE or --range A..B as a list of upstream commits (None: no limit)."""
     if range_:
         if ".." not in range_:
             raise BackportrError(f"--range expects A..B, got {range_!r}")
@@ -607,7 +607,10 @@ def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> lis
             ws.repo.walk(ws.repo.resolve_commit(end or "HEAD"), [ws.repo.resolve_commit(start)])
         )
     if since:
-        return list(ws.repo.walk(ws.upstream.tip, [ws.repo.resolve_commit(since)]))
+        start = ws.repo.try_resolve_commit(since)
+        if start is not None:
+            return list(ws.repo.walk(ws.upstream.tip, [start]))
+        return ws.repo.commits_since(ws.upstream.tip, since)  # a date, as git reads one
     return None
 
 

@@ -375,3 +375,15 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path) -> None:
     assert (resolved, reused) == (4, 2)  # pair 2 (the follow-up), pair 3 (its file moved)
     fix2 = next(f for f in second if f[1] == k.b.ids["fix2"])
     assert k.b.ids["fix2-follow-up"] in fix2[3]
+
+
+def test_since_takes_a_date_or_a_revision(repo: Kernel, tmp_path: Path) -> None:
+    ids = repo.b.ids
+    old = scan(repo, tmp_path, "--format", "json", "--since", "2001-01-01")
+    assert ids["missing"] in findings(old)
+    future = scan(repo, tmp_path, "--format", "json", "--since", "2100-01-01")
+    assert "missing-fix" not in findings(future).values()  # no upstream commit after that
+    revision = scan(repo, tmp_path, "--format", "json", "--since", ids["missing"])
+    assert ids["missing"] not in findings(revision)  # after it, not it
+    bad = scan(repo, tmp_path, "--since", "no-such-thing")
+    assert bad.returncode == 1 and "neither a revision nor a date" in bad.stderr
