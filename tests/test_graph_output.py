@@ -36,8 +36,12 @@ def test_dot(ima: ImaFixture) -> None:
     assert proc.returncode == 4, proc.stderr  # linux-5.10.y has a member to adapt by hand
     assert proc.stdout.startswith("digraph backportr {")
     assert 'label="linux-5.10.y: incomplete"' in proc.stdout
-    assert '[label="follow-up"]' in proc.stdout and '[label="conflict"]' in proc.stdout
-    assert 'label="adapted"' in proc.stdout
+    # one direction, "needs", labelled with the evidence: the file, the symbols, Fixes:
+    assert '[label="conflict in security/integrity/ima/ima_api.c"]' in proc.stdout
+    assert '[label="adapted in security/integrity/ima/ima_api.c"]' in proc.stdout
+    assert '[label="symbol STATX_CHANGE_COOKIE, change_cookie"]' in proc.stdout
+    assert '[label="fixed by (Fixes:)"]' in proc.stdout
+    assert "subgraph cluster_legend" in proc.stdout and "A needs B" in proc.stdout
     assert 'fillcolor="#f6c85f"' in proc.stdout  # the target's colour
 
 
@@ -96,6 +100,7 @@ def test_html_renders_in_a_headless_browser(ima: ImaFixture, tmp_path: Path) -> 
     assert dom.stdout.count("<tr>") >= 1 + 2 + 4 + 3  # matrix, headers, both series
     if shutil.which("dot"):
         assert "<svg" in dom.stdout
+        assert "legend" in dom.stdout and "A needs B" in dom.stdout  # drawn with the graph
     shot = tmp_path / "shot.png"
     subprocess.run(
         [*browser, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri()],

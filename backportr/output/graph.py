@@ -1,12 +1,14 @@
 """Render a Report's dependency graph: Graphviz dot (pure text) and SVG (through `dot`).
 
 Nodes are coloured by role (target, prerequisite, follow-up) and presence (already in the
-branch: grey, dashed); edges point from a commit to the commit it depends on and are labelled
-with the kind of evidence.
+branch: grey, dashed); every arrow means "needs" (from a commit to what it needs: a
+prerequisite, or the follow-up that fixes it) and is labelled with the evidence (the symbol,
+the conflicting file, `Fixes:`); a legend says so.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -26,6 +28,7 @@ def render_dot(report: Report) -> str:
     ]
     for n, branch in enumerate(report.branches):
         lines += _cluster(n, branch)
+    lines += _legend()
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -69,13 +72,51 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
         for reason in member.reasons:
             if not reason.related or reason.related not in known:
                 continue
-            if reason.kind in ("follow-up", "revert"):
-                source, target = member.commit, reason.related
-            else:
-                source, target = reason.related, member.commit
-            out.append(f'    {node_id(source)} -> {node_id(target)} [label="{reason.kind}"];')
+            # One direction throughout: an arrow means "needs" (the fixed commit needs its
+            # follow-up, the target needs its prerequisite), labelled with the evidence.
+            label = _esc(_edge_label(reason.kind, reason.detail))
+            out.append(
+                f'    {node_id(reason.related)} -> {node_id(member.commit)} [label="{label}"];'
+            )
     out.append("  }")
     return out
+
+
+_SYMBOLS = re.compile(r"symbols? ([A-Za-z_][A-Za-z0-9_]*)")
+_IN_FILE = re.compile(r"conflicts in (\S+?)[,)]? ")
+_LAST_CHANGED = re.compile(r"last changed its lines in ([^,)\s]+)")
+
+
+def _edge_label(kind: str, detail: str) -> str:
+    """The evidence in a few words: the symbol, the conflicting file, the Fixes: line."""
+    if kind == "symbol":
+        names = re.findall(r"([A-Za-z_]\w*) introduced by", detail) or _SYMBOLS.findall(detail)
+        return f"symbol {', '.join(dict.fromkeys(names))}" if names else "symbol"
+    if kind in ("conflict", "adapted"):
+        found = _IN_FILE.search(detail + " ") or _LAST_CHANGED.search(detail)
+        return f"{kind} in {found.group(1)}" if found else kind
+    if kind == "follow-up":
+        return "fixed by (Fixes:)" + (" by subject" if "matched by subject" in detail else "")
+    return kind
+
+
+def _legend() -> list[str]:
+    """Roles, presence and what an arrow means, drawn once beside the branches."""
+    rows = "".join(
+        f'<tr><td bgcolor="{colour}">  </td><td align="left">{role}</td></tr>'
+        for role, colour in (*ROLE_COLOURS.items(), ("already in the branch", PRESENT_COLOUR))
+    )
+    rows += '<tr><td border="0">A → B</td>'
+    rows += '<td align="left">A needs B (label: the evidence)</td></tr>'
+    rows += '<tr><td border="0" bgcolor="#ffffff"><font color="#c62828">▭</font></td>'
+    rows += '<td align="left">red border: does not apply cleanly</td></tr>'
+    return [
+        "  subgraph cluster_legend {",
+        '    label="legend"; style=dashed;',
+        f'    legend [shape=plaintext, style="", label=<<table border="0" cellborder="1" '
+        f'cellspacing="0">{rows}</table>>];',
+        "  }",
+    ]
 
 
 def render_svg(report: Report) -> str:
