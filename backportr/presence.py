@@ -54,9 +54,14 @@ class PresenceChecker:
                 candidates = [
                     (c, "patch-id")
                     for c in self.index.branch_commits_with_patch_id(patch_id, branch.refname)
+                    if not self._carries_a_reverted_original(c, commit)
                 ]
         if not candidates:
-            candidates = [(c, "subject") for c in self._subject_matches(commit, branch)]
+            candidates = [
+                (c, "subject")
+                for c in self._subject_matches(commit, branch)
+                if not self._carries_a_reverted_original(c, commit)
+            ]
         if not candidates:
             return Presence(commit, name, present=False)
         last_reverted: tuple[Oid, str, Oid] | None = None
@@ -104,6 +109,17 @@ class PresenceChecker:
             if self._effective_reverter(reverter, branch, depth + 1) is None:
                 return reverter
         return None
+
+    def _carries_a_reverted_original(self, carrier: Oid, commit: Oid) -> bool:
+        """The branch commit is the backport of another upstream commit, one that upstream
+        reverted: `commit` is then its re-application after the revert (same patch, same
+        subject), and that backport says nothing about it."""
+        named = self.index.carried_upstream(carrier)
+        return (
+            named is not None
+            and named != commit
+            and bool(self.index.reverted_by(named, upstream_only=True))
+        )
 
     def _subject_matches(self, commit: Oid, branch: Ref) -> list[Oid]:
         info = self.index.info(commit)

@@ -580,16 +580,25 @@ class Resolver:
         if closure.target_present:
             return []  # an adapted backport's missing members are the answer itself
         conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
-        optional = {  # pulled in by a conflict or a symbol, not of the posting, not a fix
+        helpers = {  # pulled in by a conflict or a symbol, not of the target's posting
             commit
             for commit in order
             if closure.roles[commit] == "prerequisite"
             and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
             and not self._same_series(closure, commit)  # a posting is taken together
-            and not self._fixes_here(closure, commit)
+        }
+        optional = {  # and not a fix the branch needs in its own right
+            commit
+            for commit in helpers
+            if not self._fixes_here(closure, commit)
             and not closure.ctx.index.stable_tags_of(commit)
         }
-        pruned = optional & conflicting  # they do not apply either: no help
+        resolving = {  # pulled in only to resolve a conflict
+            c for c in helpers if all(r.kind == "conflict" for r in closure.graph.reasons(c))
+        }
+        # They do not apply either: no help. A fix among them is a missing fix of its own (a
+        # scan reports it), not a part of this series (measured: docs/accuracy.md).
+        pruned = (optional | resolving) & conflicting
         if conflicting - optional:
             # A member that must stay conflicts: the series needs a human anyway, who adapts
             # it rather than take refactors and helpers for it (measured: docs/accuracy.md).

@@ -27,13 +27,13 @@ def evidence(row: dict, other: dict) -> str:
     """The evidence kinds of the members in one answer and not the other (or the status)."""
     theirs = set(other["predicted"])
     kinds = sorted(
-        {k for (k, _), c in zip(row["reasons"], row["predicted"], strict=True) if c not in theirs}
+        {r[0] for r, c in zip(row["reasons"], row["predicted"], strict=True) if c not in theirs}
     )
     if kinds:
         return "+" + "+".join(kinds)
     mine = set(row["predicted"])
     kinds = sorted(
-        {k for (k, _), c in zip(other["reasons"], other["predicted"], strict=True) if c not in mine}
+        {r[0] for r, c in zip(other["reasons"], other["predicted"], strict=True) if c not in mine}
     )
     if kinds:
         return "-" + "-".join(kinds)

@@ -544,14 +544,44 @@ def helper_fixing_an_absent_commit(path: Path) -> Scenario:
 
 def helper_fixing_a_present_commit(path: Path) -> Scenario:
     """As above, but `helper` fixes a commit the branch has: a fix the branch needs in its own
-    right, so it stays in the series (marked conflict) and the series needs a human."""
+    right (a scan reports it as a missing fix); as it conflicts itself it spares nothing here,
+    so it is suggested too and the target adapted by hand."""
     k = Kernel(path)
     k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
     k.edit_in(
         "helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=k.fixes("v5.10")
     )
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["helper", "target"], status="conflict")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def fix_helper_when_a_follow_up_conflicts(path: Path) -> Scenario:
+    """The target applies after `helper`, another author's fix of a commit the branch has,
+    which applies; the target's follow-up conflicts, so the series needs a human anyway. A
+    helper that is only a helper would be suggested then; a fix the branch needs in its own
+    right stays."""
+    k = Kernel(path)
+    k.edit_in(
+        "helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=k.fixes("v5.10")
+    )
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    k.edit_in("refactor", "drv_fn6", "\ty *= 2;", "\ty *= 3;", author=OTHER)
+    k.edit_in("fix", "drv_fn6", "\ty -= 3;", "\ty -= 4;", trailers=k.fixes("target"), author=OTHER)
+    return Scenario(k.b, "target", ["helper", "target", "fix"], status="conflict")
+
+
+def reapplied_after_revert(path: Path) -> Scenario:
+    """The target reverts a commit the branch carries; upstream later re-applied it (the same
+    patch, the same subject) with `Fixes:` naming both. The branch's backport of the original
+    says nothing about the re-application, which is the revert's follow-up."""
+    k = Kernel(path)
+    k.edit_fn("original", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("original", BRANCH, annotation="cherry-pick", name="original-bp")
+    k.b.revert("original", "master", name="target")
+    message = "drv: original\n\nSome explanation, and what changed since.\n\n"
+    message += k.fixes("original") + k.fixes("target") + "Signed-off-by: Dev <dev@example.org>\n"
+    k.b.cherry_pick("original", "master", message=message, name="reapply")
+    return Scenario(k.b, "target", ["target", "reapply"])
 
 
 def context_suggestion(path: Path) -> Scenario:
@@ -615,6 +645,8 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_hiding_a_conflicting_one": helper_hiding_a_conflicting_one,
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
+    "reapplied_after_revert": reapplied_after_revert,
+    "fix_helper_when_a_follow_up_conflicts": fix_helper_when_a_follow_up_conflicts,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,
     "symbol_from_big_feature": symbol_from_big_feature,
