@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import traceback
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -470,6 +471,7 @@ def scan_command(
 
     Exit 0: no findings; 4: findings; 1: errors."""
     from backportr.output.scan import (
+        RunInfo,
         render_scan_html,
         render_scan_json,
         render_scan_markdown,
@@ -489,6 +491,7 @@ def scan_command(
     progress = TerminalProgress()
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     holder = ScanState(state) if state is not None else None
+    started, clock = datetime.now(UTC), time.monotonic()
     try:
         if jobs > 1:
             scans = run_scan_parallel(
@@ -502,13 +505,21 @@ def scan_command(
             fresh = {f.key for f in holder.new(every)}
             for s in scans:
                 s.findings = [f for f in s.findings if f.key in fresh]
-        render = {
-            ScanFormat.text: render_scan_text,
-            ScanFormat.json: render_scan_json,
-            ScanFormat.markdown: render_scan_markdown,
-            ScanFormat.html: render_scan_html,
-        }
-        text = render[output_format](scans)
+        run = RunInfo(
+            repository=str(Path(repo).resolve()),
+            started=started.isoformat(timespec="seconds"),
+            seconds=time.monotonic() - clock,
+            range=f"--since {since}" if since else f"--range {range_}" if range_ else None,
+            commit_url=_config(repo).value("backportr.commitUrl"),
+        )
+        if output_format is ScanFormat.json:
+            text = render_scan_json(scans, run)
+        elif output_format is ScanFormat.html:
+            text = render_scan_html(scans, run)
+        elif output_format is ScanFormat.markdown:
+            text = render_scan_markdown(scans)
+        else:
+            text = render_scan_text(scans)
         if output is not None:
             write_atomically(output, text)
         else:

@@ -22,6 +22,8 @@ KEYS: dict[str, str] = {
     "backportr.botstate": "the bot's state file (--state); else <git dir>/backportr/bot.sqlite",
     "backportr.annotation": "greg or sasha (--annotation)",
     "backportr.culprits": "evidence or always (--culprits)",
+    "backportr.commiturl": "a commit link template for reports, e.g. "
+    "https://git.kernel.org/linus/{commit}",
 }
 
 

@@ -153,6 +153,9 @@ class BranchScan:
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)
+    tip: Oid = ""  # the branch's tip, and upstream's, when it was scanned
+    upstream: str = ""
+    upstream_tip: Oid = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +215,10 @@ class Scanner:
         """All findings for one branch; `candidates` limits the upstream commits considered
         for missing fixes (default: every upstream commit after the branch's fork); `targets`
         gives the exact share of work (a worker's slice under --jobs)."""
-        result = BranchScan(branch.name)
+        result = BranchScan(
+            branch.name, tip=branch.tip, upstream=self.ws.upstream.name,
+            upstream_tip=self.ws.upstream.tip,
+        )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
         if self.staged:
             self.prepare(backports)
@@ -669,7 +675,10 @@ def run_scan_parallel(
             parts = list(
                 pool.map(_scan_slice, [settings] * jobs, [policy] * jobs, [name] * jobs, slices)
             )
-            merged = BranchScan(name)
+            first = parts[0]
+            merged = BranchScan(
+                name, tip=first.tip, upstream=first.upstream, upstream_tip=first.upstream_tip
+            )
             rank = {c: n for n, c in enumerate(fixes)}
             rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
             for part in parts:

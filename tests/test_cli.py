@@ -162,6 +162,7 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
         ("backportr.lore", "http://127.0.0.1:9/stable/"),
         ("backportr.annotation", "sasha"),
         ("backportr.culprits", "always"),
+        ("backportr.commitUrl", "https://git.kernel.org/linus/{commit}"),
         ("backportr.botState", str(tmp_path / "bot.sqlite")),
         ("user.name", "Stable Person"),
         ("user.email", "stable@example.org"),
@@ -182,6 +183,7 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert rows["backportr.annotation"][0] == "sasha" and rows["backportr.culprits"][0] == "always"
     assert rows["backportr.botstate"][0] == str(tmp_path / "bot.sqlite")
     assert rows["backportr.lore"][0] == "http://127.0.0.1:9/stable/"
+    assert rows["backportr.commiturl"][0] == "https://git.kernel.org/linus/{commit}"
     overridden = run("-c", "backportr.smtp=localhost:2525", "config", "--repo", str(repo))
     assert "backportr.smtp\tlocalhost:2525\t-c" in overridden.stdout
     status = run("status", "HEAD", "--repo", str(repo))  # branches from backportr.branches

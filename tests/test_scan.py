@@ -184,6 +184,7 @@ def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
 
     def answer(stdout: str) -> dict[str, object]:  # what was found, not how much was redone
         data = json.loads(stdout)
+        del data["run"]  # when and how long
         for branch in data["branches"]:
             del branch["resolved"], branch["reused"]
         return data  # type: ignore[no-any-return]
@@ -200,29 +201,59 @@ def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless browser installed")
 def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
+    """The page in headless Chromium: the run's metadata, the summary per kind and status,
+    the chart, the findings table with links from the commit URL template; and a
+    screenshot."""
     page = tmp_path / "scan.html"
-    assert scan(repo, tmp_path, "--format", "html", "--output", str(page)).returncode == 4
-    dom = subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
+    link = "backportr.commitUrl=https://example.org/c/{commit}"
+    where = ["--repo", str(repo.b.path), "-b", BRANCH, "--format", "html", "-o", str(page)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "backportr", "-c", link, "scan", *where],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
+    )
+    assert proc.returncode == 4, proc.stderr
+    browser = [
+        "chromium",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
     )
     assert dom.returncode == 0
     assert 'id="chart"' in dom.stdout and dom.stdout.count("<rect") == 4
     assert 'class="findings"' in dom.stdout and "missing-fix" in dom.stdout
+    assert 'class="summary"' in dom.stdout and 'class="run"' in dom.stdout
+    assert f'href="https://example.org/c/{repo.b.ids["missing"]}"' in dom.stdout
+    assert 'id="filter"' in dom.stdout
+    shot = tmp_path / "scan.png"
+    subprocess.run(
+        [*browser, f"--screenshot={shot}", "--window-size=1200,1000", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def test_json_carries_the_run(repo: Kernel, tmp_path: Path) -> None:
+    data = json.loads(scan(repo, tmp_path, "--format", "json", "--since", "2001-01-01").stdout)
+    run = data["run"]
+    assert run["repository"] == str(repo.b.path.resolve())
+    assert run["upstream"] == {
+        "name": "master",
+        "tip": str(repo.b.repo.revparse_single("master").id),
+    }
+    assert run["branches"] == [{"name": BRANCH, "tip": str(repo.b.repo.revparse_single(BRANCH).id)}]
+    assert run["range"] == "--since 2001-01-01" and run["seconds"] >= 0
+    assert run["started"].endswith("+00:00")
 
 
 def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, str, str, list[str]]]:

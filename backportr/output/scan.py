@@ -1,11 +1,13 @@
 """Render scan results: text, JSON (schema 1, docs/scan.md), markdown for mail or a wiki, and
-a self-contained HTML page (a table per branch and a chart of findings by kind, no scripts)."""
+a self-contained HTML page (the run's metadata, a summary per kind and status, a chart, and a
+table per branch that a few lines of inline script sort and filter; no framework)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 
 from backportr import __version__
@@ -14,9 +16,36 @@ from backportr.scan import KINDS, BranchScan, Finding
 SCAN_SCHEMA = 1
 
 
-def scan_to_dict(scans: Sequence[BranchScan]) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a report was computed from: for the reader months later, and for a CI log."""
+
+    repository: str
+    started: str  # ISO 8601, UTC
+    seconds: float
+    range: str | None = None  # --since / --range as given
+    commit_url: str | None = None  # a link template with {commit}, from settings
+
+    def to_dict(self, scans: Sequence[BranchScan]) -> dict[str, object]:
+        first = scans[0] if scans else None
+        return {
+            "repository": self.repository,
+            "upstream": {
+                "name": first.upstream if first else None,
+                "tip": first.upstream_tip if first else None,
+            },
+            "branches": [{"name": s.branch, "tip": s.tip} for s in scans],
+            "range": self.range,
+            "started": self.started,
+            "seconds": round(self.seconds, 3),
+            "backportr": __version__,
+        }
+
+
+def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dict[str, object]:
     return {
         "schema": SCAN_SCHEMA,
+        **({"run": run.to_dict(scans)} if run is not None else {}),
         "branches": [
             {
                 "branch": s.branch,
@@ -54,8 +83,8 @@ def _finding(f: Finding) -> dict[str, object]:
     }
 
 
-def render_scan_json(scans: Sequence[BranchScan]) -> str:
-    return json.dumps(scan_to_dict(scans), indent=2) + "\n"
+def render_scan_json(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
+    return json.dumps(scan_to_dict(scans, run), indent=2) + "\n"
 
 
 def render_scan_text(scans: Sequence[BranchScan]) -> str:
@@ -101,7 +130,40 @@ _COLOURS = {
 }
 
 
-def render_scan_html(scans: Sequence[BranchScan]) -> str:
+_SCRIPT = """
+// Sort by a column (click its header, again to reverse) and filter rows by text.
+document.querySelectorAll("table.findings").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var rows = Array.from(table.querySelectorAll("tr.finding"));
+      var dir = th.dataset.dir === "asc" ? -1 : 1;
+      th.dataset.dir = dir === 1 ? "asc" : "desc";
+      rows.sort(function (a, b) {
+        return dir * a.cells[col].textContent.localeCompare(b.cells[col].textContent);
+      });
+      rows.forEach(function (row) { table.appendChild(row); });
+    });
+  });
+});
+document.getElementById("filter").addEventListener("input", function (event) {
+  var needle = event.target.value.toLowerCase();
+  document.querySelectorAll("tr.finding").forEach(function (row) {
+    row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
+  });
+});
+"""
+
+
+def _commit_link(commit: str, run: RunInfo | None) -> str:
+    code = f"<code>{commit[:12]}</code>"
+    if run is None or not run.commit_url:
+        return code
+    return f'<a href="{escape(run.commit_url.replace("{commit}", commit))}">{code}</a>'
+
+
+def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
+    """One self-contained page: the run's metadata, a summary per kind and status, a chart,
+    and a table per branch (click a header to sort, type to filter; conflicts highlighted)."""
     counts = Counter(f.kind for s in scans for f in s.findings)
     parts = [
         "<!DOCTYPE html>",
@@ -110,11 +172,47 @@ def render_scan_html(scans: Sequence[BranchScan]) -> str:
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}",
         "table{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}",
         "th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}",
-        "th{background:#f4f4f4} code{font-size:.95em}",
+        "th{background:#f4f4f4} table.findings th{cursor:pointer} code{font-size:.95em}",
+        "tr.conflict td{background:#fdecea} tr.conflict td.status{color:#b71c1c;font-weight:600}",
+        "table.summary,table.run{width:auto}",
         "</style></head><body><h1>backportr scan</h1>",
-        '<h2>Findings by kind</h2><svg id="chart" width="520" height="'
-        f'{30 * len(KINDS) + 10}" role="img" aria-label="findings by kind">',
     ]
+    if run is not None:
+        info = run.to_dict(scans)
+        upstream = info["upstream"]
+        assert isinstance(upstream, dict)
+        tips = "".join(
+            f"<tr><th>{escape(s.branch)}</th><td>{_commit_link(s.tip, run)}</td></tr>"
+            for s in scans
+        )
+        parts.append(
+            '<table class="run">'
+            f"<tr><th>repository</th><td>{escape(run.repository)}</td></tr>"
+            f"<tr><th>upstream {escape(str(upstream['name']))}</th>"
+            f"<td>{_commit_link(str(upstream['tip'] or ''), run)}</td></tr>{tips}"
+            f"<tr><th>range</th><td>{escape(run.range or 'every commit after the fork')}</td></tr>"
+            f"<tr><th>started</th><td>{escape(run.started)}</td></tr>"
+            f"<tr><th>took</th><td>{run.seconds:.1f} s</td></tr></table>"
+        )
+    statuses = sorted({f.status for s in scans for f in s.findings})
+    parts.append('<h2>Summary</h2><table class="summary"><tr><th>branch</th><th>kind</th>')
+    parts += [f"<th>{escape(st)}</th>" for st in statuses]
+    parts.append("<th>total</th></tr>")
+    for s in scans:
+        for kind in KINDS:
+            found = [f for f in s.findings if f.kind == kind]
+            if not found:
+                continue
+            by_status = Counter(f.status for f in found)
+            cells = "".join(f"<td>{by_status.get(st, 0)}</td>" for st in statuses)
+            parts.append(
+                f"<tr><td>{escape(s.branch)}</td><td>{kind}</td>{cells}<td>{len(found)}</td></tr>"
+            )
+    parts.append("</table>")
+    parts.append(
+        '<h2>Findings by kind</h2><svg id="chart" width="520" height="'
+        f'{30 * len(KINDS) + 10}" role="img" aria-label="findings by kind">'
+    )
     top = max(counts.values(), default=1) or 1
     for row, kind in enumerate(KINDS):
         width = int(300 * counts.get(kind, 0) / top)
@@ -127,6 +225,7 @@ def render_scan_html(scans: Sequence[BranchScan]) -> str:
             f"{counts.get(kind, 0)}</text>"
         )
     parts.append("</svg>")
+    parts.append('<p><label>Filter: <input id="filter" type="search"></label></p>')
     for s in scans:
         parts.append(f"<h2>{escape(s.branch)}</h2>")
         parts.append(
@@ -134,14 +233,15 @@ def render_scan_html(scans: Sequence[BranchScan]) -> str:
             "<th>status</th><th>evidence</th><th>series</th></tr>"
         )
         for f in s.findings:
-            series = " ".join(f"<code>{m.commit[:12]}</code>" for m in f.series)
+            series = " ".join(_commit_link(m.commit, run) for m in f.series)
+            css = "finding conflict" if f.status == "conflict" else "finding"
             parts.append(
-                f"<tr><td>{f.kind}</td><td><code>{f.commit[:12]}</code></td>"
-                f"<td>{escape(f.subject)}</td><td>{escape(f.status)}</td>"
+                f'<tr class="{css}"><td>{f.kind}</td><td>{_commit_link(f.commit, run)}</td>'
+                f'<td>{escape(f.subject)}</td><td class="status">{escape(f.status)}</td>'
                 f"<td>{'<br>'.join(escape(e) for e in f.evidence)}</td>"
                 f"<td>{series}</td></tr>"
             )
         parts.append("</table>")
         parts += [f"<p>error: {escape(e)}</p>" for e in s.errors]
-    parts.append(f"<p>backportr {__version__}</p></body></html>")
+    parts.append(f"<p>backportr {__version__}</p><script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts) + "\n"
