@@ -17,7 +17,7 @@ import traceback
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pygit2
 import typer
@@ -34,6 +34,9 @@ from backportr.output.status import render_status_json, render_status_text
 from backportr.progress import TerminalProgress
 from backportr.repo import DEFAULT_BRANCH_PATTERN, Repo
 from backportr.workspace import open_workspace
+
+if TYPE_CHECKING:
+    from backportr.mail.sending import SmtpServer
 
 app = typer.Typer(
     name="backportr",
@@ -86,6 +89,19 @@ _NO_REPLY = "backportr <backportr@localhost>"
 
 def _config(repo: Path) -> GitConfig:
     return GitConfig(repo, _OVERRIDES)
+
+
+def _smtp_server(repo: Path, server: str) -> SmtpServer:
+    """HOST:PORT with the encryption, user and password file of git config."""
+    from backportr.mail.sending import SmtpServer
+
+    config = _config(repo)
+    return SmtpServer.parse(
+        server,
+        config.value("backportr.smtpEncryption"),
+        config.value("backportr.smtpUser"),
+        config.value("backportr.smtpPassFile"),
+    )
 
 
 def _settings(
@@ -611,7 +627,7 @@ def mail_check_command(
     elif output_format is MailFormat.reply or send:
         reply = compose_reply(check, sender=sender)
         if send and smtp:
-            send_message(reply, smtp)
+            send_message(reply, _smtp_server(repo, smtp))
             typer.echo(f"sent {reply['Message-ID']} to {reply['To']}", err=True)
         if output_format is MailFormat.reply:
             sys.stdout.write(reply.as_string())
@@ -696,7 +712,7 @@ def bot_command(
                 holder,
                 BotSettings(
                     query=query,
-                    smtp=smtp,
+                    smtp=_smtp_server(repo, smtp) if smtp else None,
                     sender=sender,
                     dry_run=dry_run,
                     pending_grace=pending_grace,

@@ -19,6 +19,9 @@ KEYS: dict[str, str] = {
     "backportr.lore": "the inbox URL (--lore)",
     "backportr.from": "the From: of replies (--from); else user.name <user.email>",
     "backportr.smtp": "HOST:PORT of the mail server (--smtp); else sendemail.smtpServer",
+    "backportr.smtpencryption": "none, starttls or ssl; else sendemail.smtpEncryption",
+    "backportr.smtpuser": "the SMTP login; else sendemail.smtpUser",
+    "backportr.smtppassfile": "a file holding the SMTP password; else git's credential helpers",
     "backportr.botstate": "the bot's state file (--state); else <git dir>/backportr/bot.sqlite",
     "backportr.annotation": "greg or sasha (--annotation)",
     "backportr.culprits": "evidence or always (--culprits)",
@@ -69,6 +72,14 @@ class GitConfig:
             if server and not server.startswith("/"):
                 port = self.value("sendemail.smtpserverport") or "25"
                 return Setting(key, f"{server}:{port}", "fallback: sendemail.smtpServer")
+        git_keys = {
+            "backportr.smtpencryption": "sendemail.smtpEncryption",
+            "backportr.smtpuser": "sendemail.smtpUser",
+        }
+        if key in git_keys:
+            value = self.value(git_keys[key])
+            if value:
+                return Setting(key, value, f"fallback: {git_keys[key]}")
         if key == "backportr.botstate":
             git_dir = git_dir_of(self.repo)
             if git_dir is not None:

@@ -163,6 +163,9 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
         ("backportr.annotation", "sasha"),
         ("backportr.culprits", "always"),
         ("backportr.commitUrl", "https://git.kernel.org/linus/{commit}"),
+        ("sendemail.smtpEncryption", "tls"),
+        ("backportr.smtpUser", "bot"),
+        ("backportr.smtpPassFile", "~/.config/backportr/smtp-password"),
         ("backportr.botState", str(tmp_path / "bot.sqlite")),
         ("user.name", "Stable Person"),
         ("user.email", "stable@example.org"),
@@ -184,6 +187,9 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert rows["backportr.botstate"][0] == str(tmp_path / "bot.sqlite")
     assert rows["backportr.lore"][0] == "http://127.0.0.1:9/stable/"
     assert rows["backportr.commiturl"][0] == "https://git.kernel.org/linus/{commit}"
+    assert rows["backportr.smtpencryption"] == ["tls", "fallback: sendemail.smtpEncryption"]
+    assert rows["backportr.smtpuser"][0] == "bot"
+    assert rows["backportr.smtppassfile"][0] == "~/.config/backportr/smtp-password"
     overridden = run("-c", "backportr.smtp=localhost:2525", "config", "--repo", str(repo))
     assert "backportr.smtp\tlocalhost:2525\t-c" in overridden.stdout
     status = run("status", "HEAD", "--repo", str(repo))  # branches from backportr.branches

@@ -29,7 +29,7 @@ from backportr.mail.check import Checker
 from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
-from backportr.mail.sending import SendError, send_message, send_raw
+from backportr.mail.sending import SendError, SmtpServer, send_message, send_raw
 from backportr.statefile import exclusive_lock
 from backportr.workspace import Workspace
 
@@ -37,7 +37,7 @@ from backportr.workspace import Workspace
 @dataclass
 class BotSettings:
     query: str | None = None  # a search; None: the inbox's new.atom
-    smtp: str | None = None
+    smtp: str | SmtpServer | None = None
     sender: str = "backportr <backportr@localhost>"
     list_address: str = "stable@vger.kernel.org"
     dry_run: bool = False

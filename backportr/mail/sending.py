@@ -1,34 +1,127 @@
-"""Send a reply through an SMTP server (the only module that talks SMTP)."""
+"""Send a reply through an SMTP server (the only module that talks SMTP): plain, STARTTLS or
+SSL, with authentication when a user is set. The password never comes from the command line:
+it is read from a file (`backportr.smtpPassFile`) or asked of git's credential helpers
+(`git credential fill`, as git send-email does)."""
 
 from __future__ import annotations
 
 import smtplib
+import ssl
+import subprocess
+from dataclasses import dataclass
 from email.message import EmailMessage
+from pathlib import Path
+from typing import Literal
 
 from backportr.errors import BackportrError, UsageError
+
+Encryption = Literal["none", "starttls", "ssl"]
 
 
 class SendError(BackportrError):
     """The SMTP server could not be reached or refused the message: it was not sent."""
 
 
-def _address(server: str) -> tuple[str, int]:
-    host, _, port = server.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"--smtp expects HOST:PORT, got {server!r}")
-    return host, int(port)
+@dataclass(frozen=True, slots=True)
+class SmtpServer:
+    host: str
+    port: int
+    encryption: Encryption = "none"
+    user: str | None = None
+    password_file: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def parse(
+        cls,
+        server: str,
+        encryption: str | None = None,
+        user: str | None = None,
+        password_file: str | None = None,
+    ) -> SmtpServer:
+        host, _, port = server.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--smtp expects HOST:PORT, got {server!r}")
+        mode = {"": "none", "none": "none", "starttls": "starttls", "tls": "starttls"}.get(
+            (encryption or "").lower(), (encryption or "").lower()
+        )
+        if mode not in ("none", "starttls", "ssl"):
+            raise UsageError(f"SMTP encryption is none, starttls or ssl, not {encryption!r}")
+        return cls(
+            host,
+            int(port),
+            mode,  # type: ignore[arg-type]
+            user or None,
+            Path(password_file).expanduser() if password_file else None,
+        )
 
 
-def send_message(message: EmailMessage, server: str, *, timeout: float = 30.0) -> None:
-    host, port = _address(server)
+def _password(server: SmtpServer) -> str:
+    """From the password file, else from git's credential helpers; never from argv."""
+    if server.password_file is not None:
+        try:
+            return server.password_file.read_text(encoding="utf-8").strip("\r\n")
+        except OSError as error:
+            raise SendError(f"cannot read the SMTP password file: {error}") from None
+    query = f"protocol=smtp\nhost={server.name}\nusername={server.user}\n\n"
+    proc = subprocess.run(
+        ["git", "credential", "fill"],
+        input=query,
+        capture_output=True,
+        text=True,
+        env={"GIT_TERMINAL_PROMPT": "0", **_env()},
+        timeout=60,
+        check=False,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("password="):
+            return line[len("password=") :]
+    raise SendError(
+        f"no SMTP password for {server.user}@{server.name}: set backportr.smtpPassFile, or "
+        "store it with a git credential helper"
+    )
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def send_message(message: EmailMessage, server: str | SmtpServer, *, timeout: float = 30.0) -> None:
+    target = server if isinstance(server, SmtpServer) else SmtpServer.parse(server)
     try:
-        with smtplib.SMTP(host, port, timeout=timeout) as smtp:
+        context = ssl.create_default_context()
+        smtp: smtplib.SMTP
+        if target.encryption == "ssl":
+            smtp = smtplib.SMTP_SSL(target.host, target.port, timeout=timeout, context=context)
+        else:
+            smtp = smtplib.SMTP(target.host, target.port, timeout=timeout)
+        with smtp:
+            if target.encryption == "starttls":
+                smtp.starttls(context=context)
+            if target.user:
+                _login(smtp, target.user, _password(target))
             smtp.send_message(message)
     except (TimeoutError, OSError, smtplib.SMTPException) as error:
-        raise SendError(f"cannot send through {server}: {error}") from None
+        raise SendError(f"cannot send through {target.name}: {error}") from None
 
 
-def send_raw(message: bytes, server: str, *, timeout: float = 30.0) -> None:
+def _login(smtp: smtplib.SMTP, user: str, password: str) -> None:
+    """PLAIN when offered, alone (smtplib's login would try the next mechanism after a refusal,
+    and a server may then wait for a reply that never comes); else smtplib's choice."""
+    smtp.ehlo_or_helo_if_needed()
+    if "PLAIN" in smtp.esmtp_features.get("auth", "").upper().split():
+        smtp.user, smtp.password = user, password
+        smtp.auth("PLAIN", smtp.auth_plain)
+    else:
+        smtp.login(user, password)
+
+
+def send_raw(message: bytes, server: str | SmtpServer, *, timeout: float = 30.0) -> None:
     """Send a message exactly as it was recorded (same Message-ID, same bytes)."""
     import email
     import email.policy
