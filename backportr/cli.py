@@ -704,23 +704,27 @@ def bot_command(
     if not dry_run and smtp is None:
         raise UsageError("give --smtp HOST:PORT to send replies (or backportr.smtp), or --dry-run")
     holder = BotState(where)
+    settings = _settings(repo, upstream, [], branch_pattern, index)
+    bot = None
     try:
-        with open_workspace(_settings(repo, upstream, [], branch_pattern, index)) as ws:
-            bot = Bot(
-                ws,
-                Lore(lore),
-                holder,
-                BotSettings(
-                    query=query,
-                    smtp=_smtp_server(repo, smtp) if smtp else None,
-                    sender=sender,
-                    dry_run=dry_run,
-                    pending_grace=pending_grace,
-                ),
-            )
-            bot.install_signal_handlers()
-            summary = bot.run_once() if once else bot.run(interval)
+        bot = Bot(
+            open_workspace(settings),
+            Lore(lore),
+            holder,
+            BotSettings(
+                query=query,
+                smtp=_smtp_server(repo, smtp) if smtp else None,
+                sender=sender,
+                dry_run=dry_run,
+                pending_grace=pending_grace,
+            ),
+            reopen=lambda: open_workspace(settings),  # every poll: today's tips and index
+        )
+        bot.install_signal_handlers()
+        summary = bot.run_once() if once else bot.run(interval)
     finally:
+        if bot is not None:
+            bot.ws.close()
         holder.close()
     if not quiet:
         typer.echo(

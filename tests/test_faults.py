@@ -710,3 +710,52 @@ def test_index_pages_damaged_after_the_header_is_exit_1(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_polling_bot_reads_the_branches_again(tmp_path: Path) -> None:
+    """Between polls the repository moves (a stable release, upstream work): the next poll
+    answers against the new tips, with the index brought up to date."""
+    from backportr.config import Settings
+    from backportr.mail.bot import Bot, BotSettings, BotState
+    from backportr.workspace import open_workspace
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    empty = b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"></feed>'
+    url, server = serve({"/inbox/new.atom": (200, empty, 0.0)})
+    settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=tmp_path / "i.sqlite")
+    seen: list[tuple[str, str, bool]] = []
+
+    def between_polls(seconds: float) -> None:  # the night's work lands, once
+        if "upstream-work" not in k.b.ids:
+            k.edit_fn("upstream-work", "drv_fn1", "y += 11;")
+            k.b.cherry_pick("upstream-work", BRANCH, name="release")
+
+    state = BotState(tmp_path / "bot.sqlite")
+    bot = Bot(
+        open_workspace(settings),
+        Lore(url),
+        state,
+        BotSettings(dry_run=True),
+        sleep=between_polls,
+        reopen=lambda: open_workspace(settings),
+    )
+    original_run_once = bot.run_once
+
+    def run_once():  # type: ignore[no-untyped-def]
+        branch = next(b for b in bot.ws.branches if b.name == BRANCH)
+        indexed = bot.ws.index.info(k.b.ids["upstream-work"]) is not None if seen else False
+        seen.append((bot.ws.upstream.tip, branch.tip, indexed))
+        return original_run_once()
+
+    bot.run_once = run_once  # type: ignore[method-assign]
+    try:
+        bot.run(0.5, rounds=2)
+    finally:
+        bot.ws.close()
+        state.close()
+        server.shutdown()
+    (first_up, first_branch, _), (second_up, second_branch, indexed) = seen
+    assert second_up == k.b.ids["upstream-work"] != first_up
+    assert second_branch == k.b.ids["release"] != first_branch
+    assert indexed

@@ -157,8 +157,12 @@ class Bot:
         settings: BotSettings,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        reopen: Callable[[], Workspace] | None = None,
     ) -> None:
+        """`reopen` gives a fresh view of the repository (branch tips read again, the index
+        brought up to date): a bot that polls for days answers against today's branches."""
         self.ws = ws
+        self.reopen = reopen
         self.lore = lore
         self.state = state
         self.settings = settings
@@ -226,6 +230,9 @@ class Bot:
         total = RunSummary()
         done = 0
         while not self.stopping and (rounds is None or done < rounds):
+            if done and self.reopen is not None:
+                self.ws.close()
+                self.ws = self.reopen()
             summary = self.run_once()
             for name in ("seen", "processed", "replied", "skipped", "errors"):
                 setattr(total, name, getattr(total, name) + getattr(summary, name))
