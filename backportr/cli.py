@@ -337,6 +337,22 @@ def resolve_command(
             "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
         ),
     ] = None,
+    to: Annotated[
+        list[str] | None,
+        typer.Option("--to", help="mbox: a To: of every mail (repeatable), as format-patch."),
+    ] = None,
+    cc: Annotated[
+        list[str] | None,
+        typer.Option("--cc", help="mbox: a Cc: of every mail (repeatable)."),
+    ] = None,
+    cover: Annotated[
+        bool,
+        typer.Option(
+            "--cover-letter",
+            help="mbox: a 0/N mail first, saying what the series is and why each patch is in "
+            "it; the patches reply to it.",
+        ),
+    ] = False,
     with_siblings: Annotated[
         Siblings,
         typer.Option(
@@ -377,7 +393,7 @@ def resolve_command(
                 style = annotation or AnnotationStyle(
                     _config(repo).value("backportr.annotation") or "greg"
                 )
-                _write_mbox(ws, resolver, report, output, style, who)
+                _write_mbox(ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover))
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -401,6 +417,20 @@ def _culprit_policy(value: str | None) -> CulpritPolicy:
     raise UsageError(f"--culprits (or backportr.culprits) is 'evidence' or 'always', not {value!r}")
 
 
+def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool):  # type: ignore[no-untyped-def]
+    """Recipients, cover letter and threading of --format mbox; the sender is the backporter
+    (user.name and user.email) or backportr.from."""
+    import email.utils
+
+    from backportr.output.mbox import Mailing
+
+    config = _config(repo)
+    name, address = config.value("user.name"), config.value("user.email")
+    sender = f"{name} <{address}>" if name and address else config.value("backportr.from")
+    domain = email.utils.parseaddr(sender or "")[1].partition("@")[2] or "backportr.invalid"
+    return Mailing(tuple(to or ()), tuple(cc or ()), cover, sender, domain)
+
+
 def _signoff(repo: Path) -> str:
     config = _config(repo)
     name, email = config.value("user.name"), config.value("user.email")
@@ -410,10 +440,18 @@ def _signoff(repo: Path) -> str:
 
 
 def _write_mbox(  # type: ignore[no-untyped-def]
-    ws, resolver, report, output: Path | None, annotation: AnnotationStyle, signoff: str | None
+    ws,
+    resolver,
+    report,
+    output: Path | None,
+    annotation: AnnotationStyle,
+    signoff: str | None,
+    mailing,
 ) -> None:
     """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
-    from backportr.output.mbox import render_mbox, write_series
+    import email.utils
+
+    from backportr.output.mbox import cover_for, render_mbox, write_series
     from backportr.patches import build_patches, dropped
 
     tips = {b.name: b.tip for b in ws.branches}
@@ -423,11 +461,18 @@ def _write_mbox(  # type: ignore[no-untyped-def]
         )
         for commit, why in dropped(branch).items():
             typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
+        now = time.time()
+        stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{report.target[:12]}"
+        stamp += f"-{branch.branch}"
+        cover = None
+        if mailing.cover_letter and patches:
+            date = email.utils.formatdate(now, localtime=False)
+            cover = cover_for(report.target, report.subject, branch, patches, date)
         if output is None:
-            sys.stdout.write(render_mbox(patches))
+            sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
         else:
             directory = output / branch.branch if len(report.branches) > 1 else output
-            written = write_series(directory, patches)
+            written = write_series(directory, patches, mailing, cover, stamp)
             typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)
 
 

@@ -176,3 +176,41 @@ def test_branch_prefix() -> None:
     assert branch_prefix("linux-5.10.y") == "5.10.y"
     assert branch_prefix("v5.10.194") == "5.10.y"
     assert branch_prefix("stable") == "stable"
+
+
+def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) -> None:
+    """--cover-letter, --to, --cc: a 0/N mail saying what the series is, every patch replying
+    to it (shallow threading, as git format-patch --thread); the patches still go through
+    git am; the quilt series lists the patches, not the cover letter."""
+    import mailbox
+
+    args = ("-b", "v5.10.194", "--cover-letter", "--to", "stable@vger.kernel.org")
+    args += ("--cc", "Jeff Layton <jlayton@kernel.org>", "--cc", "Uwe Kleine-König <u@example.org>")
+    proc = _resolve(ima, *args)
+    assert proc.returncode == 0, proc.stderr
+    box = tmp_path / "all.mbox"
+    box.write_text(proc.stdout, encoding="utf-8")
+    mails = list(mailbox.mbox(str(box)))
+    assert len(mails) == 5
+    cover, *patches = mails
+    assert cover["Subject"] == "[PATCH 5.10.y 0/4] ima: detect changes to the backing overlay file"
+    body = cover.get_payload(decode=True).decode()
+    assert "Backport of " in body and "1/4" in body and "prerequisite:" in body
+    root = cover["Message-ID"]
+    assert root and root.startswith("<backportr-")
+    for number, mail in enumerate(patches, 1):
+        assert mail["Subject"].startswith(f"[PATCH 5.10.y {number}/4] ")
+        assert mail["In-Reply-To"] == root and mail["References"] == root
+        assert mail["To"] == "stable@vger.kernel.org"
+        assert "jlayton@kernel.org" in mail["Cc"] and "=?utf-8?" in mail["Cc"]  # RFC 2047
+    assert len({m["Message-ID"] for m in mails}) == 5
+    out = tmp_path / "queue"
+    written = _resolve(ima, *args, "--output", str(out))
+    assert written.returncode == 0, written.stderr
+    assert (out / "0000-cover-letter.patch").exists()
+    series = (out / "series").read_text().split()
+    assert len(series) == 4 and "0000-cover-letter.patch" not in series
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ima.path), "clone")
+    git(clone, "checkout", "-q", "--detach", "v5.10.194")
+    git(clone, "am", *[str(out / name) for name in series])

@@ -11,18 +11,23 @@ back off); one file per patch needs no escaping.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from email.header import Header
-from email.utils import formataddr
+from email.utils import formataddr, parseaddr
 from pathlib import Path
 
 from backportr import __version__
 from backportr.errors import BackportrError
+from backportr.model import BranchReport
 from backportr.output import write_atomically
+from backportr.output.report import VERDICTS
 from backportr.patches import Patch
 
 _FROM_LINE = re.compile(r"^(>*From )", re.MULTILINE)
 _RECORD = ".backportr-series"  # the patch names backportr wrote into the directory
+_COVER = "0000-cover-letter.patch"  # as git format-patch names it
 
 
 def _header(name: str, value: str) -> str:
@@ -38,15 +43,123 @@ def _address(name: str, email: str) -> str:
     return f"{Header(name, 'utf-8').encode()} <{email}>"
 
 
-def render_patch(patch: Patch, *, escape_from: bool = False) -> str:
+@dataclass(frozen=True, slots=True)
+class Mailing:
+    """How the patches go out as mails: recipients, a cover letter, threading (as git
+    format-patch's --to, --cc, --cover-letter and --thread=shallow)."""
+
+    to: tuple[str, ...] = ()
+    cc: tuple[str, ...] = ()
+    cover_letter: bool = False
+    sender: str | None = None  # the cover letter's From (the backporter)
+    domain: str = "backportr.invalid"
+
+    @property
+    def threaded(self) -> bool:
+        return bool(self.to or self.cc or self.cover_letter)
+
+
+_PLAIN = Mailing()  # no recipients, no cover letter, not threaded: as before
+
+
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """The series' cover letter: `[PATCH 5.10 0/N] <subject>` and a body."""
+
+    subject: str
+    prefix: str
+    body: str
+    date: str
+
+
+def cover_for(
+    target: str, subject: str, branch: BranchReport, patches: Sequence[Patch], date: str
+) -> Cover:
+    """What the series is and why each patch is in it, as a stable reviewer reads it."""
+    total = len(patches)
+    prefix = patches[0].prefix.rsplit(" ", 1)[0] if total > 1 else patches[0].prefix
+    lines = [
+        f'Backport of {target[:12]} ("{subject}") to {branch.branch}:',
+        f"{VERDICTS[branch.status]}.",
+        "",
+        f"The series, {total} patch{'es' if total != 1 else ''} in order:",
+        "",
+    ]
+    reasons = {m.commit: m for m in branch.series}
+    for patch in patches:
+        member = reasons.get(patch.commit)
+        lines.append(f"  {patch.number}/{total} {patch.commit[:12]} {patch.subject}")
+        if member is not None and member.reasons:
+            for piece in textwrap.wrap(f"{member.role}: {member.reasons[0].detail}", 66):
+                lines.append(f"        {piece}")
+    if branch.present:
+        lines += ["", "Already in the branch:"]
+        lines += [f"  {p.commit[:12]} {p.subject}" for p in branch.present]
+    return Cover(subject, f"{prefix} 0/{total}", "\n".join(lines) + "\n", date)
+
+
+def _message_id(mailing: Mailing, stamp: str, number: int) -> str:
+    return f"<backportr-{stamp}-{number}@{mailing.domain}>"
+
+
+def _thread_headers(mailing: Mailing, stamp: str, number: int, first: int) -> str:
+    """Message-ID, and (shallow threading) In-Reply-To/References to the first mail."""
+    if not mailing.threaded:
+        return ""
+    out = f"Message-ID: {_message_id(mailing, stamp, number)}\n"
+    if number != first:
+        root = _message_id(mailing, stamp, first)
+        out += f"In-Reply-To: {root}\nReferences: {root}\n"
+    return out
+
+
+def _recipients(mailing: Mailing) -> str:
+    """To and Cc with each display name encoded on its own (an address never is)."""
+    out = ""
+    for name, recipients in (("To", mailing.to), ("Cc", mailing.cc)):
+        if recipients:
+            pairs = [parseaddr(r) for r in recipients]
+            out += _header(name, ", ".join(_address(n, a) if n else a for n, a in pairs))
+    return out
+
+
+def render_cover(cover: Cover, mailing: Mailing, stamp: str) -> str:
+    name, address = parseaddr(mailing.sender or "backportr <backportr@localhost>")
+    return (
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        + _header("From", _address(name, address) if name else address)
+        + f"Date: {cover.date}\n"
+        + _header("Subject", f"[{cover.prefix}] {cover.subject}")
+        + _recipients(mailing)
+        + _thread_headers(mailing, stamp, 0, 0)
+        + "MIME-Version: 1.0\n"
+        "Content-Type: text/plain; charset=UTF-8\n"
+        "Content-Transfer-Encoding: 8bit\n"
+        "\n"
+        f"{cover.body}\n"
+        "-- \n"
+        f"backportr {__version__}\n\n"
+    )
+
+
+def render_patch(
+    patch: Patch,
+    *,
+    escape_from: bool = False,
+    mailing: Mailing = _PLAIN,
+    stamp: str = "",
+) -> str:
     body = f"{patch.body}---\n{patch.diffstat}\n{patch.diff}"
     if escape_from:
         body = _FROM_LINE.sub(r">\1", body)
+    first = 0 if mailing.cover_letter else 1
     return (
         f"From {patch.commit} Mon Sep 17 00:00:00 2001\n"
         + _header("From", _address(patch.author_name, patch.author_email))
         + f"Date: {patch.date}\n"
         + _header("Subject", f"[{patch.prefix}] {patch.subject}")
+        + _recipients(mailing)
+        + _thread_headers(mailing, stamp, patch.number, first)
         + "MIME-Version: 1.0\n"
         "Content-Type: text/plain; charset=UTF-8\n"
         "Content-Transfer-Encoding: 8bit\n"
@@ -57,11 +170,25 @@ def render_patch(patch: Patch, *, escape_from: bool = False) -> str:
     )
 
 
-def render_mbox(patches: Sequence[Patch]) -> str:
-    return "".join(render_patch(p, escape_from=True) for p in patches)
+def render_mbox(
+    patches: Sequence[Patch],
+    mailing: Mailing = _PLAIN,
+    cover: Cover | None = None,
+    stamp: str = "",
+) -> str:
+    head = render_cover(cover, mailing, stamp) if cover is not None else ""
+    return head + "".join(
+        render_patch(p, escape_from=True, mailing=mailing, stamp=stamp) for p in patches
+    )
 
 
-def write_series(directory: Path, patches: Sequence[Patch]) -> list[Path]:
+def write_series(
+    directory: Path,
+    patches: Sequence[Patch],
+    mailing: Mailing = _PLAIN,
+    cover: Cover | None = None,
+    stamp: str = "",
+) -> list[Path]:
     """One file per patch, and the quilt `series` file. The names backportr wrote are kept in
     `.backportr-series` beside it: on a later run those lines of `series` (and those patch
     files) are replaced, every other line is kept, and a patch file of the same name that
@@ -70,21 +197,25 @@ def write_series(directory: Path, patches: Sequence[Patch]) -> list[Path]:
     record = directory / _RECORD
     old = series_path.read_text(encoding="utf-8").splitlines() if series_path.exists() else []
     ours = set(record.read_text(encoding="utf-8").split()) if record.exists() else set()
-    for patch in patches:
-        path = directory / patch.filename
-        if path.exists() and patch.filename not in ours:
+    files = [(p.filename, render_patch(p, mailing=mailing, stamp=stamp)) for p in patches]
+    if cover is not None:
+        files.insert(0, (_COVER, render_cover(cover, mailing, stamp)))
+    for name, _ in files:
+        path = directory / name
+        if path.exists() and name not in ours:
             raise BackportrError(
                 f"{path} exists and was not written by backportr; choose another -o directory"
             )
     written = []
-    for patch in patches:
-        path = directory / patch.filename
-        write_atomically(path, render_patch(patch))
+    for name, text in files:
+        path = directory / name
+        write_atomically(path, text)
         written.append(path)
     names = [p.name for p in written]
     for name in ours - set(names):
         (directory / name).unlink(missing_ok=True)  # our own earlier run's, not in this series
     kept = [line for line in old if (line.split() or [""])[0] not in ours | set(names)]
-    write_atomically(series_path, "".join(line + "\n" for line in kept + names))
+    quilt = [n for n in names if n != _COVER]  # a cover letter is read, not applied
+    write_atomically(series_path, "".join(line + "\n" for line in kept + quilt))
     write_atomically(record, "".join(name + "\n" for name in names))
     return written
