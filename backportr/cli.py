@@ -388,6 +388,17 @@ def resolve_command(
                 progress=progress,
             )
             report = resolver.resolve(oid, ws.branches)
+            steps = None
+            if output_format is ResolveFormat.script:
+                from backportr.patches import script_steps
+
+                style = annotation or AnnotationStyle(
+                    _config(repo).value("backportr.annotation") or "greg"
+                )
+                who = _signoff(repo) if signoff else None
+                steps = {
+                    b.branch: script_steps(ws.repo, b, style.value, who) for b in report.branches
+                }
             if output_format is ResolveFormat.mbox:
                 who = _signoff(repo) if signoff else None
                 style = annotation or AnnotationStyle(
@@ -397,7 +408,11 @@ def resolve_command(
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
-        text = _RENDERERS[output_format](report)
+        text = (
+            render_script(report, steps)
+            if output_format is ResolveFormat.script
+            else _RENDERERS[output_format](report)
+        )
         if output is not None:
             write_atomically(output, text)
         else:

@@ -143,6 +143,43 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One commit of a `--format script` series: what to pick and the stable message to
+    commit it with (the annotation first, `Stable-dep-of:` after the upstream trailers)."""
+
+    commit: Oid
+    subject: str
+    author: str  # "Name <email>"
+    date: str  # git's raw date: "<seconds> <+hhmm>"
+    message: str
+    apply: str
+
+
+def script_steps(
+    repo: Repo, report: BranchReport, annotation: Annotation, signoff: str | None = None
+) -> list[Step]:
+    by_commit = {m.commit: m for m in report.series}
+    steps = []
+    for member in report.series:
+        commit = repo.commit(member.commit)
+        message = commit.message
+        subject = message.split("\n", 1)[0].strip()
+        sign = "-" if commit.author.offset < 0 else "+"
+        offset = abs(commit.author.offset)
+        steps.append(
+            Step(
+                member.commit,
+                subject,
+                f"{commit.author.name} <{commit.author.email}>",
+                f"{commit.author.time} {sign}{offset // 60:02d}{offset % 60:02d}",
+                subject + "\n\n" + _body(message, member, by_commit, annotation, repo, signoff),
+                member.apply,
+            )
+        )
+    return steps
+
+
 def _body(
     message: str,
     member: Member,

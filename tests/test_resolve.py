@@ -323,8 +323,39 @@ def test_resolve_script_and_text(ima: ImaFixture, tmp_path: Path) -> None:
         str(out),
     )
     assert proc.returncode == 0 and proc.stdout == ""
-    picks = [ln.split()[3] for ln in out.read_text().splitlines() if ln.startswith("git cherry")]
+    script = out.read_text()
+    picks = [ln.split()[3] for ln in script.splitlines() if ln.strip().startswith("git cherry")]
     assert picks == ima.expected_ready
+    # Run it in a clone: a new worktree on a new branch, stable messages, the user's checkout
+    # left alone; the result is the tree the mbox gives through git am.
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ima.path), str(clone)], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    ran = subprocess.run(["sh", str(out)], cwd=clone, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    worktree = tmp_path / f"backport-{ima.ids[B836C][:12]}-v5.10.194"
+    log = subprocess.run(
+        ["git", "-C", str(worktree), "log", "--format=%an%x00%B%x01", "-4"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    messages = [m.strip("\n") for m in log.split("\x01") if m.strip()][::-1]
+    assert [m.split("\0")[1].split("\n")[2] for m in messages] == [
+        f"commit {c} upstream." for c in ima.expected_ready
+    ]
+    assert "Stable-dep-of: " in messages[0] and messages[0].startswith("Jeff Layton\0")
+    assert (
+        subprocess.run(
+            ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout
+        == head
+    )  # the user's checkout did not move
+    branch = f"backport/{ima.ids[B836C][:12]}-v5.10.194"
+    tree = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", f"{branch}^{{tree}}"], capture_output=True, text=True
+    ).stdout.strip()
+    assert tree == _in_memory_trial(ima.path, "v5.10.194", ima.expected_ready)[-1][1]
     text = _cli(
         "resolve", ima.ids[B836C], "-b", "v5.10.194", "-b", "linux-5.10.y", "--repo", str(ima.path)
     ).stdout

@@ -4,8 +4,12 @@ docs/json.md) and script (git cherry-pick -x lines)."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from backportr.model import BranchReport, Member, PostingInfo, Report
+
+if TYPE_CHECKING:
+    from backportr.patches import Step
 
 REPORT_SCHEMA = 1
 
@@ -103,22 +107,54 @@ def render_json(report: Report) -> str:
     return json.dumps(report_to_dict(report), indent=2) + "\n"
 
 
-def render_script(report: Report) -> str:
+def render_script(report: Report, steps: dict[str, list[Step]] | None = None) -> str:
+    """A shell script that builds each branch's series in a new worktree on a new branch
+    (`backport/<target>-<branch>`), leaving the user's checkout alone; each commit is
+    committed with its stable message (the annotation, `Stable-dep-of:`). Without `steps`
+    (the messages), plain `git cherry-pick -x` lines."""
+    short = report.target[:12]
     lines = [
         "#!/bin/sh",
-        f'# backportr series for {report.target[:12]} ("{report.subject}")',
+        f'# backportr series for {short} ("{report.subject}")',
+        "# Run it from the repository; each branch gets its own worktree beside it. A member",
+        "# marked conflict stops the script there: resolve, `git commit`, and go on by hand.",
         "set -e",
+        "top=$(git rev-parse --show-toplevel 2>/dev/null || git rev-parse --git-dir)",
     ]
     for b in report.branches:
         lines.append(f"\n# {b.branch}: {b.status}")
         if not b.series:
             lines.append("# nothing to apply")
             continue
-        lines.append(f"git checkout {b.branch}")
-        for m in b.series:
-            note = "" if m.apply == "clean" else f"  # {m.apply}"
-            lines.append(f"git cherry-pick -x {m.commit}  # {m.subject}{note}")
+        name = f"backport/{short}-{_ref_safe(b.branch)}"
+        where = f'"$top/../backport-{short}-{_ref_safe(b.branch)}"'
+        lines.append(f"git worktree add -b {name} {where} {_quote(b.branch)}")
+        lines.append("(")
+        lines.append(f"  cd {where}")
+        for n, m in enumerate(b.series):
+            note = "" if m.apply == "clean" else f"  # {m.apply}: resolve it here"
+            if steps is None:
+                lines.append(f"  git cherry-pick -x {m.commit}  # {m.subject}{note}")
+                continue
+            step = steps[b.branch][n]
+            end = f"BACKPORTR_{step.commit[:12]}_END"
+            lines.append(f"  git cherry-pick --no-commit {m.commit}  # {m.subject}{note}")
+            lines.append(
+                f"  git commit -q --no-verify --author={_quote(step.author)} "
+                f"--date={_quote(step.date)} -F - <<'{end}'"
+            )
+            lines += step.message.rstrip("\n").splitlines()
+            lines.append(end)
+        lines.append(")")
     return "\n".join(lines) + "\n"
+
+
+def _ref_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._" else "-" for c in name)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def render_text(report: Report) -> str:
