@@ -38,12 +38,14 @@ from backportr.workspace import open_workspace
 if TYPE_CHECKING:
     from backportr.mail.sending import SmtpServer
 
+_PLAIN_HELP = not sys.stdout.isatty()  # boxes and colour for a terminal; plain text for a pipe
 app = typer.Typer(
     name="backportr",
     help="Find the complete, ordered series a Linux stable backport needs.",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None if _PLAIN_HELP else "rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -54,17 +56,24 @@ class StatusFormat(StrEnum):
 
 
 RepoOption = Annotated[
-    Path, typer.Option("--repo", help="The git repository (work tree or bare).", show_default=".")
+    Path,
+    typer.Option(
+        "--repo", help="The git repository (work tree or bare).", show_default=".", metavar="PATH"
+    ),
 ]
 UpstreamOption = Annotated[
     str | None,
     typer.Option(
-        "--upstream", help="Upstream ref (default: origin/master, master, origin/main or main)."
+        "--upstream",
+        help="Upstream ref (default: origin/master, master, origin/main or main).",
+        metavar="REF",
     ),
 ]
 BranchOption = Annotated[
     list[str] | None,
-    typer.Option("--branch", "-b", help="Stable branch, e.g. linux-5.10.y (repeatable)."),
+    typer.Option(
+        "--branch", "-b", help="Stable branch, e.g. linux-5.10.y (repeatable).", metavar="BRANCH"
+    ),
 ]
 PatternOption = Annotated[
     str | None,
@@ -72,6 +81,7 @@ PatternOption = Annotated[
         "--branch-pattern",
         help="Which branches the index covers (default: backportr.branchPattern, else "
         f"{DEFAULT_BRANCH_PATTERN}).",
+        metavar="GLOB",
     ),
 ]
 QuietOption = Annotated[
@@ -79,7 +89,9 @@ QuietOption = Annotated[
 ]
 IndexOption = Annotated[
     Path | None,
-    typer.Option("--index", help="Index file (default: <git dir>/backportr/index.sqlite)."),
+    typer.Option(
+        "--index", help="Index file (default: <git dir>/backportr/index.sqlite).", metavar="FILE"
+    ),
 ]
 
 
@@ -178,7 +190,10 @@ def index_command(
 
 @app.command("status")
 def status_command(
-    commits: Annotated[list[str], typer.Argument(help="Upstream commits (ids, prefixes, refs).")],
+    commits: Annotated[
+        list[str],
+        typer.Argument(help="Upstream commits (ids, prefixes, refs).", metavar="COMMIT..."),
+    ],
     branch: BranchOption = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
@@ -273,11 +288,15 @@ _RENDERERS = {
 
 @app.command("resolve")
 def resolve_command(
-    target: Annotated[str, typer.Argument(help="The upstream commit to backport.")],
+    target: Annotated[
+        str, typer.Argument(help="The upstream commit to backport.", metavar="TARGET")
+    ],
     branch: BranchOption = None,
     branches: Annotated[
         str | None,
-        typer.Option("--branches", help="All branches matching a pattern, e.g. 'linux-*.y'."),
+        typer.Option(
+            "--branches", help="All branches matching a pattern, e.g. 'linux-*.y'.", metavar="GLOB"
+        ),
     ] = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
@@ -287,7 +306,10 @@ def resolve_command(
         ResolveFormat, typer.Option("--format", "-f", help="Output format.")
     ] = ResolveFormat.text,
     max_commits: Annotated[
-        int, typer.Option("--max-commits", min=1, help="Stop the closure at this many commits.")
+        int,
+        typer.Option(
+            "--max-commits", min=1, help="Stop the closure at this many commits.", metavar="N"
+        ),
     ] = DEFAULT_MAX_COMMITS,
     conflict_depth: Annotated[
         int,
@@ -295,6 +317,7 @@ def resolve_command(
             "--conflict-depth",
             min=0,
             help="How deep to look for commits that resolve conflicts (0: never).",
+            metavar="N",
         ),
     ] = 1,
     symbols: Annotated[
@@ -311,6 +334,7 @@ def resolve_command(
             "-o",
             help="Write to this file (atomically); with --format mbox, a directory "
             "of patches and a series file.",
+            metavar="FILE",
         ),
     ] = None,
     annotation: Annotated[
@@ -335,15 +359,18 @@ def resolve_command(
             "--culprits",
             help="When an absent culprit joins: 'evidence' (tagged for stable, taken by another "
             "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
+            metavar="POLICY",
         ),
     ] = None,
     to: Annotated[
         list[str] | None,
-        typer.Option("--to", help="mbox: a To: of every mail (repeatable), as format-patch."),
+        typer.Option(
+            "--to", help="mbox: a To: of every mail (repeatable), as format-patch.", metavar="ADDR"
+        ),
     ] = None,
     cc: Annotated[
         list[str] | None,
-        typer.Option("--cc", help="mbox: a Cc: of every mail (repeatable)."),
+        typer.Option("--cc", help="mbox: a Cc: of every mail (repeatable).", metavar="ADDR"),
     ] = None,
     cover: Annotated[
         bool,
@@ -507,32 +534,44 @@ def scan_command(
     index: IndexOption = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Only upstream commits after REV, or committed after DATE."),
+        typer.Option(
+            "--since",
+            help="Only upstream commits after REV, or committed after DATE.",
+            metavar="REV|DATE",
+        ),
     ] = None,
     range_: Annotated[
-        str | None, typer.Option("--range", help="Only upstream commits in A..B.")
+        str | None, typer.Option("--range", help="Only upstream commits in A..B.", metavar="A..B")
     ] = None,
     output_format: Annotated[
         ScanFormat, typer.Option("--format", "-f", help="Output format.")
     ] = ScanFormat.text,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file (atomically).")
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (atomically).", metavar="FILE"),
     ] = None,
     state: Annotated[
-        Path | None, typer.Option("--state", help="Remember what was reported (SQLite).")
+        Path | None,
+        typer.Option("--state", help="Remember what was reported (SQLite).", metavar="FILE"),
     ] = None,
     new_only: Annotated[
         bool, typer.Option("--new-only", help="Only findings not reported by earlier runs.")
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=1, help="Spread the targets over N processes.")
+        int,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Spread the targets over N processes.", metavar="N"
+        ),
     ] = 1,
     ignore: Annotated[
-        Path | None, typer.Option("--ignore", help="File of path globs to leave out.")
+        Path | None,
+        typer.Option("--ignore", help="File of path globs to leave out.", metavar="FILE"),
     ] = None,
     dropped: Annotated[
         Path | None,
-        typer.Option("--dropped", help="The stable queue's dropped list ('<X.Y> <40 hex>')."),
+        typer.Option(
+            "--dropped", help="The stable queue's dropped list ('<X.Y> <40 hex>').", metavar="FILE"
+        ),
     ] = None,
     untagged: Annotated[
         str,
@@ -540,6 +579,7 @@ def scan_command(
             "--untagged",
             help="Missing fixes without Cc: stable: include (by priority), separate (after "
             "every tagged one) or skip.",
+            metavar="MODE",
         ),
     ] = "include",
 ) -> None:
@@ -619,6 +659,7 @@ def scan_command(
 mail_app = typer.Typer(
     help="Check mails from stable@ (files, stdin, or a lore archive).",
     no_args_is_help=True,
+    rich_markup_mode=None if _PLAIN_HELP else "rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(mail_app, name="mail")
@@ -641,18 +682,26 @@ def mail_check_command(
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
     lore: Annotated[
-        str | None, typer.Option("--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/")
+        str | None,
+        typer.Option(
+            "--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/", metavar="URL"
+        ),
     ] = None,
     output_format: Annotated[
         MailFormat, typer.Option("--format", "-f", help="Output format.")
     ] = MailFormat.text,
     send: Annotated[bool, typer.Option("--send", help="Send the reply (needs --smtp).")] = False,
     smtp: Annotated[
-        str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
+        str | None,
+        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
     ] = None,
     sender: Annotated[
         str | None,
-        typer.Option("--from", help="The reply's From: (default: backportr.from, user.email)."),
+        typer.Option(
+            "--from",
+            help="The reply's From: (default: backportr.from, user.email).",
+            metavar="ADDR",
+        ),
     ] = None,
 ) -> None:
     """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
@@ -704,7 +753,9 @@ def bot_command(
     lore: Annotated[
         str | None,
         typer.Option(
-            "--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/ (or backportr.lore)"
+            "--lore",
+            help="Inbox URL, e.g. https://lore.kernel.org/stable/ (or backportr.lore)",
+            metavar="URL",
         ),
     ] = None,
     repo: RepoOption = Path("."),
@@ -712,12 +763,15 @@ def bot_command(
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
     query: Annotated[
-        str | None, typer.Option("--query", help="A search (default: the inbox's new messages).")
+        str | None,
+        typer.Option(
+            "--query", help="A search (default: the inbox's new messages).", metavar="SEARCH"
+        ),
     ] = None,
     once: Annotated[bool, typer.Option("--once", help="One poll, then exit (for cron).")] = False,
     quiet: QuietOption = False,
     interval: Annotated[
-        float, typer.Option("--interval", min=1, help="Seconds between polls.")
+        float, typer.Option("--interval", min=1, help="Seconds between polls.", metavar="SECONDS")
     ] = 300.0,
     state: Annotated[
         Path | None,
@@ -725,14 +779,20 @@ def bot_command(
             "--state",
             help="What was processed (SQLite; default: backportr.botState, else "
             "<git dir>/backportr/bot.sqlite).",
+            metavar="FILE",
         ),
     ] = None,
     smtp: Annotated[
-        str | None, typer.Option("--smtp", help="HOST:PORT of the mail server.")
+        str | None,
+        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
     ] = None,
     sender: Annotated[
         str | None,
-        typer.Option("--from", help="The replies' From: (default: backportr.from, user.email)."),
+        typer.Option(
+            "--from",
+            help="The replies' From: (default: backportr.from, user.email).",
+            metavar="ADDR",
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
@@ -744,6 +804,7 @@ def bot_command(
             min=0,
             help="Seconds to wait for an unconfirmed reply to reach the archive before "
             "sending it again.",
+            metavar="SECONDS",
         ),
     ] = 600.0,
 ) -> None:
@@ -801,7 +862,10 @@ def bot_command(
 @app.command("demo")
 def demo_command(
     keep: Annotated[
-        Path | None, typer.Option("--keep", help="Build the example repository here and keep it.")
+        Path | None,
+        typer.Option(
+            "--keep", help="Build the example repository here and keep it.", metavar="PATH"
+        ),
     ] = None,
 ) -> None:
     """Build the IMA/overlayfs example repository and resolve its backport."""
@@ -846,7 +910,11 @@ def _root(
     ] = False,
     overrides: Annotated[
         list[str] | None,
-        typer.Option("-c", help="Set a configuration value for this run, as git's -c: KEY=VALUE."),
+        typer.Option(
+            "-c",
+            help="Set a configuration value for this run, as git's -c.",
+            metavar="KEY=VALUE",
+        ),
     ] = None,
 ) -> None:
     """Find the complete, ordered series a Linux stable backport needs."""

@@ -256,3 +256,19 @@ def test_quiet_for_scripts_and_cron(scenario: RepoBuilder) -> None:
     assert (both.returncode, both.stdout, both.stderr) == (4, "", "")
     missing = run("status", "deadbeefdead", *where, "-q")
     assert missing.returncode == 1 and "unknown commit" in missing.stderr  # errors still said
+
+
+@pytest.mark.parametrize("command", ["index", "status", "resolve", "scan", "bot", "mail check"])
+def test_help_is_plain_when_piped(command: str) -> None:
+    """Piped help: no boxes, no `<bool>`/`<list[str]>` type names after options."""
+    proc = run(*command.split(), "-h")
+    assert proc.returncode == 0, proc.stderr
+    assert "╭" not in proc.stdout and "│" not in proc.stdout
+    options = [ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("-")]
+    for bad in ("<bool>", "<list[str]>", "<str>", "<path>", "<int"):
+        assert not any(bad in ln for ln in options), (bad, proc.stdout)
+
+
+def test_shell_completion_is_offered() -> None:
+    proc = run("--show-completion", "bash")
+    assert proc.returncode == 0 and "complete" in proc.stdout and "backportr" in proc.stdout
