@@ -380,6 +380,15 @@ def resolve_command(
             "it; the patches reply to it.",
         ),
     ] = False,
+    lore: Annotated[
+        str | None,
+        typer.Option(
+            "--lore",
+            help="Read each member's posting from this archive (e.g. https://lore.kernel.org/all/"
+            "): the cover letter's subject and how many patches were posted.",
+            metavar="URL",
+        ),
+    ] = None,
     with_siblings: Annotated[
         Siblings,
         typer.Option(
@@ -415,6 +424,11 @@ def resolve_command(
                 progress=progress,
             )
             report = resolver.resolve(oid, ws.branches)
+            if lore:
+                from backportr.mail.covers import with_covers
+                from backportr.mail.lore import Lore
+
+                report = with_covers(report, Lore(lore), ws.index)
             steps = None
             if output_format is ResolveFormat.script:
                 from backportr.patches import script_steps

@@ -36,7 +36,7 @@ from backportr.postings import mentions_message_id, posting_keys
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -83,6 +83,8 @@ CREATE TABLE IF NOT EXISTS postings(
     commit_id INTEGER NOT NULL, stem TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY(commit_id, stem)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_stem ON postings(stem);
+CREATE TABLE IF NOT EXISTS posting_covers(
+    stem TEXT PRIMARY KEY, cover TEXT, posted INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
@@ -236,6 +238,7 @@ class CommitIndex:
             "branch_commits",
             "after_fork",
             "postings",
+            "posting_covers",
             "adapted_checks",
             "results",
             "meta",
@@ -873,6 +876,20 @@ class CommitIndex:
             (row[0],),
         ).fetchall()
         return row[0], [(int(n), str(o)) for n, o in members]
+
+    def posting_cover(self, stem: str) -> tuple[str | None, int | None] | None:
+        """What lore said of a posting (its cover letter's subject, how many patches were
+        posted), when it was asked before."""
+        row = self.db.execute(
+            "SELECT cover, posted FROM posting_covers WHERE stem=?", (stem,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def keep_posting_cover(self, stem: str, cover: str | None, posted: int | None) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+            self.db.execute(
+                "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?)", (stem, cover, posted)
+            )
 
     def fixes_after_fork(self, refname: str) -> list[Oid]:
         """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""

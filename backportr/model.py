@@ -188,8 +188,10 @@ class PostingInfo:
     key: str  # the Message-ID stem, or "merge <12 hex>"
     position: int
     total: int
-    cover: str | None  # the merge's subject, when a merge brought the posting in
+    cover: str | None  # the merge's subject, or the cover letter's (read from lore)
     siblings: tuple[Sibling, ...]
+    message_id: str | None = None  # this patch's mail, when its trailers name it
+    posted: int | None = None  # how many patches were posted (the cover's N, from lore)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,3 +137,79 @@ def test_the_graph_draws_a_cluster_per_posting(ima: ImaFixture) -> None:
     assert "posting: 20230124193025.185781-jlayton@kernel.org" in cluster
     for name in ("iversion-1of8", "iversion-2of8", A1175):
         assert ima.ids[name][:12] in cluster
+
+
+_COVER = """From: Jeff Layton <jlayton@kernel.org>
+To: linux-fsdevel@vger.kernel.org
+Subject: [PATCH v8 RESEND 0/8] fs: clean up internal i_version handling
+Date: Tue, 24 Jan 2023 14:30:17 -0500
+Message-ID: <20230124193025.185781-1-jlayton@kernel.org>
+
+The series, for the fixture.
+"""
+
+_PATCH_3 = """From: Jeff Layton <jlayton@kernel.org>
+To: linux-fsdevel@vger.kernel.org
+Subject: [PATCH v8 RESEND 3/8] vfs: plumb i_version handling into struct kstat
+Date: Tue, 24 Jan 2023 14:30:20 -0500
+Message-ID: <20230124193025.185781-4-jlayton@kernel.org>
+In-Reply-To: <20230124193025.185781-1-jlayton@kernel.org>
+References: <20230124193025.185781-1-jlayton@kernel.org>
+
+Reviewed-by: NeilBrown <neilb@suse.de>
+Signed-off-by: Jeff Layton <jlayton@kernel.org>
+---
+ fs/stat.c | 1 +
+ 1 file changed, 1 insertion(+)
+
+diff --git a/fs/stat.c b/fs/stat.c
+--- a/fs/stat.c
++++ b/fs/stat.c
+@@ -1,1 +1,2 @@
+ #include <linux/fs.h>
++#include <linux/iversion.h>
+"""
+
+
+def test_the_cover_letter_from_lore(ima: ImaFixture, tmp_path: Path) -> None:
+    """resolve --lore: the posting's cover subject and how many patches were posted, read from
+    the thread of the member's own mail on a real public-inbox-httpd; kept in the index."""
+    import shutil
+
+    from tests.test_bot import start_archive
+
+    if shutil.which("public-inbox-httpd") is None:
+        pytest.skip("public-inbox is not installed")
+    archive = start_archive(tmp_path / "pi", {"cover": _COVER, "patch": _PATCH_3})
+    index = tmp_path / "index.sqlite"
+    where = ["-b", "v5.10.194", "--index", str(index)]
+    try:
+        online = _resolve_json(ima.path, ima.ids[B836C], *where, "--lore", archive.url)
+    finally:
+        archive.stop()
+    posting = next(
+        m["posting"] for m in online["branches"][0]["series"] if m["commit"] == ima.ids[A1175]
+    )
+    assert posting["cover"] == "fs: clean up internal i_version handling"
+    assert (posting["posted"], posting["position"], posting["total"]) == (8, 3, 8)
+    assert posting["message_id"] == "20230124193025.185781-4-jlayton@kernel.org"
+    again = _resolve_json(ima.path, ima.ids[B836C], *where, "--lore", archive.url)  # it is down
+    kept = next(m["posting"] for m in again["branches"][0]["series"] if m["posting"])
+    assert kept["cover"] == "fs: clean up internal i_version handling"  # from the index
+    text = backportr(
+        "resolve", ima.ids[B836C], "--repo", str(ima.path), *where, "--lore", archive.url
+    ).stdout
+    assert '3/8 of "fs: clean up internal i_version handling"' in text
+
+
+def test_an_unreachable_archive_leaves_the_history_answer(ima: ImaFixture, tmp_path: Path) -> None:
+    where = ["-b", "v5.10.194", "--index", str(tmp_path / "index.sqlite")]
+    proc = backportr(
+        "resolve", ima.ids[B836C], "--repo", str(ima.path), *where, "--format", "json",
+        "--lore", "http://127.0.0.1:9/all/",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: cannot read the posting" in proc.stderr
+    posting = next(m["posting"] for m in json.loads(proc.stdout)["branches"][0]["series"]
+                   if m["posting"])  # fmt: skip
+    assert posting["cover"] is None and posting["total"] == 8

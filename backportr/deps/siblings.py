@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from backportr.deps import Context, Finding, Relation
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
-from backportr.postings import is_b4, positions
+from backportr.postings import is_b4, message_ids, message_key, positions
 
 _MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting
 
@@ -62,9 +62,15 @@ def posting_info(ctx: Context, commit: Oid, in_series: set[Oid]) -> PostingInfo 
         else:
             state = "absent"
         siblings.append(Sibling(other, position, ctx.subject(other), state))
+    mine = next((m for m in message_ids(ctx.repo.message(commit)) if _stem(m) == found.key), None)
     return PostingInfo(
-        found.key, found.position_of(commit), found.total, found.cover, tuple(siblings)
+        found.key, found.position_of(commit), found.total, found.cover, tuple(siblings), mine
     )
+
+
+def _stem(message_id: str) -> str | None:
+    key = message_key(message_id)
+    return key.stem if key else None
 
 
 def sibling_findings(ctx: Context, commit: Oid, policy: SiblingsPolicy) -> list[Finding]:

@@ -89,6 +89,8 @@ def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
         "position": p.position,
         "total": p.total,
         "cover": p.cover,
+        "posted": p.posted,
+        "message_id": p.message_id,
         "siblings": [
             {"commit": s.commit, "position": s.position, "subject": s.subject, "state": s.state}
             for s in p.siblings
@@ -100,7 +102,12 @@ def posting_line(p: PostingInfo) -> str:
     """`3/8 of "cover" (1/8 absent, 2/8 absent, 4/8 present, ...)`."""
     of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
     others = ", ".join(f"{s.position}/{p.total} {s.state}" for s in p.siblings if s.state != "this")
-    return f"{p.position}/{p.total} of {of}" + (f" ({others})" if others else "")
+    landed = (
+        f"; {p.posted} posted, {len(p.siblings)} landed upstream"
+        if p.posted is not None and p.posted > len(p.siblings)
+        else ""
+    )
+    return f"{p.position}/{p.total} of {of}" + (f" ({others})" if others else "") + landed
 
 
 def render_json(report: Report) -> str:
