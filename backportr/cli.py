@@ -930,9 +930,17 @@ def _root(
             metavar="KEY=VALUE",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Say what is being done (on stderr): index, resolve, scan, bot."
+        ),
+    ] = False,
 ) -> None:
     """Find the complete, ordered series a Linux stable backport needs."""
     _OVERRIDES[:] = overrides or []
+    if verbose:
+        logging.getLogger("backportr").setLevel(logging.INFO)
 
 
 @app.command("config")
@@ -981,12 +989,20 @@ def main(argv: list[str] | None = None) -> int:
     return _exit(ExitCode.OK)
 
 
+class _LevelFormatter(logging.Formatter):
+    """`backportr: warning: ...` for warnings, `backportr: ...` for what -v says."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        kind = "warning: " if record.levelno >= logging.WARNING else ""
+        return f"backportr: {kind}{record.getMessage()}"
+
+
 def _log_to_stderr() -> None:
     """Warnings of the `backportr` logger as one line each on stderr (never on stdout)."""
     logger = logging.getLogger("backportr")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("backportr: warning: %(message)s"))
+        handler.setFormatter(_LevelFormatter())
         said: set[str] = set()
 
         def once(record: logging.LogRecord) -> bool:

@@ -11,7 +11,9 @@ just before that backport. Never prints: progress goes through the callback.
 from __future__ import annotations
 
 import functools
+import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +48,8 @@ from backportr.model import (
 from backportr.repo import Ref
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
+
+_log = logging.getLogger("backportr")
 
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
@@ -269,6 +273,16 @@ class Resolver:
     # -- one branch ------------------------------------------------------------------------
 
     def resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
+        began = time.monotonic()
+        report = self._resolve_branch(target, branch)
+        _log.info(
+            "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
+            target[:12], branch.name, report.status, len(report.series), len(report.present),
+            time.monotonic() - began,
+        )  # fmt: skip
+        return report
+
+    def _resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
         ctx = self.context(branch)
         presence = ctx.presence.check(target, branch)
         closure = _Closure(ctx, target, presence.present, self.max_commits)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from backportr.repo import Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace, open_workspace
+
+_log = logging.getLogger("backportr")
 
 KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
 
@@ -234,6 +237,10 @@ class Scanner:
             )
         result.scanned = total
         result.resolved, result.reused = self._counts
+        _log.info(
+            "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept",
+            branch.name, total, result.resolved, result.reused,
+        )  # fmt: skip
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 

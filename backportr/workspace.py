@@ -69,6 +69,8 @@ def open_workspace(
     except BaseException:
         index.close()
         raise
+    new = ", ".join(f"{name} +{count}" for name, count in stats.new_commits.items() if count)
+    _log.info("index %s: %s", index.path, new or "up to date")
     return Workspace(
         repo=repo,
         index=index,

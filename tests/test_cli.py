@@ -272,3 +272,12 @@ def test_help_is_plain_when_piped(command: str) -> None:
 def test_shell_completion_is_offered() -> None:
     proc = run("--show-completion", "bash")
     assert proc.returncode == 0 and "complete" in proc.stdout and "backportr" in proc.stdout
+
+
+def test_verbose_says_what_is_done(scenario: RepoBuilder) -> None:
+    proc = run(
+        "-v", "resolve", scenario.ids["fix"], "-b", "linux-5.10.y", "--repo", str(scenario.path)
+    )
+    assert proc.returncode in (0, 4), proc.stderr
+    assert "backportr: index " in proc.stderr and "backportr: resolved " in proc.stderr
+    assert "warning" not in proc.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import email.policy
+import logging
 import signal
 import sqlite3
 import time
@@ -32,6 +33,8 @@ from backportr.mail.reply import compose_reply
 from backportr.mail.sending import SendError, SmtpServer, send_message, send_raw
 from backportr.statefile import exclusive_lock
 from backportr.workspace import Workspace
+
+_log = logging.getLogger("backportr")
 
 
 @dataclass
@@ -99,6 +102,7 @@ class BotState:
     def record(
         self, message_id: str, verdict: str, detail: str = "", reply_id: str | None = None
     ) -> None:
+        _log.info("bot: <%s>: %s %s", message_id, verdict, detail[:120])
         with self._writing():
             self.db.execute(
                 "INSERT OR REPLACE INTO messages VALUES(?, ?, ?, ?, ?)",
