@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from backportr.builder import RepoBuilder
-from backportr.examples.ima import ImaFixture, build
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
+from tests.inbox import DATA, Archive, patch_mail, start_archive
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -76,3 +78,30 @@ def backportr(*args: str, timeout: int = 300, **kwargs: object) -> subprocess.Co
         timeout=timeout,
         **kwargs,
     )  # type: ignore[call-overload]
+
+
+@pytest.fixture(scope="module")
+def mails(ima: ImaFixture) -> dict[str, str]:
+    ids = {
+        "B836C": ima.ids[B836C],
+        "A1175": ima.ids[A1175],
+        "DB1D1": ima.ids[DB1D1],
+        "F8A92_12": ima.ids[F8A92][:12],
+    }
+    out = {}
+    for path in sorted(DATA.glob("*.eml.in")):
+        text = path.read_text()
+        for key, value in ids.items():
+            text = text.replace("{" + key + "}", value)
+        out[path.name.removesuffix(".eml.in")] = text
+    out["patch"] = patch_mail(ima)
+    return out
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, mails: dict[str, str]) -> Iterator[Archive]:
+    if shutil.which("public-inbox-httpd") is None:
+        pytest.skip("public-inbox is not installed")
+    started = start_archive(tmp_path_factory.mktemp("public-inbox"), mails)
+    yield started
+    started.stop()

@@ -27,7 +27,7 @@ import pytest
 
 from backportr.examples.ima import ImaFixture
 from backportr.mail.lore import Lore, LoreError
-from tests.test_bot import Archive, free_port, mails, needs_public_inbox, start_archive  # noqa: F401
+from tests.inbox import Archive, free_port, needs_public_inbox, start_archive
 
 ACTIONABLE = {
     "<2023112013-failed-b836c-5.10@gregkh>",
@@ -115,7 +115,7 @@ def run_bot(
 
 
 @pytest.fixture
-def fresh_archive(tmp_path: Path, mails: dict[str, str]) -> Iterator[Archive]:  # noqa: F811
+def fresh_archive(tmp_path: Path, mails: dict[str, str]) -> Iterator[Archive]:
     pytest.importorskip("aiosmtpd.controller")
     started = start_archive(tmp_path / "public-inbox", mails)
     yield started

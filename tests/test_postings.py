@@ -176,7 +176,7 @@ def test_the_cover_letter_from_lore(ima: ImaFixture, tmp_path: Path) -> None:
     the thread of the member's own mail on a real public-inbox-httpd; kept in the index."""
     import shutil
 
-    from tests.test_bot import start_archive
+    from tests.inbox import start_archive
 
     if shutil.which("public-inbox-httpd") is None:
         pytest.skip("public-inbox is not installed")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from backportr.mail.sending import SendError, SmtpServer, send_message
-from tests.test_bot import free_port
+from tests.inbox import free_port
 
 aiosmtpd = pytest.importorskip("aiosmtpd.controller")
 from aiosmtpd.smtp import AuthResult, LoginPassword  # noqa: E402
