@@ -131,3 +131,16 @@ def presence_repo(path: Path) -> RepoBuilder:
     b.revert("reverted-bp", "linux-5.10.y", name="reverted-revert")
     b.cherry_pick("cherry", "linux-5.10.y", annotation="cherry-pick", name="cherry-bp")
     return b
+
+
+def ambiguous_repo(path: Path) -> tuple[RepoBuilder, str]:
+    """Commits until two share a 4-hex prefix; returns the builder and that prefix."""
+    b = RepoBuilder(path)
+    seen: dict[str, str] = {}
+    i = 0
+    while True:
+        oid = b.commit(f"churn {i}", {"f": str(i)})
+        if oid[:4] in seen:
+            return b, oid[:4]
+        seen[oid[:4]] = oid
+        i += 1

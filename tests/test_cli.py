@@ -9,8 +9,7 @@ import pytest
 
 from backportr.builder import RepoBuilder
 from tests.conftest import backportr, git
-from tests.scenarios import presence_repo
-from tests.test_repo import ambiguous_repo
+from tests.scenarios import ambiguous_repo, presence_repo
 
 run = backportr
 

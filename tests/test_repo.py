@@ -16,19 +16,7 @@ from backportr.errors import (
 )
 from backportr.repo import Repo
 from tests.conftest import git
-
-
-def ambiguous_repo(path: Path) -> tuple[RepoBuilder, str]:
-    """Commits until two share a 4-hex prefix; returns the builder and that prefix."""
-    b = RepoBuilder(path)
-    seen: dict[str, str] = {}
-    i = 0
-    while True:
-        oid = b.commit(f"churn {i}", {"f": str(i)})
-        if oid[:4] in seen:
-            return b, oid[:4]
-        seen[oid[:4]] = oid
-        i += 1
+from tests.scenarios import ambiguous_repo
 
 
 def test_resolve_forms(tmp_path: Path) -> None:
