@@ -96,7 +96,7 @@ def build_patches(
         result = applier.pick(member.commit, state)
         state = result.state
         after = applier.write_tree(state)
-        diff = repo.git.diff(repo.git[before], repo.git[after], context_lines=3)
+        diff = repo.diff_trees(before, after)
         commit = repo.commit(member.commit)
         patches.append(
             Patch(

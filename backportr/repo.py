@@ -564,6 +564,11 @@ class Repo:
             return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
         return commit.tree.diff_to_tree(swap=True, context_lines=3)
 
+    def diff_trees(self, old: Oid, new: Oid) -> pygit2.Diff:
+        """The change from one tree to another (three lines of context, as git diff)."""
+        before = self.git[old].peel(pygit2.Tree)
+        return before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
+
     def patches(self, oid: Oid) -> list[pygit2.Patch]:
         """The commit's change against its first parent, one patch per file (the most recent
         `_PATCH_CACHE` commits' kept: trial, blame and symbol finders ask for the same ones,

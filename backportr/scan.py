@@ -16,6 +16,7 @@ with the same Resolver the CLI uses. A failing target is recorded and the scan g
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import logging
@@ -229,12 +230,13 @@ class Scanner:
         self._counts = [0, 0]
         for done, commit in enumerate(fixes, 1):
             self.progress(f"scanning {branch.name}", done, total)
-            self._guard(result, commit, lambda c=commit: self._missing_fix(branch, c, result))
+            self._guard(
+                result, commit, functools.partial(self._missing_fix, branch, commit, result)
+            )
         for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
             self.progress(f"scanning {branch.name}", done, total)
-            self._guard(
-                result, upstream, lambda c=carrier, u=upstream: self._backport(branch, c, u, result)
-            )
+            work = functools.partial(self._backport, branch, carrier, upstream, result)
+            self._guard(result, upstream, work)
         result.scanned = total
         result.resolved, result.reused = self._counts
         _log.info(
@@ -620,9 +622,9 @@ def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> lis
             ws.repo.walk(ws.repo.resolve_commit(end or "HEAD"), [ws.repo.resolve_commit(start)])
         )
     if since:
-        start = ws.repo.try_resolve_commit(since)
-        if start is not None:
-            return list(ws.repo.walk(ws.upstream.tip, [start]))
+        after = ws.repo.try_resolve_commit(since)
+        if after is not None:
+            return list(ws.repo.walk(ws.upstream.tip, [after]))
         return ws.repo.commits_since(ws.upstream.tip, since)  # a date, as git reads one
     return None
 

@@ -1,0 +1,107 @@
+"""The persistent commit index (SQLite under the repository's git directory).
+
+For the upstream ref and each indexed stable branch it keeps every commit's id, subject,
+author and dates, its parsed relations (Fixes:, reverts, upstream references,
+Stable-dep-of:, Cc: stable tags, posting Message-IDs), patch-ids of branch commits, and the
+reverse maps "who fixes X", "who reverts X", "which branch commit carries upstream X".
+Updates are incremental (only commits new since the stored tips are read) and a rewritten
+branch is re-read from its fork point. Writers hold a file lock; readers see a consistent
+database thanks to WAL.
+
+schema.py holds the tables and values, reader.py the questions, writer.py the updates; this
+module opens, checks and closes. It does not decide presence or dependencies: presence.py and
+deps/ ask it questions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from pathlib import Path
+
+from backportr.dbfault import explain
+from backportr.errors import IndexCorruptError
+from backportr.index.schema import (
+    _COMMIT_INDEXES,
+    _SCHEMA,
+    SCHEMA_VERSION,
+    IndexedRef,
+    Relation,
+    UpdateStats,
+)
+from backportr.index.writer import IndexWriter
+from backportr.repo import Repo
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CommitIndex",
+    "IndexedRef",
+    "Relation",
+    "UpdateStats",
+    "default_index_path",
+]
+
+
+def default_index_path(repo: Repo) -> Path:
+    return repo.path / "backportr" / "index.sqlite"
+
+
+class CommitIndex(IndexWriter):
+    """The index of one repository. Use as a context manager, or call close()."""
+
+    def __init__(self, repo: Repo, path: Path | None = None, *, recover: bool = False) -> None:
+        """With `recover`, an index file that cannot be read is moved aside (kept, renamed
+        `*.corrupt-<time>`) and a new one started; without, that is an error."""
+        self.repo = repo
+        self._bulk = False
+        self.path = path or default_index_path(repo)
+        if recover and self.path.exists() and not _readable(self.path):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            self.path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise IndexCorruptError(
+                f"cannot create the index directory {self.path.parent}: {error}"
+            ) from None
+        self._lock_path = self.path.with_suffix(".lock")
+        try:
+            self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=60000")
+            self._ensure_schema()
+        except sqlite3.DatabaseError as error:
+            if hasattr(self, "db"):
+                self.db.close()
+            raise IndexCorruptError(explain(error, self.path)) from None
+
+    def __enter__(self) -> CommitIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _ensure_schema(self) -> None:
+        self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        elif row[0] != SCHEMA_VERSION:
+            self._drop_all()
+
+
+def _readable(path: Path) -> bool:
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            db.execute("PRAGMA quick_check").fetchall()
+            db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        return True
+    except sqlite3.DatabaseError:
+        return False

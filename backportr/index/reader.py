@@ -1,0 +1,299 @@
+"""Reading the index: the questions presence, the finders and the scan ask (who fixes X,
+which branch commit carries upstream U, what posting a commit came from, ...)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+
+from backportr.index.schema import IndexedRef, Relation, tag_from_json
+from backportr.model import CommitInfo, Oid, StableTag
+from backportr.repo import Repo
+
+
+class IndexReader:
+    """Queries over an open index database."""
+
+    db: sqlite3.Connection
+    repo: Repo
+    path: Path
+
+    def refs(self) -> list[IndexedRef]:
+        return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
+
+    def _stored_ref(self, refname: str) -> IndexedRef | None:
+        row = self.db.execute("SELECT * FROM refs WHERE refname=?", (refname,)).fetchone()
+        return IndexedRef(*row) if row else None
+
+    def info(self, oid: Oid) -> CommitInfo | None:
+        row = self.db.execute(
+            "SELECT oid, subject, author_name, author_email, author_time, commit_time "
+            "FROM commits WHERE oid=?",
+            (oid,),
+        ).fetchone()
+        return CommitInfo(*row) if row else None
+
+    def upstream_seq(self, oid: Oid) -> int | None:
+        row = self.db.execute("SELECT upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
+        return row[0] if row else None
+
+    def is_upstream(self, oid: Oid) -> bool:
+        return self.upstream_seq(oid) is not None
+
+    def fixes_of(self, oid: Oid) -> list[Relation]:
+        """The culprits a commit names in its Fixes: lines (resolved where possible)."""
+        return self._relations_of("fixes", oid)
+
+    def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
+        rows = self.db.execute(
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            "JOIN commits c ON c.id = t.commit_id WHERE c.oid=?",
+            (oid,),
+        )
+        return [Relation(*row) for row in rows]
+
+    def fixed_by(self, oid: Oid, *, upstream_only: bool = True) -> list[Relation]:
+        """Who fixes X: commits whose Fixes: names X, oldest upstream first."""
+        return self._relations_to("fixes", oid, upstream_only)
+
+    def reverted_by(self, oid: Oid, *, upstream_only: bool = False) -> list[Relation]:
+        return self._relations_to("reverts", oid, upstream_only)
+
+    def stable_deps_naming(self, oid: Oid) -> list[Relation]:
+        """Commits of indexed branches whose Stable-dep-of: names X (X needed them)."""
+        return self._relations_to("stable_deps", oid, False, in_branch=True)
+
+    def _relations_to(
+        self, table: str, oid: Oid, upstream_only: bool, *, in_branch: bool = False
+    ) -> list[Relation]:
+        where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
+        if in_branch:
+            where += " AND EXISTS(SELECT 1 FROM branch_commits b WHERE b.commit_id = c.id)"
+        rows = self.db.execute(
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
+            "ORDER BY c.upstream_seq, c.commit_time",
+            (oid,),
+        )
+        return [Relation(*row) for row in rows]
+
+    def stable_tags_of(self, oid: Oid) -> list[StableTag]:
+        row = self.db.execute("SELECT stable_tags FROM commits WHERE oid=?", (oid,)).fetchone()
+        if not row or not row[0]:
+            return []
+        return [tag_from_json(t) for t in json.loads(row[0])]
+
+    def carriers(self, upstream: Oid, refname: str) -> list[Oid]:
+        """Branch commits that name `upstream` in an upstream-reference line, oldest first."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? "
+            "WHERE u.upstream=? ORDER BY b.seq",
+            (refname, upstream),
+        )
+        return [r[0] for r in rows]
+
+    def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
+        """(branch name, commit) of indexed branches other than `refname` whose commits carry
+        `upstream` by an upstream-reference line or by the same patch-id, oldest first."""
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id JOIN refs r ON r.refname=b.refname "
+            "WHERE u.upstream=? AND b.refname != ? ORDER BY r.name, b.seq",
+            (upstream, refname),
+        ).fetchall()
+        if rows:
+            return [(name, oid) for name, oid in rows]
+        patch_id = self.patch_id(upstream)
+        if not patch_id:
+            return []
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "JOIN refs r ON r.refname=b.refname WHERE c.patch_id=? AND b.refname != ? "
+            "AND c.oid != ? ORDER BY r.name, b.seq",
+            (patch_id, refname, upstream),
+        ).fetchall()
+        return [(name, oid) for name, oid in rows]
+
+    def carried_upstream(self, oid: Oid) -> Oid | None:
+        """The upstream id a (stable) commit names, if any."""
+        row = self.db.execute(
+            "SELECT u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "WHERE c.oid=?",
+            (oid,),
+        ).fetchone()
+        return row[0] if row else None
+
+    def in_branch(self, oid: Oid, refname: str) -> bool | None:
+        """Is the commit in the branch's history? None when the index cannot tell."""
+        row = self.db.execute("SELECT id, upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
+        if row is None:
+            return None
+        cid, seq = row
+        if self.db.execute(
+            "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
+        ).fetchone():
+            return True
+        if seq is None:
+            return False
+        stored = self._stored_ref(refname)
+        if stored is None or stored.fork is None:
+            return None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM after_fork WHERE refname=? AND commit_id=?", (refname, cid)
+            ).fetchone()
+            is None
+        )
+
+    def branches_of(self, oid: Oid) -> list[str]:
+        """Names of the indexed branches whose own commits include `oid`."""
+        rows = self.db.execute(
+            "SELECT r.name FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "JOIN refs r ON r.refname=b.refname WHERE c.oid=? ORDER BY r.name",
+            (oid,),
+        )
+        return [r[0] for r in rows]
+
+    def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",
+            (refname, patch_id),
+        )
+        return [r[0] for r in rows]
+
+    def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "AND b.refname=? WHERE c.subject=? ORDER BY b.seq",
+            (refname, subject),
+        )
+        return [r[0] for r in rows]
+
+    def upstream_by_subject(self, subject: str) -> list[Oid]:
+        rows = self.db.execute(
+            "SELECT oid FROM commits WHERE subject=? AND upstream_seq IS NOT NULL "
+            "ORDER BY upstream_seq",
+            (subject,),
+        )
+        return [r[0] for r in rows]
+
+    def patch_id(self, oid: Oid) -> str | None:
+        """The commit's patch-id, computed once and kept (upstream commits on demand)."""
+        row = self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
+        if row is not None and row[1] is not None:
+            return row[1] or None
+        value = self.repo.patch_id(oid)
+        if row is not None:
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
+        return value
+
+    def fill_patch_ids(self, oids: list[Oid]) -> None:
+        """Compute the missing patch-ids of these commits in one git pipeline and keep them
+        (a scan asks for thousands of upstream patch-ids; one diff each would be minutes)."""
+        missing = [
+            oid for oid in oids if (row := self._patch_id_row(oid)) is not None and row[1] is None
+        ]
+        if not missing:
+            return
+        computed = dict(self.repo.patch_ids_of(missing))
+        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
+            self.db.executemany(
+                "UPDATE commits SET patch_id=? WHERE oid=?",
+                [(computed.get(oid, ""), oid) for oid in missing],
+            )
+
+    def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
+        row: tuple[int, str | None] | None = self.db.execute(
+            "SELECT id, patch_id FROM commits WHERE oid=?", (oid,)
+        ).fetchone()
+        return row
+
+    def adapted_conflicts(self, upstream: Oid, carrier: Oid) -> bool | None:
+        """Cached: does `upstream` conflict at the parent of its backport `carrier`?"""
+        row = self.db.execute(
+            "SELECT conflicts FROM adapted_checks WHERE upstream=? AND carrier=?",
+            (upstream, carrier),
+        ).fetchone()
+        return None if row is None else bool(row[0])
+
+    def keep_adapted_conflicts(self, upstream: Oid, carrier: Oid, conflicts: bool) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):
+            self.db.execute(
+                "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
+                (upstream, carrier, int(conflicts)),
+            )
+
+    def posting_of(self, oid: Oid) -> tuple[str, list[tuple[int, Oid]]] | None:
+        """The posting an upstream commit came from, by the Message-ID its `Link:` or
+        `Message-Id:` names: (stem, [(patch number, upstream commit)] of every patch of it
+        that landed upstream, by number). None when it names no known form."""
+        row = self.db.execute(
+            "SELECT p.stem FROM postings p JOIN commits c ON c.id=p.commit_id WHERE c.oid=?",
+            (oid,),
+        ).fetchone()
+        if row is None:
+            return None
+        members = self.db.execute(
+            "SELECT p.number, c.oid FROM postings p JOIN commits c ON c.id=p.commit_id "
+            "WHERE p.stem=? AND c.upstream_seq IS NOT NULL ORDER BY p.number, c.upstream_seq",
+            (row[0],),
+        ).fetchall()
+        return row[0], [(int(n), str(o)) for n, o in members]
+
+    def posting_cover(self, stem: str) -> tuple[str | None, int | None] | None:
+        """What lore said of a posting (its cover letter's subject, how many patches were
+        posted), when it was asked before."""
+        row = self.db.execute(
+            "SELECT cover, posted FROM posting_covers WHERE stem=?", (stem,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def keep_posting_cover(self, stem: str, cover: str | None, posted: int | None) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+            self.db.execute(
+                "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?)", (stem, cover, posted)
+            )
+
+    def fixes_after_fork(self, refname: str) -> list[Oid]:
+        """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""
+        rows = self.db.execute(
+            "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
+            "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
+            "WHERE f.target IS NOT NULL ORDER BY c.upstream_seq",
+            (refname,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def backports_in(self, refname: str) -> list[tuple[Oid, Oid]]:
+        """(carrier, upstream) for the branch's commits naming an upstream commit, in branch
+        order, each upstream commit once (its first carrier)."""
+        rows = self.db.execute(
+            "SELECT c.oid, u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+            (refname,),
+        ).fetchall()
+        seen: set[Oid] = set()
+        out = []
+        for carrier, upstream in rows:
+            if upstream not in seen and self.is_upstream(upstream):
+                seen.add(upstream)
+                out.append((carrier, upstream))
+        return out
+
+    def cached_result(self, key: str) -> str | None:
+        """A result computed earlier from exactly the same inputs (the key names them all)."""
+        row = self.db.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def keep_result(self, key: str, value: str) -> None:
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+            self.db.execute("INSERT OR REPLACE INTO results VALUES(?, ?)", (key, value))
+
+    def count(self) -> int:
+        count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
+        return count
