@@ -110,6 +110,7 @@ class Generator:
     subjects: dict[int, str] = field(default_factory=dict)
     changes: dict[int, Change] = field(default_factory=dict)
     touching: dict[str, list[int]] = field(default_factory=dict)
+    kernel_messages: bool = False
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -180,8 +181,17 @@ class Generator:
         return self.mark
 
     def message(self, subject: str, extra: list[str], author: tuple[str, str]) -> str:
-        words = " ".join(self.rng.choice(WORDS) for _ in range(10))
+        rng = self.rng
+        words = " ".join(rng.choice(WORDS) for _ in range(10))
         lines = [subject, "", f"This change {words}.", "It keeps the old behaviour otherwise.", ""]
+        if self.kernel_messages:  # as long as the kernel's (about 1 KB) and its trailer mix
+            for _ in range(rng.randint(6, 20)):
+                lines.append(" ".join(rng.choice(WORDS) for _ in range(11)).capitalize() + ".")
+            lines.append("")
+            for trailer in ("Reported-by", "Reviewed-by", "Acked-by", "Tested-by", "Cc"):
+                if rng.random() < 0.35:
+                    who = rng.choice(AUTHORS)
+                    lines.append(f"{trailer}: {who[0]} <{who[1]}>")
         lines += extra
         lines.append(f"Signed-off-by: {author[0]} <{author[1]}>")
         lines.append(f"Link: https://lore.kernel.org/r/{self.clock}.{self.mark}-1-dev@example.org")
@@ -233,12 +243,18 @@ class Generator:
 
 
 def build(
-    repo: Path, upstream: int, stable: int, seed: int, files: int, branches: int = 1
+    repo: Path,
+    upstream: int,
+    stable: int,
+    seed: int,
+    files: int,
+    branches: int = 1,
+    kernel_messages: bool = False,
 ) -> dict[str, object]:
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
     rng = random.Random(seed)
     paths = [f"{AREAS[i % len(AREAS)]}/file{i}.c" for i in range(files)]
-    g = Generator(repo, rng, paths)
+    g = Generator(repo, rng, paths, kernel_messages=kernel_messages)
     g.start()
     main = Tree({})
     g.commit("refs/heads/master", main, "Linux 4.0\n", {p: _initial(p) for p in paths}, LINUS)
@@ -386,6 +402,11 @@ def main() -> int:
     parser.add_argument("--stable", type=int, default=20_000)
     parser.add_argument("--files", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--kernel-messages",
+        action="store_true",
+        help="messages as long as the kernel's (6-20 body lines) with its trailer mix",
+    )
     parser.add_argument("--append", type=int, default=0, help="add N upstream commits")
     parser.add_argument(
         "--branches",
@@ -402,7 +423,15 @@ def main() -> int:
         if args.repo.exists():
             print(f"{args.repo} exists; give a new path", file=sys.stderr)
             return 1
-        summary = build(args.repo, args.upstream, args.stable, args.seed, args.files, args.branches)
+        summary = build(
+            args.repo,
+            args.upstream,
+            args.stable,
+            args.seed,
+            args.files,
+            args.branches,
+            args.kernel_messages,
+        )
     summary["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(summary))
     return 0
