@@ -397,6 +397,15 @@ def resolve_command(
             "prerequisites), 'all', or 'none' (shown only).",
         ),
     ] = Siblings.none,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (-o still writes); the exit code answers: 0 "
+            "every series ready or nothing to do, 4 a series needs a human.",
+        ),
+    ] = False,
 ) -> None:
     """The complete, ordered series to backport TARGET onto each branch, with evidence."""
     from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
@@ -445,7 +454,9 @@ def resolve_command(
                 style = annotation or AnnotationStyle(
                     _config(repo).value("backportr.annotation") or "greg"
                 )
-                _write_mbox(ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover))
+                _write_mbox(
+                    ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover), quiet
+                )
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -456,7 +467,7 @@ def resolve_command(
         )
         if output is not None:
             write_atomically(output, text)
-        else:
+        elif not quiet:
             sys.stdout.write(text)
     if any(
         b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
@@ -503,6 +514,7 @@ def _write_mbox(  # type: ignore[no-untyped-def]
     annotation: AnnotationStyle,
     signoff: str | None,
     mailing,
+    quiet: bool = False,
 ) -> None:
     """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
     import email.utils
@@ -516,7 +528,8 @@ def _write_mbox(  # type: ignore[no-untyped-def]
             ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value, signoff
         )
         for commit, why in dropped(branch).items():
-            typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
+            if not quiet:
+                typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
         now = time.time()
         stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{report.target[:12]}"
         stamp += f"-{branch.branch}"
@@ -525,11 +538,13 @@ def _write_mbox(  # type: ignore[no-untyped-def]
             date = email.utils.formatdate(now, localtime=False)
             cover = cover_for(report.target, report.subject, branch, patches, date)
         if output is None:
-            sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
+            if not quiet:
+                sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
         else:
             directory = output / branch.branch if len(report.branches) > 1 else output
             written = write_series(directory, patches, mailing, cover, stamp)
-            typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)
+            if not quiet:
+                typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)
 
 
 class ScanFormat(StrEnum):
@@ -596,6 +611,15 @@ def scan_command(
             metavar="MODE",
         ),
     ] = "include",
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (-o still writes the report); the exit code "
+            "answers: 0 no findings, 4 findings, 1 errors.",
+        ),
+    ] = False,
 ) -> None:
     """Which fixes each branch lacks, and which of its backports are incomplete.
 
@@ -652,17 +676,17 @@ def scan_command(
             text = render_scan_text(scans)
         if output is not None:
             write_atomically(output, text)
-        else:
+        elif not quiet:
             sys.stdout.write(text)
             sys.stdout.flush()  # a full device fails here, before the state says "reported"
-        if holder is not None:
+        if holder is not None and (output is not None or not quiet):
             holder.record(every)  # only once the report describing them is safely out
     finally:
         progress.finish()
         if holder is not None:
             holder.close()
     errors = [e for s in scans for e in s.errors]
-    for error in errors:
+    for error in errors:  # errors are said even with -q
         typer.echo(f"backportr: scan error: {error}", err=True)
     if errors:
         raise typer.Exit(int(ExitCode.BAD_INPUT))
@@ -717,6 +741,15 @@ def mail_check_command(
             metavar="ADDR",
         ),
     ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (a reply is still sent with --send); the exit "
+            "code answers: 0 nothing missing, 4 something missing or conflicting.",
+        ),
+    ] = False,
 ) -> None:
     """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
 
@@ -744,20 +777,22 @@ def mail_check_command(
             check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
     finally:
         progress.finish()
+    say = (lambda text: None) if quiet else (lambda text: typer.echo(text, err=True))
+    out = (lambda text: None) if quiet else sys.stdout.write
     if check.skipped and (output_format is MailFormat.reply or send):
         # nothing to answer: no reply (and no Cc: stable) for a mail that was not checked
-        typer.echo(f"no reply: skipped: {check.skipped}", err=True)
+        say(f"no reply: skipped: {check.skipped}")
     elif output_format is MailFormat.reply or send:
         reply = compose_reply(check, sender=sender)
         if send and smtp:
             send_message(reply, _smtp_server(repo, smtp))
-            typer.echo(f"sent {reply['Message-ID']} to {reply['To']}", err=True)
+            say(f"sent {reply['Message-ID']} to {reply['To']}")
         if output_format is MailFormat.reply:
-            sys.stdout.write(reply.as_string())
+            out(reply.as_string())
     if output_format is MailFormat.text:
-        sys.stdout.write(render_check_text(check))
+        out(render_check_text(check))
     elif output_format is MailFormat.json:
-        sys.stdout.write(render_check_json(check))
+        out(render_check_json(check))
     if check.actionable:
         raise typer.Exit(int(ExitCode.ATTENTION))
 
@@ -957,7 +992,7 @@ def main(argv: list[str] | None = None) -> int:
     """The one boundary: exceptions become exit codes and one line on stderr."""
     _log_to_stderr()
     try:
-        app(args=argv, prog_name="backportr")
+        app(args=_verbose_first(sys.argv[1:] if argv is None else argv), prog_name="backportr")
     except SystemExit as done:
         return _exit(done.code if isinstance(done.code, int) else ExitCode.BAD_INPUT)
     except BackportrError as error:
@@ -995,6 +1030,16 @@ class _LevelFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         kind = "warning: " if record.levelno >= logging.WARNING else ""
         return f"backportr: {kind}{record.getMessage()}"
+
+
+def _verbose_first(args: list[str]) -> list[str]:
+    """`-v` is a global option that may also follow the command (`backportr scan -v ...`):
+    moved to the front, before the command, where it is read (never after a `--`)."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = [a for a in args[:end] if a in ("-v", "--verbose")]
+    if not flags:
+        return args
+    return ["-v", *[a for a in args[:end] if a not in ("-v", "--verbose")], *args[end:]]
 
 
 def _log_to_stderr() -> None:

@@ -186,6 +186,8 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert rows["backportr.botstate"][0] == str(tmp_path / "bot.sqlite")
     assert rows["backportr.lore"][0] == "http://127.0.0.1:9/stable/"
     assert rows["backportr.commiturl"][0] == "https://git.kernel.org/linus/{commit}"
+    assert rows["backportr.branchpattern"][0] == "linux-*.y"
+    assert rows["backportr.branches"][0] == "linux-5.10.y"
     assert rows["backportr.smtpencryption"] == ["tls", "fallback: sendemail.smtpEncryption"]
     assert rows["backportr.smtpuser"][0] == "bot"
     assert rows["backportr.smtppassfile"][0] == "~/.config/backportr/smtp-password"
@@ -280,3 +282,17 @@ def test_verbose_says_what_is_done(scenario: RepoBuilder) -> None:
     assert proc.returncode in (0, 4), proc.stderr
     assert "backportr: index " in proc.stderr and "backportr: resolved " in proc.stderr
     assert "warning" not in proc.stderr
+
+
+def test_quiet_and_verbose_on_the_other_commands(scenario: RepoBuilder, tmp_path: Path) -> None:
+    """`-q` on resolve and scan: nothing printed, the exit code answers (a file given with -o
+    is still written); `-v` may follow the command too."""
+    where = ["--repo", str(scenario.path), "-b", "linux-5.10.y"]
+    resolved = run("resolve", scenario.ids["absent"], *where, "-q")
+    assert (resolved.stdout, resolved.stderr) == ("", "") and resolved.returncode in (0, 4)
+    report = tmp_path / "scan.json"
+    scanned = run("scan", *where, "-q", "--format", "json", "-o", str(report))
+    assert (scanned.stdout, scanned.stderr) == ("", "") and scanned.returncode in (0, 4)
+    assert json.loads(report.read_text())["schema"] == 1
+    verbose = run("scan", *where, "-v", "--format", "json")
+    assert "backportr: scanned linux-5.10.y:" in verbose.stderr
