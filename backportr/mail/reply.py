@@ -13,6 +13,7 @@ from email.message import EmailMessage
 from backportr import __version__
 from backportr.mail.check import BranchCheck, MailCheck
 from backportr.model import Member
+from backportr.output.report import member_dict
 
 VERDICT_WORDS = {
     "complete": "the submitted series is complete",
@@ -47,13 +48,7 @@ def check_to_dict(check: MailCheck) -> dict[str, object]:
                 "missing": list(b.missing),
                 "notes": list(b.notes),
                 "series": [
-                    {
-                        "commit": m.commit,
-                        "subject": m.subject,
-                        "role": m.role,
-                        "apply": m.apply,
-                        "why": m.reasons[0].detail if m.reasons else "",
-                    }
+                    {**member_dict(m), "why": m.reasons[0].detail if m.reasons else ""}
                     for m in b.report.series
                 ],
             }

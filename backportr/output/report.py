@@ -36,7 +36,7 @@ def branch_to_dict(b: BranchReport) -> dict[str, object]:
     return {
         "branch": b.branch,
         "status": b.status,
-        "series": [_member_dict(m) for m in b.series],
+        "series": [member_dict(m) for m in b.series],
         "present": [
             {"commit": p.commit, "as": p.as_commit, "how": p.how, "subject": p.subject}
             for p in b.present
@@ -69,7 +69,8 @@ def cost(b: BranchReport) -> dict[str, int]:
     }
 
 
-def _member_dict(m: Member) -> dict[str, object]:
+def member_dict(m: Member) -> dict[str, object]:
+    """A series member in JSON: one shape for resolve, scan and mail check (docs/json.md)."""
     return {
         "commit": m.commit,
         "subject": m.subject,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from html import escape
 
 from backportr import __version__
+from backportr.output.report import member_dict
 from backportr.scan import KINDS, BranchScan, Finding
 
 SCAN_SCHEMA = 1
@@ -65,18 +66,7 @@ def _finding(f: Finding) -> dict[str, object]:
         "kind": f.kind,
         "commit": f.commit,
         "subject": f.subject,
-        "series": [
-            {
-                "commit": m.commit,
-                "subject": m.subject,
-                "role": m.role,
-                "apply": m.apply,
-                "reasons": [
-                    {"kind": r.kind, "detail": r.detail, "related": r.related} for r in m.reasons
-                ],
-            }
-            for m in f.series
-        ],
+        "series": [member_dict(m) for m in f.series],
         "status": f.status,
         "evidence": list(f.evidence),
         "tagged": f.tagged,
