@@ -205,11 +205,12 @@ def test_internal_error_exit_3_with_crash_log(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario: RepoBuilder
 ) -> None:
     from backportr import cli
+    from backportr.cli import repository
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "open_workspace", explode)
+    monkeypatch.setattr(repository, "open_workspace", explode)  # status's, a bug in disguise
     code = cli.main(["status", "HEAD", "-b", "linux-5.10.y", "--repo", str(scenario.path)])
     err = capsys.readouterr().err
     assert code == 3

@@ -1,0 +1,49 @@
+"""`backportr demo`: the IMA/overlayfs example repository, built and resolved."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backportr.cli import _settings, app
+from backportr.output.report import render_text
+from backportr.workspace import open_workspace
+
+
+@app.command("demo")
+def demo_command(
+    keep: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep", help="Build the example repository here and keep it.", metavar="PATH"
+        ),
+    ] = None,
+) -> None:
+    """Build the IMA/overlayfs example repository and resolve its backport."""
+    from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
+    from backportr.resolve import Resolver
+
+    with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
+        path = keep if keep is not None else Path(scratch) / "linux"
+        typer.echo(f"building the IMA/overlayfs example in {path} ...", err=True)
+        fixture = build(path)
+        if keep is not None:
+            from backportr.builder import RepoBuilder
+
+            RepoBuilder.open(path).check_out()  # a kept repository with a clean `git status`
+        target = fixture.ids[B836C]
+        for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
+            typer.echo(f"\n$ backportr resolve {target[:12]} --branch {branch}   # {state} state")
+            settings = _settings(path, None, [branch])
+            with open_workspace(settings) as ws:
+                report = Resolver(ws).resolve(target, ws.branches)
+            sys.stdout.write(render_text(report))
+        legend = {fixture.ids[name]: name for name in (A1175, DB1D1, OVL18, B836C, F8A92)}
+        typer.echo("\nfixture commit -> the real upstream commit it stands for:")
+        for oid, real in legend.items():
+            typer.echo(f"  {oid[:12]} -> {real}")
+        typer.echo("(algorithm and this example explained in docs/algorithm.md)")

@@ -1,0 +1,241 @@
+"""The mail commands: `mail check` (one mail, its reply) and `bot` (poll an archive, answer
+each actionable mail once)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backportr.cli import (  # the app and what every command shares
+    _NO_REPLY,
+    _PLAIN_HELP,
+    IndexOption,
+    PatternOption,
+    QuietOption,
+    RepoOption,
+    UpstreamOption,
+    _config,
+    _settings,
+    _smtp_server,
+    app,
+)
+from backportr.errors import ExitCode, UsageError
+from backportr.progress import TerminalProgress
+from backportr.workspace import open_workspace
+
+mail_app = typer.Typer(
+    help="Check mails from stable@ (files, stdin, or a lore archive).",
+    no_args_is_help=True,
+    rich_markup_mode=None if _PLAIN_HELP else "rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(mail_app, name="mail")
+
+
+class MailFormat(StrEnum):
+    text = "text"
+    json = "json"
+    reply = "reply"
+
+
+@mail_app.command("check")
+def mail_check_command(
+    message: Annotated[
+        str,
+        typer.Argument(help="A file (.eml or mbox), -, a lore URL, or a Message-ID (with --lore)."),
+    ],
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    lore: Annotated[
+        str | None,
+        typer.Option(
+            "--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/", metavar="URL"
+        ),
+    ] = None,
+    output_format: Annotated[
+        MailFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = MailFormat.text,
+    send: Annotated[bool, typer.Option("--send", help="Send the reply (needs --smtp).")] = False,
+    smtp: Annotated[
+        str | None,
+        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
+    ] = None,
+    sender: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="The reply's From: (default: backportr.from, user.email).",
+            metavar="ADDR",
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (a reply is still sent with --send); the exit "
+            "code answers: 0 nothing missing, 4 something missing or conflicting.",
+        ),
+    ] = False,
+) -> None:
+    """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
+
+    Exit 0: nothing missing or nothing to check; 4: something is missing or conflicts."""
+    from backportr.mail.check import Checker
+    from backportr.mail.reply import compose_reply, render_check_json, render_check_text
+    from backportr.mail.sending import send_message
+    from backportr.mail.source import load
+
+    config = _config(repo)
+    lore = lore or config.value("backportr.lore")
+    smtp = smtp or config.value("backportr.smtp")
+    sender = sender or config.value("backportr.from") or _NO_REPLY
+    if send and not smtp:
+        raise UsageError("--send needs --smtp HOST:PORT (or backportr.smtp)")
+    mail, thread = load(message, lore)
+    progress = TerminalProgress()
+    try:
+        with open_workspace(
+            _settings(repo, upstream, [], branch_pattern, index), progress=progress
+        ) as ws:
+            progress.finish()
+            from backportr.mail.lore import Lore
+
+            check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
+    finally:
+        progress.finish()
+    say = (lambda text: None) if quiet else (lambda text: typer.echo(text, err=True))
+    out = (lambda text: None) if quiet else sys.stdout.write
+    if check.skipped and (output_format is MailFormat.reply or send):
+        # nothing to answer: no reply (and no Cc: stable) for a mail that was not checked
+        say(f"no reply: skipped: {check.skipped}")
+    elif output_format is MailFormat.reply or send:
+        reply = compose_reply(check, sender=sender)
+        if send and smtp:
+            send_message(reply, _smtp_server(repo, smtp))
+            say(f"sent {reply['Message-ID']} to {reply['To']}")
+        if output_format is MailFormat.reply:
+            out(reply.as_string())
+    if output_format is MailFormat.text:
+        out(render_check_text(check))
+    elif output_format is MailFormat.json:
+        out(render_check_json(check))
+    if check.actionable:
+        raise typer.Exit(int(ExitCode.ATTENTION))
+
+
+@app.command("bot")
+def bot_command(
+    lore: Annotated[
+        str | None,
+        typer.Option(
+            "--lore",
+            help="Inbox URL, e.g. https://lore.kernel.org/stable/ (or backportr.lore)",
+            metavar="URL",
+        ),
+    ] = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query", help="A search (default: the inbox's new messages).", metavar="SEARCH"
+        ),
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="One poll, then exit (for cron).")] = False,
+    quiet: QuietOption = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=1, help="Seconds between polls.", metavar="SECONDS")
+    ] = 300.0,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="What was processed (SQLite; default: backportr.botState, else "
+            "<git dir>/backportr/bot.sqlite).",
+            metavar="FILE",
+        ),
+    ] = None,
+    smtp: Annotated[
+        str | None,
+        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
+    ] = None,
+    sender: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="The replies' From: (default: backportr.from, user.email).",
+            metavar="ADDR",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
+    ] = False,
+    pending_grace: Annotated[
+        float,
+        typer.Option(
+            "--pending-grace",
+            min=0,
+            help="Seconds to wait for an unconfirmed reply to reach the archive before "
+            "sending it again.",
+            metavar="SECONDS",
+        ),
+    ] = 600.0,
+) -> None:
+    """Poll a public-inbox archive and answer each new actionable mail once, in its thread.
+
+    Exit 0 when the run worked; 1 when the archive or the mail server could not be used (what
+    was not answered is answered by a later run)."""
+    from backportr.mail.bot import Bot, BotSettings, BotState
+    from backportr.mail.lore import Lore
+
+    config = _config(repo)
+    lore = lore or config.value("backportr.lore")
+    smtp = smtp or config.value("backportr.smtp")
+    sender = sender or config.value("backportr.from") or _NO_REPLY
+    where = state or Path(config.value("backportr.botstate") or "backportr-bot.sqlite")
+    if not lore:
+        raise UsageError("give --lore URL (or set backportr.lore)")
+    if not dry_run and smtp is None:
+        raise UsageError("give --smtp HOST:PORT to send replies (or backportr.smtp), or --dry-run")
+    holder = BotState(where)
+    settings = _settings(repo, upstream, [], branch_pattern, index)
+    bot = None
+    try:
+        bot = Bot(
+            open_workspace(settings),
+            Lore(lore),
+            holder,
+            BotSettings(
+                query=query,
+                smtp=_smtp_server(repo, smtp) if smtp else None,
+                sender=sender,
+                dry_run=dry_run,
+                pending_grace=pending_grace,
+            ),
+            reopen=lambda: open_workspace(settings),  # every poll: today's tips and index
+        )
+        bot.install_signal_handlers()
+        summary = bot.run_once() if once else bot.run(interval)
+    finally:
+        if bot is not None:
+            bot.ws.close()
+        holder.close()
+    if not quiet:
+        typer.echo(
+            f"bot: {summary.seen} seen, {summary.processed} checked, {summary.replied} "
+            f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
+            err=True,
+        )
+    for error in (*summary.network_errors, *summary.send_errors):
+        typer.echo(f"backportr: error: {error}", err=True)
+    if summary.network_errors or summary.send_errors:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))

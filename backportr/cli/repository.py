@@ -1,0 +1,103 @@
+"""The repository's commands: index (build or update the commit index) and status (is a commit
+in a branch, and as which)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backportr.cli import (  # the app and what every command shares
+    BranchOption,
+    IndexOption,
+    PatternOption,
+    QuietOption,
+    RepoOption,
+    StatusFormat,
+    UpstreamOption,
+    _default_branches,
+    _settings,
+    app,
+)
+from backportr.errors import ExitCode
+from backportr.model import StatusResult
+from backportr.output.status import render_status_json, render_status_text
+from backportr.progress import TerminalProgress
+from backportr.workspace import open_workspace
+
+
+@app.command("index")
+def index_command(
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch: BranchOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start the index afresh.")] = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Build or update the commit index (incremental; progress on a terminal)."""
+    progress = TerminalProgress(enabled=False if quiet else None)
+    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    try:
+        with open_workspace(settings, progress=progress, rebuild=rebuild) as ws:
+            progress.finish()
+            if quiet:
+                return
+            for name, count in ws.stats.new_commits.items():
+                typer.echo(f"{name}: {count} new commits indexed", err=True)
+            for name in ws.stats.rewritten:
+                typer.echo(
+                    f"{name}: rewritten history detected, re-indexed from its fork point", err=True
+                )
+            typer.echo(f"{ws.index.count()} commits in {ws.index.path}")
+    finally:
+        progress.finish()
+
+
+@app.command("status")
+def status_command(
+    commits: Annotated[
+        list[str],
+        typer.Argument(help="Upstream commits (ids, prefixes, refs).", metavar="COMMIT..."),
+    ],
+    branch: BranchOption = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    output_format: Annotated[
+        StatusFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = StatusFormat.text,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing; exit 0 when every commit is in every branch, 4 otherwise.",
+        ),
+    ] = False,
+) -> None:
+    """Is each upstream commit in each branch, and as which commit?"""
+    branch = branch or _default_branches(repo, branch_pattern)
+    progress = TerminalProgress(enabled=False if quiet else None)
+    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    try:
+        with open_workspace(settings, progress=progress) as ws:
+            progress.finish()
+            results = []
+            for spec in commits:
+                oid = ws.repo.resolve_commit(spec)
+                info = ws.index.info(oid)
+                subject = info.subject if info else ws.repo.message(oid).split("\n", 1)[0]
+                presences = tuple(ws.presence.check(oid, b) for b in ws.branches)
+                results.append(StatusResult(oid, subject, presences))
+    finally:
+        progress.finish()
+    if quiet:
+        everywhere = all(p.present for r in results for p in r.branches)
+        raise typer.Exit(int(ExitCode.OK if everywhere else ExitCode.ATTENTION))
+    render = render_status_json if output_format is StatusFormat.json else render_status_text
+    sys.stdout.write(render(results))

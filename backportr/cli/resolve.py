@@ -1,0 +1,344 @@
+"""`backportr resolve`: the series for a target on each branch, in every output format (text,
+JSON, script, mbox with cover letter, dot/svg/html)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backportr.cli import (  # the app and what every command shares
+    BranchOption,
+    IndexOption,
+    PatternOption,
+    RepoOption,
+    UpstreamOption,
+    _config,
+    _default_branches,
+    _settings,
+    app,
+)
+from backportr.config import DEFAULT_MAX_COMMITS
+from backportr.errors import BackportrError, ExitCode, UsageError
+from backportr.model import CulpritPolicy
+from backportr.output import write_atomically
+from backportr.output.report import render_json, render_script, render_text
+from backportr.progress import TerminalProgress
+from backportr.workspace import open_workspace
+
+
+class ResolveFormat(StrEnum):
+    text = "text"
+    json = "json"
+    script = "script"
+    mbox = "mbox"
+    dot = "dot"
+    svg = "svg"
+    html = "html"
+
+
+class Siblings(StrEnum):
+    none = "none"
+    earlier = "earlier"
+    all = "all"
+
+
+class AnnotationStyle(StrEnum):
+    greg = "greg"
+    sasha = "sasha"
+
+
+def _render_html(report):  # type: ignore[no-untyped-def]
+    import shutil
+
+    from backportr.output.graph import render_svg
+    from backportr.output.html import render_html
+
+    return render_html(report, render_svg(report) if shutil.which("dot") else None)
+
+
+def _render_dot(report):  # type: ignore[no-untyped-def]
+    from backportr.output.graph import render_dot
+
+    return render_dot(report)
+
+
+def _render_svg(report):  # type: ignore[no-untyped-def]
+    from backportr.output.graph import render_svg
+
+    return render_svg(report)
+
+
+_RENDERERS = {
+    ResolveFormat.text: render_text,
+    ResolveFormat.json: render_json,
+    ResolveFormat.script: render_script,
+    ResolveFormat.dot: _render_dot,
+    ResolveFormat.svg: _render_svg,
+    ResolveFormat.html: _render_html,
+}
+
+
+@app.command("resolve")
+def resolve_command(
+    target: Annotated[
+        str, typer.Argument(help="The upstream commit to backport.", metavar="TARGET")
+    ],
+    branch: BranchOption = None,
+    branches: Annotated[
+        str | None,
+        typer.Option(
+            "--branches", help="All branches matching a pattern, e.g. 'linux-*.y'.", metavar="GLOB"
+        ),
+    ] = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    output_format: Annotated[
+        ResolveFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ResolveFormat.text,
+    max_commits: Annotated[
+        int,
+        typer.Option(
+            "--max-commits", min=1, help="Stop the closure at this many commits.", metavar="N"
+        ),
+    ] = DEFAULT_MAX_COMMITS,
+    conflict_depth: Annotated[
+        int,
+        typer.Option(
+            "--conflict-depth",
+            min=0,
+            help="How deep to look for commits that resolve conflicts (0: never).",
+            metavar="N",
+        ),
+    ] = 1,
+    symbols: Annotated[
+        bool,
+        typer.Option(
+            "--symbols/--no-symbols",
+            help="Look for commits that introduced identifiers a member uses.",
+        ),
+    ] = True,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file (atomically); with --format mbox, a directory "
+            "of patches and a series file.",
+            metavar="FILE",
+        ),
+    ] = None,
+    annotation: Annotated[
+        AnnotationStyle | None,
+        typer.Option(
+            "--annotation",
+            help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha); "
+            "default: backportr.annotation, else greg.",
+        ),
+    ] = None,
+    signoff: Annotated[
+        bool,
+        typer.Option(
+            "--signoff",
+            "-s",
+            help="mbox: add your Signed-off-by: (user.name and user.email of git config) last.",
+        ),
+    ] = False,
+    culprits: Annotated[
+        str | None,
+        typer.Option(
+            "--culprits",
+            help="When an absent culprit joins: 'evidence' (tagged for stable, taken by another "
+            "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
+            metavar="POLICY",
+        ),
+    ] = None,
+    to: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--to", help="mbox: a To: of every mail (repeatable), as format-patch.", metavar="ADDR"
+        ),
+    ] = None,
+    cc: Annotated[
+        list[str] | None,
+        typer.Option("--cc", help="mbox: a Cc: of every mail (repeatable).", metavar="ADDR"),
+    ] = None,
+    cover: Annotated[
+        bool,
+        typer.Option(
+            "--cover-letter",
+            help="mbox: a 0/N mail first, saying what the series is and why each patch is in "
+            "it; the patches reply to it.",
+        ),
+    ] = False,
+    lore: Annotated[
+        str | None,
+        typer.Option(
+            "--lore",
+            help="Read each member's posting from this archive (e.g. https://lore.kernel.org/all/"
+            "): the cover letter's subject and how many patches were posted.",
+            metavar="URL",
+        ),
+    ] = None,
+    with_siblings: Annotated[
+        Siblings,
+        typer.Option(
+            "--with-siblings",
+            help="Absent patches of a member's posting join the series: 'earlier' ones (as "
+            "prerequisites), 'all', or 'none' (shown only).",
+        ),
+    ] = Siblings.none,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (-o still writes); the exit code answers: 0 "
+            "every series ready or nothing to do, 4 a series needs a human.",
+        ),
+    ] = False,
+) -> None:
+    """The complete, ordered series to backport TARGET onto each branch, with evidence."""
+    from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
+
+    names = list(branch or [])
+    if branches:
+        from backportr.repo import Repo
+
+        names += [n for n in Repo(repo).stable_branches(branches) if n not in names]
+    if branches and len(names) == len(branch or []):
+        raise UsageError(f"--branches {branches!r} matches no branch")
+    names = names or _default_branches(repo, branch_pattern)
+    progress = TerminalProgress()
+    settings = _settings(repo, upstream, names, branch_pattern, index, max_commits=max_commits)
+    try:
+        with open_workspace(settings, progress=progress) as ws:
+            oid = ws.repo.resolve_commit(target)
+            resolver = Resolver(
+                ws,
+                max_commits=max_commits,
+                symbols=symbols,
+                conflict_depth=conflict_depth,
+                culprits=_culprit_policy(culprits or _config(repo).value("backportr.culprits")),
+                siblings=with_siblings.value,
+                progress=progress,
+            )
+            report = resolver.resolve(oid, ws.branches)
+            if lore:
+                from backportr.mail.covers import with_covers
+                from backportr.mail.lore import Lore
+
+                report = with_covers(report, Lore(lore), ws.index)
+            steps = None
+            if output_format is ResolveFormat.script:
+                from backportr.patches import script_steps
+
+                style = annotation or AnnotationStyle(
+                    _config(repo).value("backportr.annotation") or "greg"
+                )
+                who = _signoff(repo) if signoff else None
+                steps = {
+                    b.branch: script_steps(ws.repo, b, style.value, who) for b in report.branches
+                }
+            if output_format is ResolveFormat.mbox:
+                who = _signoff(repo) if signoff else None
+                style = annotation or AnnotationStyle(
+                    _config(repo).value("backportr.annotation") or "greg"
+                )
+                _write_mbox(
+                    ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover), quiet
+                )
+    finally:
+        progress.finish()
+    if output_format is not ResolveFormat.mbox:
+        text = (
+            render_script(report, steps)
+            if output_format is ResolveFormat.script
+            else _RENDERERS[output_format](report)
+        )
+        if output is not None:
+            write_atomically(output, text)
+        elif not quiet:
+            sys.stdout.write(text)
+    if any(
+        b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
+        for b in report.branches
+    ):
+        raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
+
+
+def _culprit_policy(value: str | None) -> CulpritPolicy:
+    if value in (None, "", "evidence"):
+        return "evidence"
+    if value == "always":
+        return "always"
+    raise UsageError(f"--culprits (or backportr.culprits) is 'evidence' or 'always', not {value!r}")
+
+
+def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool):  # type: ignore[no-untyped-def]
+    """Recipients, cover letter and threading of --format mbox; the sender is the backporter
+    (user.name and user.email) or backportr.from."""
+    import email.utils
+
+    from backportr.output.mbox import Mailing
+
+    config = _config(repo)
+    name, address = config.value("user.name"), config.value("user.email")
+    sender = f"{name} <{address}>" if name and address else config.value("backportr.from")
+    domain = email.utils.parseaddr(sender or "")[1].partition("@")[2] or "backportr.invalid"
+    return Mailing(tuple(to or ()), tuple(cc or ()), cover, sender, domain)
+
+
+def _signoff(repo: Path) -> str:
+    config = _config(repo)
+    name, email = config.value("user.name"), config.value("user.email")
+    if not name or not email:
+        raise BackportrError("--signoff needs user.name and user.email in git config")
+    return f"{name} <{email}>"
+
+
+def _write_mbox(  # type: ignore[no-untyped-def]
+    ws,
+    resolver,
+    report,
+    output: Path | None,
+    annotation: AnnotationStyle,
+    signoff: str | None,
+    mailing,
+    quiet: bool = False,
+) -> None:
+    """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
+    import email.utils
+
+    from backportr.output.mbox import cover_for, render_mbox, write_series
+    from backportr.patches import build_patches, dropped
+
+    tips = {b.name: b.tip for b in ws.branches}
+    for branch in report.branches:
+        patches = build_patches(
+            ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value, signoff
+        )
+        for commit, why in dropped(branch).items():
+            if not quiet:
+                typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
+        now = time.time()
+        stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{report.target[:12]}"
+        stamp += f"-{branch.branch}"
+        cover = None
+        if mailing.cover_letter and patches:
+            date = email.utils.formatdate(now, localtime=False)
+            cover = cover_for(report.target, report.subject, branch, patches, date)
+        if output is None:
+            if not quiet:
+                sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
+        else:
+            directory = output / branch.branch if len(report.branches) > 1 else output
+            written = write_series(directory, patches, mailing, cover, stamp)
+            if not quiet:
+                typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)

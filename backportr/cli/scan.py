@@ -1,0 +1,174 @@
+"""`backportr scan`: what each stable branch lacks, for cron and CI (state, policy, formats)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backportr.cli import (  # the app and what every command shares
+    BranchOption,
+    IndexOption,
+    PatternOption,
+    RepoOption,
+    UpstreamOption,
+    _config,
+    _default_branches,
+    _settings,
+    app,
+)
+from backportr.errors import ExitCode, UsageError
+from backportr.output import write_atomically
+from backportr.progress import TerminalProgress
+
+
+class ScanFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+@app.command("scan")
+def scan_command(
+    branch: BranchOption = None,
+    repo: RepoOption = Path("."),
+    upstream: UpstreamOption = None,
+    branch_pattern: PatternOption = None,
+    index: IndexOption = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only upstream commits after REV, or committed after DATE.",
+            metavar="REV|DATE",
+        ),
+    ] = None,
+    range_: Annotated[
+        str | None, typer.Option("--range", help="Only upstream commits in A..B.", metavar="A..B")
+    ] = None,
+    output_format: Annotated[
+        ScanFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ScanFormat.text,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (atomically).", metavar="FILE"),
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option("--state", help="Remember what was reported (SQLite).", metavar="FILE"),
+    ] = None,
+    new_only: Annotated[
+        bool, typer.Option("--new-only", help="Only findings not reported by earlier runs.")
+    ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Spread the targets over N processes.", metavar="N"
+        ),
+    ] = 1,
+    ignore: Annotated[
+        Path | None,
+        typer.Option("--ignore", help="File of path globs to leave out.", metavar="FILE"),
+    ] = None,
+    dropped: Annotated[
+        Path | None,
+        typer.Option(
+            "--dropped", help="The stable queue's dropped list ('<X.Y> <40 hex>').", metavar="FILE"
+        ),
+    ] = None,
+    untagged: Annotated[
+        str,
+        typer.Option(
+            "--untagged",
+            help="Missing fixes without Cc: stable: include (by priority), separate (after "
+            "every tagged one) or skip.",
+            metavar="MODE",
+        ),
+    ] = "include",
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print nothing (-o still writes the report); the exit code "
+            "answers: 0 no findings, 4 findings, 1 errors.",
+        ),
+    ] = False,
+) -> None:
+    """Which fixes each branch lacks, and which of its backports are incomplete.
+
+    Exit 0: no findings; 4: findings; 1: errors."""
+    from backportr.output.scan import (
+        RunInfo,
+        render_scan_html,
+        render_scan_json,
+        render_scan_markdown,
+        render_scan_text,
+    )
+    from backportr.scan import Policy, run_scan, run_scan_parallel
+    from backportr.scan_state import ScanState
+
+    branch = branch or _default_branches(repo, branch_pattern)
+    if since and range_:
+        raise UsageError("--since and --range exclude each other")
+    if new_only and state is None:
+        raise UsageError("--new-only needs --state FILE")
+    if untagged not in ("include", "separate", "skip"):
+        raise UsageError(f"--untagged is include, separate or skip, not {untagged!r}")
+    policy = Policy.load(ignore, dropped, untagged)  # type: ignore[arg-type]
+    progress = TerminalProgress()
+    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    holder = ScanState(state) if state is not None else None
+    started, clock = datetime.now(UTC), time.monotonic()
+    try:
+        if jobs > 1:
+            scans = run_scan_parallel(
+                settings, policy, jobs, since=since, range_=range_, progress=progress
+            )
+        else:
+            scans = run_scan(settings, policy, since=since, range_=range_, progress=progress)
+        progress.finish()
+        every = [f for s in scans for f in s.findings]
+        if holder is not None and new_only:
+            fresh = {f.key for f in holder.new(every)}
+            for s in scans:
+                s.findings = [f for f in s.findings if f.key in fresh]
+        run = RunInfo(
+            repository=str(Path(repo).resolve()),
+            started=started.isoformat(timespec="seconds"),
+            seconds=time.monotonic() - clock,
+            range=f"--since {since}" if since else f"--range {range_}" if range_ else None,
+            commit_url=_config(repo).value("backportr.commitUrl"),
+        )
+        if output_format is ScanFormat.json:
+            text = render_scan_json(scans, run)
+        elif output_format is ScanFormat.html:
+            text = render_scan_html(scans, run)
+        elif output_format is ScanFormat.markdown:
+            text = render_scan_markdown(scans)
+        else:
+            text = render_scan_text(scans)
+        if output is not None:
+            write_atomically(output, text)
+        elif not quiet:
+            sys.stdout.write(text)
+            sys.stdout.flush()  # a full device fails here, before the state says "reported"
+        if holder is not None and (output is not None or not quiet):
+            holder.record(every)  # only once the report describing them is safely out
+    finally:
+        progress.finish()
+        if holder is not None:
+            holder.close()
+    errors = [e for s in scans for e in s.errors]
+    for error in errors:  # errors are said even with -q
+        typer.echo(f"backportr: scan error: {error}", err=True)
+    if errors:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))
+    if any(s.findings for s in scans):
+        raise typer.Exit(int(ExitCode.ATTENTION))

@@ -1,0 +1,19 @@
+"""`backportr config`: the effective settings and where each comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from backportr.cli import RepoOption, _config, app
+
+
+@app.command("config")
+def config_command(repo: RepoOption = Path(".")) -> None:
+    """The effective settings and where each comes from (git config, -c, a fallback)."""
+    from backportr.gitconfig import KEYS
+
+    for setting in _config(repo).effective():
+        value = setting.value if setting.value is not None else "-"
+        typer.echo(f"{setting.key}\t{value}\t{setting.source}\t# {KEYS[setting.key]}")
