@@ -196,6 +196,7 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     assert cover["Subject"] == "[PATCH 5.10.y 0/4] ima: detect changes to the backing overlay file"
     body = cover.get_payload(decode=True).decode()
     assert "Backport of " in body and "1/4" in body and "prerequisite:" in body
+    assert "posting: 3/8 of posting 20230124193025.185781-jlayton@kernel.org" in body
     root = cover["Message-ID"]
     assert root and root.startswith("<backportr-")
     for number, mail in enumerate(patches, 1):

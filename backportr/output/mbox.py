@@ -22,7 +22,7 @@ from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.model import BranchReport
 from backportr.output import write_atomically
-from backportr.output.report import VERDICTS
+from backportr.output.report import VERDICTS, posting_line
 from backportr.patches import Patch
 
 _FROM_LINE = re.compile(r"^(>*From )", re.MULTILINE)
@@ -91,6 +91,9 @@ def cover_for(
         lines.append(f"  {patch.number}/{total} {patch.commit[:12]} {patch.subject}")
         if member is not None and member.reasons:
             for piece in textwrap.wrap(f"{member.role}: {member.reasons[0].detail}", 66):
+                lines.append(f"        {piece}")
+        if member is not None and member.posting is not None:
+            for piece in textwrap.wrap(f"posting: {posting_line(member.posting)}", 66):
                 lines.append(f"        {piece}")
     if branch.present:
         lines += ["", "Already in the branch:"]
