@@ -165,14 +165,15 @@ class Reason:
     related: Oid | None = None
 
 
-SiblingState = Literal["this", "present", "in-series", "absent"]
+SiblingState = Literal["this", "present", "in-series", "absent", "not-upstream"]
 SiblingsPolicy = Literal["none", "earlier", "all"]
 """Which absent siblings of a member's posting join the series (`--with-siblings`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Sibling:
-    """One patch of a member's posting that landed upstream, and where it is for the branch."""
+    """One patch of a member's posting and where it is for the branch; a patch that never
+    landed upstream (known from the thread on lore) is `not-upstream`, with no commit."""
 
     commit: Oid
     position: int

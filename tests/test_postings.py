@@ -213,3 +213,47 @@ def test_an_unreachable_archive_leaves_the_history_answer(ima: ImaFixture, tmp_p
     posting = next(m["posting"] for m in json.loads(proc.stdout)["branches"][0]["series"]
                    if m["posting"])  # fmt: skip
     assert posting["cover"] is None and posting["total"] == 8
+
+
+def test_posted_patches_are_mapped_by_subject(tmp_path: Path) -> None:
+    """From the thread: a posted patch applied without a `Link:` is found by its subject, one
+    that never landed is `not-upstream`."""
+    import shutil
+
+    from tests.inbox import start_archive
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    if shutil.which("public-inbox-httpd") is None:
+        pytest.skip("public-inbox is not installed")
+    k = Kernel(tmp_path / "repo")
+    stem = "20240101120000.4242-{}-dev@example.org"
+    k.edit_fn(
+        "p1", "drv_fn1", "y += 11;", trailers=f"Link: https://lore.kernel.org/r/{stem.format(2)}\n"
+    )
+    k.edit_fn("p2", "drv_fn2", "y += 22;")  # applied without a Link:
+    mails = {}
+    for number, subject in (
+        (0, "drv: three steps"),
+        (1, "drv: p1"),
+        (2, "drv: p2"),
+        (3, "drv: p3"),
+    ):
+        mails[str(number)] = (
+            f"From: Dev <dev@example.org>\nTo: list@example.org\n"
+            f"Subject: [PATCH {number}/3] {subject}\nDate: Mon, 1 Jan 2024 12:00:0{number} +0000\n"
+            f"Message-ID: <{stem.format(number + 1)}>\n"
+            + (f"In-Reply-To: <{stem.format(1)}>\n" if number else "")
+            + "\nbody\n"
+        )
+    archive = start_archive(tmp_path / "pi", mails)
+    try:
+        data = _resolve_json(k.b.path, k.b.ids["p1"], "-b", BRANCH, "--lore", archive.url)
+    finally:
+        archive.stop()
+    posting = data["branches"][0]["series"][0]["posting"]
+    assert posting["cover"] == "drv: three steps" and posting["posted"] == 3
+    assert [(s["position"], s["commit"], s["state"]) for s in posting["siblings"]] == [
+        (1, k.b.ids["p1"], "this"),
+        (2, k.b.ids["p2"], "absent"),
+        (3, None, "not-upstream"),
+    ]

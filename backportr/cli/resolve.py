@@ -234,7 +234,7 @@ def resolve_command(
                 from backportr.mail.covers import with_covers
                 from backportr.mail.lore import Lore
 
-                report = with_covers(report, Lore(lore), ws.index)
+                report = with_covers(report, Lore(lore), ws)
             steps = None
             if output_format is ResolveFormat.script:
                 from backportr.patches import script_steps

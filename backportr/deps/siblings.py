@@ -34,7 +34,9 @@ def posting(ctx: Context, commit: Oid) -> Posting | None:
         stem, numbered = found
         where = positions([n for n, _ in numbered], 0 if is_b4(stem) else None)
         members = tuple(sorted({(where[n], c) for n, c in numbered}))
-        if len(members) > 1:
+        # One patch landed: still a posting when its number says the thread had more mails
+        # (a lone patch is number 1 and says nothing).
+        if len(members) > 1 or any(n >= 2 for n, _ in numbered):
             return Posting(stem, None, members)
     merged = ctx.repo.merge_bringing(commit, ctx.upstream.tip, _MAX_MERGE)
     if merged is not None:

@@ -245,18 +245,26 @@ class IndexReader:
         ).fetchall()
         return row[0], [(int(n), str(o)) for n, o in members]
 
-    def posting_cover(self, stem: str) -> tuple[str | None, int | None] | None:
+    def posting_cover(
+        self, stem: str
+    ) -> tuple[str | None, int | None, list[tuple[int, str]]] | None:
         """What lore said of a posting (its cover letter's subject, how many patches were
-        posted), when it was asked before."""
+        posted, each patch's number and subject), when it was asked before."""
         row = self.db.execute(
-            "SELECT cover, posted FROM posting_covers WHERE stem=?", (stem,)
+            "SELECT cover, posted, patches FROM posting_covers WHERE stem=?", (stem,)
         ).fetchone()
-        return (row[0], row[1]) if row else None
+        if row is None:
+            return None
+        patches = [(int(k), str(subject)) for k, subject in json.loads(row[2] or "[]")]
+        return row[0], row[1], patches
 
-    def keep_posting_cover(self, stem: str, cover: str | None, posted: int | None) -> None:
+    def keep_posting_cover(
+        self, stem: str, cover: str | None, posted: int | None, patches: list[tuple[int, str]]
+    ) -> None:
         with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
             self.db.execute(
-                "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?)", (stem, cover, posted)
+                "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?, ?)",
+                (stem, cover, posted, json.dumps(patches)),
             )
 
     def fixes_after_fork(self, refname: str) -> list[Oid]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from backportr.model import Oid, StableTag
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 _BATCH = 5000
 
 _SCHEMA = """
@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS postings(
     PRIMARY KEY(commit_id, stem)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_stem ON postings(stem);
 CREATE TABLE IF NOT EXISTS posting_covers(
-    stem TEXT PRIMARY KEY, cover TEXT, posted INTEGER) WITHOUT ROWID;
+    stem TEXT PRIMARY KEY, cover TEXT, posted INTEGER, patches TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS after_fork(
     refname TEXT NOT NULL, commit_id INTEGER NOT NULL,
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;

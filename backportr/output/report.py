@@ -93,7 +93,12 @@ def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
         "posted": p.posted,
         "message_id": p.message_id,
         "siblings": [
-            {"commit": s.commit, "position": s.position, "subject": s.subject, "state": s.state}
+            {
+                "commit": s.commit or None,
+                "position": s.position,
+                "subject": s.subject,
+                "state": s.state,
+            }
             for s in p.siblings
         ],
     }
@@ -103,9 +108,10 @@ def posting_line(p: PostingInfo) -> str:
     """`3/8 of "cover" (1/8 absent, 2/8 absent, 4/8 present, ...)`."""
     of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
     others = ", ".join(f"{s.position}/{p.total} {s.state}" for s in p.siblings if s.state != "this")
+    landed_count = sum(1 for s in p.siblings if s.state != "not-upstream")
     landed = (
-        f"; {p.posted} posted, {len(p.siblings)} landed upstream"
-        if p.posted is not None and p.posted > len(p.siblings)
+        f"; {p.posted} posted, {landed_count} landed upstream"
+        if p.posted is not None and p.posted > landed_count
         else ""
     )
     return f"{p.position}/{p.total} of {of}" + (f" ({others})" if others else "") + landed
