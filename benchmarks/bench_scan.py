@@ -131,6 +131,7 @@ def main() -> int:
         "branch one release (--release commits) back, then both moved to their tips",
     )
     parser.add_argument("--release", type=int, default=10)
+    parser.add_argument("--no-nightly", dest="nightly", action="store_false")
     args = parser.parse_args()
     repo: Path = args.repo
     branches: list[str] = args.branches or list(BRANCHES)
@@ -182,13 +183,14 @@ def main() -> int:
             f"{branch}: missing fixes: naive {len(naive[branch])}, backportr "
             f"{len(ours.get(branch, []))}, both {both}"
         )
-    day, day_report, day_naive, before = nightly(repo, upstream, branches, args)
-    print(
-        f"nightly increment ({args.day} upstream commits, {args.release} per branch): "
-        f"{day:.1f} s, resolved {sum(b['resolved'] for b in day_report['branches'])} anew "  # type: ignore[misc,union-attr,index]
-        f"(the scan before it: {before:.1f} s); naive scan of the moved repository "
-        f"{day_naive:.2f} s"
-    )
+    if args.nightly:
+        day, day_report, day_naive, before = nightly(repo, upstream, branches, args)
+        print(
+            f"nightly increment ({args.day} upstream commits, {args.release} per branch): "
+            f"{day:.1f} s, resolved {sum(b['resolved'] for b in day_report['branches'])} anew "  # type: ignore[misc,union-attr,index]
+            f"(the scan before it: {before:.1f} s); naive scan of the moved repository "
+            f"{day_naive:.2f} s"
+        )
     print(f"naive scan (git log + prefix resolution, all branches): {naive_seconds:.2f} s")
     print(f"backportr scan, cold (index build included): {cold:.1f} s")
     print(f"backportr scan, warm index: {warm:.1f} s")
