@@ -98,6 +98,16 @@ def mentions_message_id(raw: bytes) -> bool:
     return b"link:" in low or b"message-id:" in low
 
 
+_TRAILER_LINE = re.compile(rb"^[ \t]*(?:link|message-id)[ \t]*:[^\n]{0,1000}$", re.M | re.I)
+
+
+def posting_keys_of_raw(raw: bytes) -> list[MessageKey]:
+    """`posting_keys` for the bulk indexer: only the `Link:`/`Message-Id:` lines are found
+    (one pass in C over the raw message) and decoded."""
+    lines = [m.group(0).decode("utf-8", "replace") for m in _TRAILER_LINE.finditer(raw)]
+    return posting_keys("\n".join(lines)) if lines else []
+
+
 def positions(numbers: list[int], generator_cover: int | None) -> dict[int, int]:
     """Patch number in the mail -> position in the posting (1-based). send-email numbers the
     cover letter 1 when there is one, b4 numbers it 0: when every landed patch of a

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
-from backportr.postings import message_key, posting_keys
+from backportr.postings import message_key, posting_keys, posting_keys_of_raw
 from backportr.trailers import mentions_relations, parse_message, parse_stable_comment
 
 # Pieces that real trailers and mail headers are made of: prefixes that make a pattern start
@@ -93,4 +93,5 @@ def test_the_line_that_stalled_the_bot() -> None:
 @given(messages)
 def test_posting_keys_are_linear(text: str) -> None:
     posting_keys(text)
+    posting_keys_of_raw(text.encode("utf-8", "surrogatepass"))
     message_key(text[:10_000])

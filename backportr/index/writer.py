@@ -25,7 +25,7 @@ from backportr.index.schema import (
     tags_json,
 )
 from backportr.model import Oid, ParsedMessage, ProgressCallback, no_progress
-from backportr.postings import mentions_message_id, posting_keys
+from backportr.postings import mentions_message_id, posting_keys_of_raw
 from backportr.repo import LogRecord, Ref, Repo
 from backportr.trailers import mentions_relations, parse_message
 
@@ -413,7 +413,8 @@ class IndexWriter(IndexReader):
             ref_rows += [(cid, r.oid, r.form) for r in parsed.upstream_refs]
             dep_rows += [(cid, d.ref, d.subject) for d in parsed.stable_deps]
             if mentions_message_id(record.raw_message):
-                posting_rows += [(cid, k.stem, k.number) for k in posting_keys(record.message)]
+                keys = posting_keys_of_raw(record.raw_message)
+                posting_rows += [(cid, k.stem, k.number) for k in keys]
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))
         self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", commit_rows)
