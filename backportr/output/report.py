@@ -105,9 +105,13 @@ def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
 
 
 def posting_line(p: PostingInfo) -> str:
-    """`3/8 of "cover" (1/8 absent, 2/8 absent, 4/8 present, ...)`."""
+    """`3/8 of "cover" (absent: 1, 2, 4-8)`: the member's place, its siblings by state."""
     of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
-    others = ", ".join(f"{s.position}/{p.total} {s.state}" for s in p.siblings if s.state != "this")
+    by_state: dict[str, list[int]] = {}
+    for sibling in p.siblings:
+        if sibling.state != "this":
+            by_state.setdefault(sibling.state, []).append(sibling.position)
+    others = "; ".join(f"{state}: {_runs(found)}" for state, found in by_state.items())
     landed_count = sum(1 for s in p.siblings if s.state != "not-upstream")
     landed = (
         f"; {p.posted} posted, {landed_count} landed upstream"
@@ -115,6 +119,17 @@ def posting_line(p: PostingInfo) -> str:
         else ""
     )
     return f"{p.position}/{p.total} of {of}" + (f" ({others})" if others else "") + landed
+
+
+def _runs(numbers: list[int]) -> str:
+    """[1, 2, 4, 5, 6] -> "1, 2, 4-6" (three or more in a row as a range)."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and runs[-1][-1] == n - 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def render_json(report: Report) -> str:
