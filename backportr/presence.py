@@ -86,10 +86,7 @@ class PresenceChecker:
         """Is the commit itself in the branch's history?"""
         answer = self.index.in_branch(commit, branch.refname)
         if answer is None:
-            try:
-                return self.repo.is_ancestor(commit, branch.tip)
-            except Exception:
-                return False
+            return self.repo.has_ancestor(branch.tip, commit)
         return answer
 
     def _effective_reverter(self, commit: Oid, branch: Ref, depth: int) -> Oid | None:

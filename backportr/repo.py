@@ -231,6 +231,14 @@ class Repo:
             return True
         return self.git.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor))
 
+    def has_ancestor(self, descendant: Oid, ancestor: Oid) -> bool:
+        """`is_ancestor`, False when either commit is unknown here (not an error: a commit
+        this repository has never seen is in none of its branches)."""
+        try:
+            return self.is_ancestor(ancestor, descendant)
+        except (pygit2.GitError, KeyError, ValueError):
+            return False
+
     def merge_base(self, a: Oid, b: Oid) -> Oid | None:
         base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
         return str(base) if base is not None else None

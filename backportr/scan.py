@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import pygit2
+
 from backportr import __version__
 from backportr.apply import TreeState
 from backportr.config import Settings
@@ -258,8 +260,13 @@ class Scanner:
         before = len(result.findings)
         try:
             work()
-        except BackportrError as error:
+        except (BackportrError, pygit2.GitError) as error:  # this target's, not the scan's
+            del result.findings[before:]
             result.errors.append(f"{commit[:12]}: {error}")
+            return
+        except KeyError as error:  # libgit2 lacks an object this target needs
+            del result.findings[before:]
+            result.errors.append(f"{commit[:12]}: the repository lacks an object ({error})")
             return
         found = [_finding_to_json(f) for f in result.findings[before:]]
         self.ws.index.keep_result(key, json.dumps(found))

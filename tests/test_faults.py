@@ -760,3 +760,31 @@ def test_a_polling_bot_reads_the_branches_again(tmp_path: Path) -> None:
     assert second_up == k.b.ids["upstream-work"] != first_up
     assert second_branch == k.b.ids["release"] != first_branch
     assert indexed
+
+
+def test_a_scan_goes_on_past_a_target_it_cannot_read(tmp_path: Path) -> None:
+    """One target whose objects are missing is an error of that target: the scan reports
+    the others, lists the error, and exits 1 (it stopped the whole scan before)."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("readable", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    k.edit_fn("damaged", "core_fn3", "y += 3;", path="fs/core.c", trailers=k.fixes("culprit"))
+    blob = subprocess.run(
+        ["git", "-C", str(k.b.path), "rev-parse", f"{k.b.ids['damaged']}:fs/core.c"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (k.b.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    proc = subprocess.run(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(k.b.path), "-b", BRANCH,
+         "--format", "json", "--index", str(tmp_path / "index.sqlite")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    data = json.loads(proc.stdout)
+    found = {f["commit"] for b in data["branches"] for f in b["findings"]}
+    assert k.b.ids["readable"] in found and k.b.ids["damaged"] not in found
+    assert any(k.b.ids["damaged"][:12] in e for b in data["branches"] for e in b["errors"])
