@@ -146,6 +146,9 @@ EdgeKind = Literal[
     "symbol",  # the dependent uses an identifier this commit introduced
     "posting",  # the same posting (patch series) as the dependent (--with-siblings)
 ]
+ReasonKind = EdgeKind | Literal["target", "context"]
+"""Why a commit is in a report: an edge of the graph, the commit asked for, or (for a
+suggestion) the logic of the code around a member's change."""
 
 Role = Literal["target", "prerequisite", "follow-up"]
 CulpritPolicy = Literal["evidence", "always"]
@@ -160,7 +163,7 @@ BranchStatus = Literal[
 class Reason:
     """Why a commit is in the series: the kind of evidence, in words, and the related commit."""
 
-    kind: str
+    kind: ReasonKind
     detail: str
     related: Oid | None = None
 

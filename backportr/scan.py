@@ -119,7 +119,7 @@ def _read(path: Path) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class ScanFinding:
     kind: str
     branch: str
     commit: Oid
@@ -138,12 +138,12 @@ class Finding:
 _KIND_ORDER = {"missing-fix": 0, "incomplete-backport": 1, "reverted-upstream": 2, "dropped": 3}
 
 
-def prioritize(findings: list[Finding], untagged: Untagged = "include") -> list[Finding]:
+def prioritize(findings: list[ScanFinding], untagged: Untagged = "include") -> list[ScanFinding]:
     """What a maintainer acts on first: per kind, tagged for stable before untagged (with
     `separate`, every untagged finding after every tagged one), ready before conflict, the
     oldest culprit first; the order of the scan otherwise (stable sort)."""
 
-    def rank(f: Finding) -> tuple[int, int, int, int]:
+    def rank(f: ScanFinding) -> tuple[int, int, int, int]:
         apart = 0 if untagged != "separate" or f.tagged or f.kind != "missing-fix" else 1
         return (apart, _KIND_ORDER.get(f.kind, 9), 0 if f.tagged else 1, f.culprit_seq)
 
@@ -154,7 +154,7 @@ def prioritize(findings: list[Finding], untagged: Untagged = "include") -> list[
 @dataclass
 class BranchScan:
     branch: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[ScanFinding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
@@ -316,7 +316,7 @@ class Scanner:
         evidence = tuple(self._culprit_evidence(c, branch) for c in present)
         if self.policy.is_dropped(branch.name, commit):
             result.findings.append(
-                Finding(
+                ScanFinding(
                     "dropped",
                     branch.name,
                     commit,
@@ -335,7 +335,7 @@ class Scanner:
             return
         oldest = min((self.ws.index.upstream_seq(c) or 0 for c in present), default=0)
         result.findings.append(
-            Finding(
+            ScanFinding(
                 "missing-fix",
                 branch.name,
                 commit,
@@ -357,7 +357,7 @@ class Scanner:
         reverter = effective_upstream_reverter(self.resolver.context(branch), upstream)
         if reverter is not None and not self.ws.presence.check(reverter, branch).present:
             result.findings.append(
-                Finding(
+                ScanFinding(
                     "reverted-upstream",
                     branch.name,
                     upstream,
@@ -381,7 +381,7 @@ class Scanner:
         tagged = any(self._tagged(m.commit) for m in series)
         if series:
             result.findings.append(
-                Finding(
+                ScanFinding(
                     "incomplete-backport",
                     branch.name,
                     upstream,
@@ -591,7 +591,7 @@ def _series_from_json(data: list[list[Any]]) -> tuple[Member, ...]:
     )
 
 
-def _finding_to_json(finding: Finding) -> dict[str, object]:
+def _finding_to_json(finding: ScanFinding) -> dict[str, object]:
     return {
         "kind": finding.kind,
         "branch": finding.branch,
@@ -605,8 +605,8 @@ def _finding_to_json(finding: Finding) -> dict[str, object]:
     }
 
 
-def _finding_from_json(data: dict[str, Any]) -> Finding:
-    return Finding(
+def _finding_from_json(data: dict[str, Any]) -> ScanFinding:
+    return ScanFinding(
         data["kind"],
         data["branch"],
         data["commit"],

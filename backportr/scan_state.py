@@ -13,7 +13,7 @@ from typing import IO
 
 from backportr.dbfault import explain
 from backportr.errors import BackportrError
-from backportr.scan import Finding
+from backportr.scan import ScanFinding
 from backportr.statefile import exclusive_lock
 
 
@@ -36,11 +36,11 @@ class ScanState:
             self.close()
             raise BackportrError(explain(error, path, "the scan state")) from None
 
-    def new(self, findings: Sequence[Finding]) -> list[Finding]:
+    def new(self, findings: Sequence[ScanFinding]) -> list[ScanFinding]:
         known = {row[0] for row in self.db.execute("SELECT key FROM reported")}
         return [f for f in findings if f.key not in known]
 
-    def record(self, findings: Sequence[Finding]) -> None:
+    def record(self, findings: Sequence[ScanFinding]) -> None:
         now = int(time.time())
         with self.db:
             self.db.executemany(

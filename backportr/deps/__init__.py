@@ -13,7 +13,7 @@ from backportr.model import Oid, Reason, Version
 from backportr.presence import PresenceChecker
 from backportr.repo import Ref, Repo
 
-Relation = Literal["prerequisite", "follow-up"]
+Direction = Literal["prerequisite", "follow-up"]  # before the commit asked about, or after
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Finding:
     """`commit` relates to the commit asked about as a prerequisite or a follow-up."""
 
     commit: Oid
-    relation: Relation
+    relation: Direction
     reason: Reason
 
 

@@ -11,6 +11,7 @@ the conflicting files' history since the fork are tried the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 from backportr.apply import TreeState
 from backportr.deps import Context, Finding
@@ -65,7 +66,7 @@ def conflict_prerequisites(
     is_candidate: Callable[[Oid], bool],
     order_key: Callable[[Oid], int],
     *,
-    kind: str = "conflict",
+    kind: Literal["conflict", "adapted"] = "conflict",
 ) -> list[Finding]:
     """The fewest absent upstream commits that make `member` apply onto `state`."""
     candidates = blame_candidates(ctx, member, files, is_candidate)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backportr.deps import Context, Finding, Relation
+from backportr.deps import Context, Direction, Finding
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
 from backportr.postings import is_b4, message_ids, message_key, positions
 
@@ -92,6 +92,6 @@ def sibling_findings(ctx: Context, commit: Oid, policy: SiblingsPolicy) -> list[
             f"{position}/{found.total} of the same posting as {ctx.describe(commit)} "
             f"({found.cover or found.key})"
         )
-        relation: Relation = "prerequisite" if position < mine else "follow-up"
+        relation: Direction = "prerequisite" if position < mine else "follow-up"
         out.append(Finding(other, relation, Reason("posting", detail, commit)))
     return out

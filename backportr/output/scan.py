@@ -12,7 +12,7 @@ from html import escape
 
 from backportr import __version__
 from backportr.output.report import member_dict
-from backportr.scan import KINDS, BranchScan, Finding
+from backportr.scan import KINDS, BranchScan, ScanFinding
 
 SCAN_SCHEMA = 1
 
@@ -61,7 +61,7 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
     }
 
 
-def _finding(f: Finding) -> dict[str, object]:
+def _finding(f: ScanFinding) -> dict[str, object]:
     return {
         "kind": f.kind,
         "commit": f.commit,
