@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import email.policy
+import functools
 import logging
 import signal
 import sqlite3
@@ -196,7 +197,7 @@ class Bot:
                 continue
             try:
                 raw = self._with_retries(
-                    summary, lambda e=entry: self.lore.raw(e.message_id), permanent=True
+                    summary, functools.partial(self.lore.raw, entry.message_id), permanent=True
                 )
             except LoreNotFound as gone:
                 summary.skipped += 1

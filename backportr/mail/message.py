@@ -14,7 +14,7 @@ import email
 import email.policy
 import email.utils
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Literal
 
@@ -89,18 +89,19 @@ def parse_mail(raw: bytes | str) -> Mail:
         return _skip("", "", "", f"malformed message: {type(error).__name__}: {error}")
     if not message_id:
         return _skip("", subject, sender, "malformed message: no Message-ID header")
-    base = {
-        "message_id": message_id,
-        "subject": subject,
-        "sender": sender,
-        "in_reply_to": in_reply_to,
-        "references": references,
-        "body": body,
-        "recipients": recipients,
-    }
+    base = Mail(
+        kind="skip",
+        message_id=message_id,
+        subject=subject,
+        sender=sender,
+        in_reply_to=in_reply_to,
+        references=references,
+        body=body,
+        recipients=recipients,
+    )
 
     if _REPLY.match(subject) and _diff(body) is None:  # a review, or a bot's answer
-        return Mail(kind="skip", reason="not a patch: a reply in a thread", **base)
+        return replace(base, reason="not a patch: a reply in a thread")
 
     if failed := _FAILED.match(subject):
         pick = _CHERRY_PICK.search(body)
@@ -109,42 +110,42 @@ def parse_mail(raw: bytes | str) -> Mail:
         if fetch:
             version = fetch.group(1)[len("linux-") : -len(".y")]
         reply = _IN_REPLY_TO_OPTION.search(body)
-        return Mail(
+        return replace(
+            base,
             kind="failed",
             versions=(version,),
             upstream=pick.group(1) if pick else None,
             patch_subject=failed.group(1),
             reply_to_id=reply.group(1) if reply else None,
-            **base,
         )
 
     prefix = _PREFIX.match(subject)
     if prefix is None or "patch" not in prefix.group(1).lower():
-        return Mail(kind="skip", reason="not a patch or a FAILED mail", **base)
+        return replace(base, reason="not a patch or a FAILED mail")
     versions, ranges, part = _prefix_tokens(prefix.group(1))
     patch_subject = prefix.group(2).strip()
     diff = _diff(body)
     parsed = parse_message(f"{patch_subject}\n\n{body}")
-    upstream = parsed.upstream
     base_commit = _BASE_COMMIT.search(body)
-    fields = {
-        "versions": versions,
-        "ranges": ranges,
-        "part": part,
-        "upstream": upstream,
-        "patch_subject": patch_subject,
-        "diff": diff,
-        "base_commit": base_commit.group(1) if base_commit else None,
-    }
+    patch = replace(
+        base,
+        versions=versions,
+        ranges=ranges,
+        part=part,
+        upstream=parsed.upstream,
+        patch_subject=patch_subject,
+        diff=diff,
+        base_commit=base_commit.group(1) if base_commit else None,
+    )
     if versions or ranges:
         if part is not None and part[0] == 0:
-            return Mail(kind="skip", reason="a cover letter", **base, **fields)
-        return Mail(kind="submission", **base, **fields)
+            return replace(patch, reason="a cover letter")
+        return replace(patch, kind="submission")
     if diff is not None:
-        return Mail(kind="patch", **base, **fields)
+        return replace(patch, kind="patch")
     if part is not None and part[0] == 0:
-        return Mail(kind="skip", reason="a cover letter", **base, **fields)
-    return Mail(kind="skip", reason="a patch mail without a diff", **base, **fields)
+        return replace(patch, reason="a cover letter")
+    return replace(patch, reason="a patch mail without a diff")
 
 
 def _prefix_tokens(

@@ -127,4 +127,4 @@ def send_raw(message: bytes, server: str | SmtpServer, *, timeout: float = 30.0)
     import email.policy
 
     parsed = email.message_from_bytes(message, policy=email.policy.SMTP)
-    send_message(parsed, server, timeout=timeout)  # type: ignore[arg-type]
+    send_message(parsed, server, timeout=timeout)
