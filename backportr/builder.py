@@ -52,7 +52,7 @@ class RepoBuilder:
         """Make the work tree and index match HEAD (the builder writes objects and refs only),
         so `git status` in a kept repository is clean."""
         if not self.repo.is_bare:
-            self.repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
+            self.repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -65,11 +65,11 @@ class RepoBuilder:
 
     def _collect(self, tree: pygit2.Tree, prefix: str, out: dict[str, str]) -> None:
         for entry in tree:
-            path = prefix + entry.name
+            path = prefix + (entry.name or "")
             obj = self.repo[entry.id]
             if isinstance(obj, pygit2.Tree):
                 self._collect(obj, path + "/", out)
-            else:
+            elif isinstance(obj, pygit2.Blob):
                 out[path] = obj.data.decode()
 
     def _commit(self, rev: str) -> pygit2.Commit:
@@ -220,12 +220,13 @@ class RepoBuilder:
         """A clean 3-way merge of three texts (raises ValueError on conflict)."""
         entry = pygit2.IndexEntry
         blobs = [self.repo.create_blob(t.encode()) for t in (base, ours, theirs)]
-        result = self.repo.merge_file_from_index(
-            *(entry("f", blob, pygit2.enums.FileMode.BLOB) for blob in blobs)
+        base_entry, ours_entry, theirs_entry = (
+            entry("f", blob, pygit2.enums.FileMode.BLOB) for blob in blobs
         )
+        result = self.repo.merge_file_from_index(base_entry, ours_entry, theirs_entry)
         if not result.automergeable:
             raise ValueError("texts do not merge cleanly")
-        return result.contents
+        return str(result.contents)
 
     def _write_tree(self, files: dict[str, str]) -> pygit2.Oid:
         nested: dict[str, object] = {}

@@ -1,5 +1,5 @@
-"""The tree is ruff-clean (lint and format) and the core passes `mypy --strict` (the files
-named in pyproject.toml), checked by the suite so CI enforces both."""
+"""The tree is ruff-clean (lint and format) and the whole package passes `mypy --strict`,
+checked by the suite so CI enforces both."""
 
 from __future__ import annotations
 

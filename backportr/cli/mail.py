@@ -110,8 +110,15 @@ def mail_check_command(
             check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
     finally:
         progress.finish()
-    say = (lambda text: None) if quiet else (lambda text: typer.echo(text, err=True))
-    out = (lambda text: None) if quiet else sys.stdout.write
+
+    def say(text: str) -> None:
+        if not quiet:
+            typer.echo(text, err=True)
+
+    def out(text: str) -> None:
+        if not quiet:
+            sys.stdout.write(text)
+
     if check.skipped and (output_format is MailFormat.reply or send):
         # nothing to answer: no reply (and no Cc: stable) for a mail that was not checked
         say(f"no reply: skipped: {check.skipped}")

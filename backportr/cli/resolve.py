@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -24,7 +25,7 @@ from backportr.cli import (  # the app and what every command shares
 )
 from backportr.config import DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.model import CulpritPolicy
+from backportr.model import CulpritPolicy, Report
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
@@ -52,7 +53,7 @@ class AnnotationStyle(StrEnum):
     sasha = "sasha"
 
 
-def _render_html(report):  # type: ignore[no-untyped-def]
+def _render_html(report: Report) -> str:
     import shutil
 
     from backportr.output.graph import render_svg
@@ -61,19 +62,19 @@ def _render_html(report):  # type: ignore[no-untyped-def]
     return render_html(report, render_svg(report) if shutil.which("dot") else None)
 
 
-def _render_dot(report):  # type: ignore[no-untyped-def]
+def _render_dot(report: Report) -> str:
     from backportr.output.graph import render_dot
 
     return render_dot(report)
 
 
-def _render_svg(report):  # type: ignore[no-untyped-def]
+def _render_svg(report: Report) -> str:
     from backportr.output.graph import render_svg
 
     return render_svg(report)
 
 
-_RENDERERS = {
+_RENDERERS: dict[ResolveFormat, Callable[[Report], str]] = {
     ResolveFormat.text: render_text,
     ResolveFormat.json: render_json,
     ResolveFormat.script: render_script,
