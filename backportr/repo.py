@@ -13,6 +13,7 @@ import os
 import queue
 import re
 import subprocess
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Generator, Iterator, Sequence
@@ -612,13 +613,40 @@ class Repo:
 
     # -- processes -------------------------------------------------------------------------
 
-    def run_git(self, *args: str, check: bool = True, input: bytes | None = None) -> str:
+    def commit_of_diff(self, base: Oid, diff: str, message: str) -> Oid:
+        """A commit of `diff` applied onto `base`, written to the object database through a
+        private index file (no ref, index or work tree is touched); BackportrError when the
+        diff does not apply there."""
+        with tempfile.TemporaryDirectory(prefix="backportr-patch-") as scratch:
+            index = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+            self.run_git("read-tree", base, env=index)
+            try:
+                self.run_git("apply", "--cached", "-", input=diff.encode(), env=index)
+            except BackportrError as error:
+                raise BackportrError(f"the patch does not apply to {base[:12]}: {error}") from None
+            tree = self.run_git("write-tree", env=index).strip()
+            return self.run_git(
+                "commit-tree", tree, "-p", base, input=message.encode(), env=index
+            ).strip()
+
+    def patch_id_of_diff(self, diff: str) -> str | None:
+        """`git patch-id --stable` of a diff given as text (a mail's), None when it has none."""
+        found = self.run_git("patch-id", "--stable", input=diff.encode(), check=False).split()
+        return found[0] if found else None
+
+    def run_git(
+        self,
+        *args: str,
+        check: bool = True,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
         """One git process for work libgit2 lacks (never per commit or per hunk)."""
         proc = subprocess.run(
             ["git", "--git-dir", str(self.path), *args],
             capture_output=True,
             input=input,
-            env=_git_env(),
+            env={**_git_env(), **(env or {})},
             check=False,
         )
         if check and proc.returncode != 0:

@@ -9,10 +9,7 @@ upstream tip) in the object database to make a virtual target, then resolved.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
 
 from backportr.errors import BackportrError
@@ -155,39 +152,8 @@ class Checker:
             if mail.base_commit
             else self.ws.upstream.tip
         )
-        with tempfile.TemporaryDirectory(prefix="backportr-patch-") as scratch:
-            env = {**os.environ, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
-            git = ["git", "--git-dir", str(self.ws.repo.path)]
-            subprocess.run([*git, "read-tree", base], env=env, check=True, capture_output=True)
-            applied = subprocess.run(
-                [*git, "apply", "--cached", "-"],
-                input=mail.diff.encode(),
-                env=env,
-                capture_output=True,
-            )
-            if applied.returncode != 0:
-                raise BackportrError(
-                    f"the patch does not apply to {base[:12]}: "
-                    f"{applied.stderr.decode(errors='replace').strip().splitlines()[-1:]}"
-                )
-            tree = (
-                subprocess.run([*git, "write-tree"], env=env, check=True, capture_output=True)
-                .stdout.decode()
-                .strip()
-            )
-            message = f"{mail.patch_subject or mail.subject}\n\n{mail.body.split('---')[0]}"
-            commit = (
-                subprocess.run(
-                    [*git, "commit-tree", tree, "-p", base],
-                    env=env,
-                    input=message.encode(),
-                    check=True,
-                    capture_output=True,
-                )
-                .stdout.decode()
-                .strip()
-            )
-        return commit
+        message = f"{mail.patch_subject or mail.subject}\n\n{mail.body.split('---')[0]}"
+        return self.ws.repo.commit_of_diff(base, mail.diff, message)
 
     # -- verdicts ------------------------------------------------------------------------------
 
@@ -246,15 +212,9 @@ class Checker:
         """A submitted patch whose patch-id differs from upstream's."""
         if not mail.diff:
             return []
-        proc = subprocess.run(
-            ["git", "patch-id", "--stable"],
-            input=mail.diff.encode(),
-            capture_output=True,
-            check=False,
-        )
-        submitted = proc.stdout.decode().split()[:1]
+        submitted = self.ws.repo.patch_id_of_diff(mail.diff)
         upstream = self.ws.index.patch_id(target)
-        if submitted and upstream and submitted[0] != upstream:
+        if submitted and upstream and submitted != upstream:
             return [
                 f"the submitted patch differs from upstream {target[:12]} (patch-id): "
                 "say what was changed and why"
