@@ -42,6 +42,42 @@ class MailFormat(StrEnum):
     reply = "reply"
 
 
+LoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--lore",
+        help="Inbox URL, e.g. https://lore.kernel.org/stable/ (default: backportr.lore)",
+        metavar="URL",
+    ),
+]
+SmtpOption = Annotated[
+    str | None,
+    typer.Option(
+        "--smtp",
+        help="HOST:PORT of the mail server (default: backportr.smtp).",
+        metavar="HOST:PORT",
+    ),
+]
+FromOption = Annotated[
+    str | None,
+    typer.Option(
+        "--from", help="The replies' From: (default: backportr.from, user.email).", metavar="ADDR"
+    ),
+]
+
+
+def _mail_settings(
+    repo: Path, lore: str | None, smtp: str | None, sender: str | None
+) -> tuple[str | None, str | None, str]:
+    """--lore, --smtp and --from, else their git config settings (one reader for both commands)."""
+    config = _config(repo)
+    return (
+        lore or config.value("backportr.lore"),
+        smtp or config.value("backportr.smtp"),
+        sender or config.value("backportr.from") or _NO_REPLY,
+    )
+
+
 @mail_app.command("check")
 def mail_check_command(
     message: Annotated[
@@ -52,28 +88,13 @@ def mail_check_command(
     upstream: UpstreamOption = None,
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
-    lore: Annotated[
-        str | None,
-        typer.Option(
-            "--lore", help="Inbox URL, e.g. https://lore.kernel.org/stable/", metavar="URL"
-        ),
-    ] = None,
+    lore: LoreOption = None,
     output_format: Annotated[
         MailFormat, typer.Option("--format", "-f", help="Output format.")
     ] = MailFormat.text,
     send: Annotated[bool, typer.Option("--send", help="Send the reply (needs --smtp).")] = False,
-    smtp: Annotated[
-        str | None,
-        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
-    ] = None,
-    sender: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            help="The reply's From: (default: backportr.from, user.email).",
-            metavar="ADDR",
-        ),
-    ] = None,
+    smtp: SmtpOption = None,
+    sender: FromOption = None,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -92,10 +113,7 @@ def mail_check_command(
     from backportr.mail.sending import send_message
     from backportr.mail.source import load
 
-    config = _config(repo)
-    lore = lore or config.value("backportr.lore")
-    smtp = smtp or config.value("backportr.smtp")
-    sender = sender or config.value("backportr.from") or _NO_REPLY
+    lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
     if send and not smtp:
         raise UsageError("--send needs --smtp HOST:PORT (or backportr.smtp)")
     mail, thread = load(message, lore)
@@ -139,14 +157,7 @@ def mail_check_command(
 
 @app.command("bot")
 def bot_command(
-    lore: Annotated[
-        str | None,
-        typer.Option(
-            "--lore",
-            help="Inbox URL, e.g. https://lore.kernel.org/stable/ (or backportr.lore)",
-            metavar="URL",
-        ),
-    ] = None,
+    lore: LoreOption = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
     branch_pattern: PatternOption = None,
@@ -171,18 +182,8 @@ def bot_command(
             metavar="FILE",
         ),
     ] = None,
-    smtp: Annotated[
-        str | None,
-        typer.Option("--smtp", help="HOST:PORT of the mail server.", metavar="HOST:PORT"),
-    ] = None,
-    sender: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            help="The replies' From: (default: backportr.from, user.email).",
-            metavar="ADDR",
-        ),
-    ] = None,
+    smtp: SmtpOption = None,
+    sender: FromOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Record verdicts, send nothing.")
     ] = False,
@@ -204,11 +205,8 @@ def bot_command(
     from backportr.mail.bot import Bot, BotSettings, BotState
     from backportr.mail.lore import Lore
 
-    config = _config(repo)
-    lore = lore or config.value("backportr.lore")
-    smtp = smtp or config.value("backportr.smtp")
-    sender = sender or config.value("backportr.from") or _NO_REPLY
-    where = state or Path(config.value("backportr.botstate") or "backportr-bot.sqlite")
+    lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
+    where = state or Path(_config(repo).value("backportr.botstate") or "backportr-bot.sqlite")
     if not lore:
         raise UsageError("give --lore URL (or set backportr.lore)")
     if not dry_run and smtp is None:
