@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from backportr.examples.ima import B836C, ImaFixture
+from tests.browser import browser, dump_dom, screenshot
 from tests.conftest import backportr
 
 
@@ -65,36 +65,14 @@ def test_svg_without_graphviz_is_a_clear_error(ima: ImaFixture, tmp_path: Path) 
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def _browser() -> str | None:
-    return (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-
-
-@pytest.mark.skipif(_browser() is None, reason="no headless browser installed")
+@pytest.mark.skipif(browser() is None, reason="no headless browser installed")
 def test_html_renders_in_a_headless_browser(ima: ImaFixture, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     proc = _resolve(ima, "html", "--output", str(page))
     assert proc.returncode == 4, proc.stderr  # linux-5.10.y has a member to adapt by hand
     text = page.read_text()
     assert "<script" not in text and "http://" not in text.split("<svg", 1)[0]
-    browser = [
-        _browser(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ]
-    dom = subprocess.run(
-        [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
-    )
+    dom = dump_dom(page, tmp_path / "profile")
     assert dom.returncode == 0, dom.stderr[-500:]
     assert 'class="status ready"' in dom.stdout and 'class="status incomplete"' in dom.stdout
     assert dom.stdout.count("<tr>") >= 1 + 2 + 4 + 3  # matrix, headers, both series
@@ -102,9 +80,5 @@ def test_html_renders_in_a_headless_browser(ima: ImaFixture, tmp_path: Path) -> 
         assert "<svg" in dom.stdout
         assert "legend" in dom.stdout and "A needs B" in dom.stdout  # drawn with the graph
     shot = tmp_path / "shot.png"
-    subprocess.run(
-        [*browser, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri()],
-        capture_output=True,
-        timeout=120,
-    )
+    screenshot(page, tmp_path / "profile", shot, "1200,1400")
     assert shot.exists() and shot.stat().st_size > 10_000

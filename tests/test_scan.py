@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backportr.examples.ima import A1175, B836C, ImaFixture
+from tests.browser import browser, dump_dom, screenshot
 from tests.resolve_scenarios import BRANCH, Kernel
 
 
@@ -201,7 +201,7 @@ def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> 
     assert answer(two.stdout) == answer(one.stdout)
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless browser installed")
+@pytest.mark.skipif(browser() is None, reason="no headless browser installed")
 def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
     """The page in headless Chromium: the run's metadata, the summary per kind and status,
     the chart, the findings table with links from the commit URL template; and a
@@ -216,20 +216,7 @@ def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 4, proc.stderr
-    browser = [
-        "chromium",
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ]
-    dom = subprocess.run(
-        [*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
-    )
+    dom = dump_dom(page, tmp_path / "profile")
     assert dom.returncode == 0
     assert 'id="chart"' in dom.stdout and dom.stdout.count("<rect") == 4
     assert 'class="findings"' in dom.stdout and "missing-fix" in dom.stdout
@@ -237,11 +224,7 @@ def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
     assert f'href="https://example.org/c/{repo.b.ids["missing"]}"' in dom.stdout
     assert 'id="filter"' in dom.stdout
     shot = tmp_path / "scan.png"
-    subprocess.run(
-        [*browser, f"--screenshot={shot}", "--window-size=1200,1000", page.as_uri()],
-        capture_output=True,
-        timeout=120,
-    )
+    screenshot(page, tmp_path / "profile", shot, "1200,1000")
     assert shot.exists() and shot.stat().st_size > 10_000
 
 
