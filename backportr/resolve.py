@@ -159,11 +159,17 @@ class _Closure:
             self.graph.add_dependency(about, commit, finding.reason)
 
     def _follow_up_needed(self, commit: Oid) -> bool:
-        """A follow-up is needed when one of its culprits is present or in the series."""
+        """A follow-up is needed when one of its culprits is present or in the series (or is
+        the upstream copy of a member: a commit cherry-picked from it)."""
         named = culprits(self.ctx, commit)
         if not named:
             return True  # a revert: needed because what it reverts is here
-        return any(self.in_closure(c) or self.ctx.is_present(c) for c in named)
+        return any(
+            self.in_closure(c)
+            or self.ctx.is_present(c)
+            or self.in_closure(self.ctx.index.carried_upstream(c) or "")
+            for c in named
+        )
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

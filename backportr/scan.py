@@ -32,6 +32,7 @@ from backportr import __version__
 from backportr.apply import TreeState
 from backportr.config import Settings
 from backportr.deps.declared import declared, recorded
+from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
 from backportr.model import BranchReport, Member, Oid, ProgressCallback, Reason, no_progress
 from backportr.repo import Ref
@@ -352,7 +353,6 @@ class Scanner:
         presence = self.ws.presence.check(upstream, branch)
         if not presence.present:
             return  # reverted in the branch: nothing to complete
-        from backportr.deps.fixes import effective_upstream_reverter
 
         reverter = effective_upstream_reverter(self.resolver.context(branch), upstream)
         if reverter is not None and not self.ws.presence.check(reverter, branch).present:
@@ -413,7 +413,7 @@ class Scanner:
                 continue
             seen.add(commit)
             for relation in (
-                *index.fixed_by(commit),
+                *fixed_by(index, commit),
                 *index.reverted_by(commit, upstream_only=True),
             ):
                 if not presence.check(relation.commit, branch).present:
@@ -536,7 +536,7 @@ class Scanner:
                 index = self.ws.index
                 for c in closure:
                     related = (
-                        *index.fixed_by(c),
+                        *fixed_by(index, c),
                         *index.reverted_by(c, upstream_only=True),
                         *index.stable_deps_naming(c),
                     )

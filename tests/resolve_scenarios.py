@@ -584,6 +584,21 @@ def reapplied_after_revert(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target", "reapply"])
 
 
+def fix_cherry_picked_onto_mainline(path: Path) -> Scenario:
+    """Projects that develop a fix on its own branch and cherry-pick it onto the mainline
+    (NetworkManager): the maintainer asks for the branch's commit, which is not upstream;
+    upstream has its copy (`cherry picked from` it), and the follow-up's copy, whose `Fixes:`
+    names the original id. The follow-up of the copy is the target's follow-up."""
+    k = Kernel(path)
+    k.b.branch("fix-branch", "master")
+    k.edit_fn("target", "drv_fn1", "y += 100;", branch="fix-branch")
+    k.b.cherry_pick("target", "master", annotation="cherry-pick", name="target-copy")
+    k.edit_fn("noise", "drv_fn5", "y += 5;")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", branch="fix-branch", trailers=k.fixes("target"))
+    k.b.cherry_pick("fix", "master", annotation="cherry-pick", name="fix-copy")
+    return Scenario(k.b, "target", ["target", "fix-copy"])
+
+
 def context_suggestion(path: Path) -> Scenario:
     """The target applies cleanly, but an absent commit changed the logic of the code around
     its change (suggested), and another only changed a comment there (not suggested)."""
@@ -638,6 +653,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "culprit_in_sibling_branch": culprit_in_sibling_branch,
     "follow_up_of_present_follow_up": follow_up_of_present_follow_up,
     "short_fixes_id": short_fixes_id,
+    "fix_cherry_picked_onto_mainline": fix_cherry_picked_onto_mainline,
     "deleted_context": deleted_context,
     "kconfig_symbol": kconfig_symbol,
     "own_series_chain": own_series_chain,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from backportr.deps import Context, Finding
+from backportr.index import CommitIndex, Relation
 from backportr.model import Oid, Reason
 
 
@@ -16,10 +17,28 @@ def culprits(ctx: Context, commit: Oid) -> list[Oid]:
     return out
 
 
+def fixed_by(index: CommitIndex, commit: Oid) -> list[Relation]:
+    """Upstream commits whose Fixes: names `commit` or an upstream copy of it (a commit that
+    says it was cherry-picked from it), one per patch: a fix and its upstream cherry-pick
+    count once, as the original."""
+    relations = list(index.fixed_by(commit))
+    for copy in index.copies_upstream(commit):
+        relations += index.fixed_by(copy)
+    fixes = {r.commit for r in relations}
+    out: list[Relation] = []
+    for relation in relations:
+        original = index.carried_upstream(relation.commit)
+        if original != relation.commit and original in fixes:
+            continue  # the upstream copy of another fix listed here
+        if all(r.commit != relation.commit for r in out):
+            out.append(relation)
+    return out
+
+
 def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
     """Upstream commits whose Fixes: names `commit`, and upstream reverts of it."""
     found: list[Finding] = []
-    for relation in ctx.index.fixed_by(commit):
+    for relation in fixed_by(ctx.index, commit):
         how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
         detail = f"Fixes: {ctx.describe(commit)}{how}"
         found.append(Finding(relation.commit, "follow-up", Reason("follow-up", detail, commit)))

@@ -58,6 +58,17 @@ class IndexReader:
         """Who fixes X: commits whose Fixes: names X, oldest upstream first."""
         return self._relations_to("fixes", oid, upstream_only)
 
+    def copies_upstream(self, oid: Oid) -> list[Oid]:
+        """Upstream commits that say they were cherry-picked from `oid` (projects that merge
+        a fix's branch and cherry-pick it onto the mainline too), oldest first."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "WHERE u.upstream=? AND c.upstream_seq IS NOT NULL AND c.oid != ? "
+            "ORDER BY c.upstream_seq",
+            (oid, oid),
+        )
+        return [r[0] for r in rows]
+
     def reverted_by(self, oid: Oid, *, upstream_only: bool = False) -> list[Relation]:
         return self._relations_to("reverts", oid, upstream_only)
 
@@ -70,7 +81,10 @@ class IndexReader:
     ) -> list[Relation]:
         where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
         if in_branch:
-            where += " AND EXISTS(SELECT 1 FROM branch_commits b WHERE b.commit_id = c.id)"
+            where += (
+                " AND EXISTS(SELECT 1 FROM refs r CROSS JOIN branch_commits b"
+                " ON b.refname=r.refname AND b.commit_id=c.id)"
+            )
         rows = self.db.execute(
             f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
             f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
@@ -99,9 +113,10 @@ class IndexReader:
         """(branch name, commit) of indexed branches other than `refname` whose commits carry
         `upstream` by an upstream-reference line or by the same patch-id, oldest first."""
         rows = self.db.execute(
-            "SELECT r.name, c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
-            "JOIN branch_commits b ON b.commit_id=c.id JOIN refs r ON r.refname=b.refname "
-            "WHERE u.upstream=? AND b.refname != ? ORDER BY r.name, b.seq",
+            "SELECT r.name, c.oid FROM upstream_refs u CROSS JOIN commits c ON c.id=u.commit_id "
+            "CROSS JOIN refs r CROSS JOIN branch_commits b "
+            "ON b.refname=r.refname AND b.commit_id=c.id "
+            "WHERE u.upstream=? AND r.refname != ? ORDER BY r.name, b.seq",
             (upstream, refname),
         ).fetchall()
         if rows:
@@ -110,8 +125,8 @@ class IndexReader:
         if not patch_id:
             return []
         rows = self.db.execute(
-            "SELECT r.name, c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
-            "JOIN refs r ON r.refname=b.refname WHERE c.patch_id=? AND b.refname != ? "
+            "SELECT r.name, c.oid FROM commits c CROSS JOIN refs r CROSS JOIN branch_commits b "
+            "ON b.refname=r.refname AND b.commit_id=c.id WHERE c.patch_id=? AND r.refname != ? "
             "AND c.oid != ? ORDER BY r.name, b.seq",
             (patch_id, refname, upstream),
         ).fetchall()
@@ -159,7 +174,7 @@ class IndexReader:
 
     def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
         rows = self.db.execute(
-            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
             "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",
             (refname, patch_id),
         )
@@ -167,7 +182,7 @@ class IndexReader:
 
     def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
         rows = self.db.execute(
-            "SELECT c.oid FROM commits c JOIN branch_commits b ON b.commit_id=c.id "
+            "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
             "AND b.refname=? WHERE c.subject=? ORDER BY b.seq",
             (refname, subject),
         )
