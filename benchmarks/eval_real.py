@@ -18,7 +18,12 @@ For each case, in a scratch clone that shares the objects of the given repositor
 Cases run in the order of `before`'s date, so the index moves forward (or back by a little)
 incrementally. The answer is scored against what the maintainers applied:
 
-- exact: the series equals the maintainers' series (order included);
+- exact: the series equals the maintainers' series (order included). A commit is the
+  maintainers' under another id when one was cherry-picked from the other or both have the
+  same patch-id (projects that merge a fix's branch and also cherry-pick it onto the
+  mainline); an extra member the maintainers took into the branch separately within 30 days
+  after the case is not counted against the answer (recorded in `taken_in_window`). Both
+  tools are scored the same way;
 - precision and recall of the set of commits (micro-averaged per kind);
 - `adjusted` cases (the maintainers edited the patch by hand): was a conflict reported?
 - `single` cases: anything beyond the target is a false positive.
@@ -36,6 +41,7 @@ import bisect
 import fnmatch
 import gzip
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -142,25 +148,28 @@ class Clock:
     commit dates, read once."""
 
     def __init__(self, repo: Path, refs: list[str]) -> None:
-        self.history: dict[str, list[tuple[int, str]]] = {}
+        self.history: dict[str, list[tuple[int, int, str]]] = {}
         self.born: dict[str, int] = {}
         for ref in refs:
             rows = [
                 line.split()
                 for line in git(repo, "log", "--first-parent", "--format=%ct %H", ref).splitlines()
             ]
-            self.history[ref] = sorted((int(t), h) for t, h in rows)
+            # Oldest first by commit time, and by history among equal times (commits applied
+            # in one second): the newest of them is where the branch was at that second.
+            count = len(rows)
+            self.history[ref] = sorted((int(t), count - n, h) for n, (t, h) in enumerate(rows))
         self.upstream_ref = refs[0]
-        upstream_ids = {h for _, h in self.history[self.upstream_ref]}
+        upstream_ids = {h for _, _, h in self.history[self.upstream_ref]}
         for ref in refs[1:]:
-            own = [t for t, h in self.history[ref] if h not in upstream_ids]
+            own = [t for t, _, h in self.history[ref] if h not in upstream_ids]
             self.born[ref] = min(own) if own else 1 << 62
 
     def at(self, ref: str, when: int) -> str | None:
         """The branch's last first-parent commit dated at or before `when`."""
         history = self.history[ref]
-        i = bisect.bisect_right(history, (when, "~"))
-        return history[i - 1][1] if i else None
+        i = bisect.bisect_right(history, (when, 1 << 62, ""))
+        return history[i - 1][2] if i else None
 
 
 def commit_times(repo: Path, ids: set[str]) -> dict[str, int]:
@@ -195,6 +204,84 @@ def backported_later(mirror: Path, branch: str, commit: str) -> bool:
         check=False,
     )
     return merged.returncode == 0
+
+
+WINDOW = 30 * 86400
+"""An extra member the maintainers took into the branch on their own within this long after
+the case is theirs too (a prerequisite or follow-up backported separately in the same window),
+not a false positive: the issue's "measure as the maintainer saw it"."""
+
+
+def taken_within(mirror: Path, branch: str, commit: str, since: int) -> bool:
+    """Did the maintainers take `commit` into the real branch by `since` + WINDOW?"""
+    carriers = git(
+        mirror, "log", "--format=%ct", "-F", f"--grep={commit}", f"refs/heads/{branch}",
+        check=False,
+    ).split()  # fmt: skip
+    if carriers:
+        return min(int(t) for t in carriers) <= since + WINDOW
+    if backported_later(mirror, branch, commit):  # merged: the commit itself
+        return int(git(mirror, "log", "-1", "--format=%ct", commit).strip()) <= since + WINDOW
+    return False
+
+
+def as_taken(
+    mirror: Path, case: dict[str, object], answer: list[str], applied: int
+) -> tuple[list[str], list[str], list[str]]:
+    """The answer in the maintainers' ids, without the extras they took separately within
+    WINDOW; the extras they took later at all; those within the window."""
+    series = list(case["series"])  # type: ignore[call-overload]
+    branch = str(case["branch"])
+    answer = same_patch(mirror, answer, series)
+    later = [c for c in answer if c not in series and backported_later(mirror, branch, c)]
+    taken = [c for c in later if taken_within(mirror, branch, c, applied)]
+    return [c for c in answer if c not in taken], later, taken
+
+
+def _cherry_source(repo: Path, commit: str) -> set[str]:
+    body = git(repo, "log", "-1", "--format=%B", commit, check=False)
+    return set(re.findall(r"cherry picked from commit ([0-9a-f]{40})", body))
+
+
+def _patch_id(repo: Path, commit: str) -> str:
+    diff = git(repo, "show", "--format=", commit, check=False)
+    out = subprocess.run(
+        ["git", "--git-dir", str(repo), "patch-id", "--stable"],
+        input=diff,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    return out[0] if out else f"none:{commit}"
+
+
+def same_patch(repo: Path, predicted: list[str], expected: list[str]) -> list[str]:
+    """`predicted` with each commit the maintainers took under another id written as that id:
+    a commit cherry-picked from it (either way) or one with the same patch-id. Projects that
+    merge a fix's branch and cherry-pick it onto the mainline have two upstream ids for one
+    patch; the maintainer took one, either applies the same change. Both tools are scored
+    this way."""
+    unmatched = [e for e in expected if e not in predicted]
+    if not unmatched:
+        return predicted
+    out = []
+    for commit in predicted:
+        if commit in expected:
+            out.append(commit)
+            continue
+        sources = _cherry_source(repo, commit)
+        match = next(
+            (
+                e for e in unmatched
+                if e in sources or commit in _cherry_source(repo, e)
+                or _patch_id(repo, e) == _patch_id(repo, commit)
+            ),
+            None,
+        )  # fmt: skip
+        if match is not None:
+            unmatched.remove(match)
+        out.append(match or commit)
+    return out
 
 
 def without(rules: set[str]) -> None:
@@ -316,12 +403,15 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
                 ]
         except BackportrError as failure:
             error = str(failure)
-        extra = [c for c in predicted if c not in case["series"]]  # type: ignore[operator]
-        later = [c for c in extra if backported_later(mirror, branch, c)]
+        seconds = time.monotonic() - begin
+        applied = times[str(case["stable_commits"][-1])]  # type: ignore[index]
+        predicted, later, taken = as_taken(mirror, case, predicted, applied)
         row = tallies[str(case["kind"])].add(
-            case, predicted, status, time.monotonic() - begin, error, reasons, later
+            case, predicted, status, seconds, error, reasons, later
         )
+        row["taken_in_window"] = taken
         grep = one_level_grep(scratch, str(case["target"]), f"refs/heads/{upstream}")
+        grep, _, _ = as_taken(mirror, case, grep, applied)
         baseline[str(case["kind"])].add(case, grep, "ready", 0.0)
         row["baseline"] = grep
         rows.append(row)
