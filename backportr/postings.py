@@ -92,20 +92,33 @@ def posting_keys(message: str) -> list[MessageKey]:
     return keys
 
 
-def mentions_message_id(raw: bytes) -> bool:
-    """A cheap test before `posting_keys`, for the bulk indexer."""
-    low = raw.lower()
-    return b"link:" in low or b"message-id:" in low
-
-
-_TRAILER_LINE = re.compile(rb"^[ \t]*(?:link|message-id)[ \t]*:[^\n]{0,1000}$", re.M | re.I)
-
-
-def posting_keys_of_raw(raw: bytes) -> list[MessageKey]:
+def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey]:
     """`posting_keys` for the bulk indexer: only the `Link:`/`Message-Id:` lines are found
-    (one pass in C over the raw message) and decoded."""
-    lines = [m.group(0).decode("utf-8", "replace") for m in _TRAILER_LINE.finditer(raw)]
-    return posting_keys("\n".join(lines)) if lines else []
+    (by literal search in the lowercased message, `low` when the caller has it) and decoded.
+    Linear: each line is looked at from its first hit to its end, once."""
+    if low is None:
+        low = raw.lower()
+    found: list[tuple[int, str]] = []
+    for name in (b"link", b"message-id"):
+        hit = low.find(name)
+        while hit != -1:
+            start = low.rfind(b"\n", 0, hit) + 1
+            end = low.find(b"\n", hit)
+            end = len(low) if end == -1 else end
+            colon = hit + len(name)
+            while colon < end and low[colon] in b" \t":
+                colon += 1
+            if (
+                colon < end
+                and low[colon] == 0x3A  # ':'
+                and end - colon - 1 <= _MAX_LINE
+                and not low[start:hit].strip(b" \t")
+            ):
+                found.append((start, raw[start:end].decode("utf-8", "replace")))
+            hit = low.find(name, end)
+    if not found:
+        return []
+    return posting_keys("\n".join(line for _, line in sorted(found)))
 
 
 def positions(numbers: list[int], generator_cover: int | None) -> dict[int, int]:

@@ -78,16 +78,18 @@ _KNOWN_KEYS = {
 }
 
 
-def parse_message(message: str) -> ParsedMessage:
+def parse_message(message: str, *, trailers: bool = True) -> ParsedMessage:
     """Parse a whole commit message (subject line first).
 
     Each kind of line is found by one multi-line regex over the body, run only when a cheap
     keyword test says it can match: most kernel commits carry only Signed-off-by lines.
+    `trailers=False` leaves out the generic trailer list and the links (the bulk indexer
+    stores neither).
     """
     first, _, body = message.partition("\n")
     subject = first.strip()
     low = body.lower()
-    if '("' in body and ("fixes" in low or "stable-dep-of" in low):
+    if '("' in body and ("fixes" in low or "stable-dep-of" in low) and _wrapped(body, low):
         body = "\n".join(_unwrap_quoted_subjects(body.splitlines()))
         low = body.lower()
 
@@ -108,12 +110,16 @@ def parse_message(message: str) -> ParsedMessage:
     reverts = (
         [m.group(1).lower() for m in _REVERTS.finditer(body)] if "reverts commit" in low else []
     )
-    links = [m.group(1) for m in _LINK.finditer(body)] if "link" in low else []
-    trailers = [
-        Trailer(m.group(1), m.group(2).strip())
-        for m in _TRAILER.finditer(body)
-        if m.group(1).lower() in _KNOWN_KEYS
-    ]
+    links = [m.group(1) for m in _LINK.finditer(body)] if trailers and "link" in low else []
+    found = (
+        [
+            Trailer(m.group(1), m.group(2).strip())
+            for m in _TRAILER.finditer(body)
+            if m.group(1).lower() in _KNOWN_KEYS
+        ]
+        if trailers
+        else []
+    )
     revert_match = _REVERT_SUBJECT.match(subject)
     return ParsedMessage(
         subject=subject,
@@ -124,7 +130,17 @@ def parse_message(message: str) -> ParsedMessage:
         reverts=tuple(_unique(reverts)),
         reverted_subject=revert_match.group(1) if revert_match else None,
         links=tuple(_unique(links)),
-        trailers=tuple(trailers),
+        trailers=tuple(found),
+    )
+
+
+def _wrapped(body: str, low: str) -> bool:
+    """Does a `Fixes:`/`Stable-dep-of:` line's quoted subject go on past the line's end?
+    (The rest of such a line, as the patterns capture it, opens `("` and does not close.)"""
+    lines = list(_FIXES.finditer(body)) if "fixes" in low else []
+    lines += _STABLE_DEP.finditer(body) if "stable-dep-of" in low else []
+    return any(
+        '("' in m.group(2) and not m.group(2).rstrip().endswith(('")', ")")) for m in lines
     )
 
 
@@ -195,7 +211,11 @@ def mentions_relations(message: str | bytes) -> bool:
     Lets a bulk indexer skip the full parse for the many commits that carry none.
     """
     raw = message.encode("utf-8", "replace") if isinstance(message, str) else message
-    low = raw.lower()
+    return lowered_mentions_relations(raw.lower())
+
+
+def lowered_mentions_relations(low: bytes) -> bool:
+    """`mentions_relations` of a message already lowercased (the indexer lowercases once)."""
     return (  # unrolled: this runs once per commit of a million-commit history
         b"fixes" in low
         or b"stable" in low

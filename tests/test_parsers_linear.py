@@ -7,6 +7,7 @@ finished on a few thousand) fails the deadline."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -95,3 +96,21 @@ def test_posting_keys_are_linear(text: str) -> None:
     posting_keys(text)
     posting_keys_of_raw(text.encode("utf-8", "surrogatepass"))
     message_key(text[:10_000])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_HEADS), st.sampled_from(_FILLERS), st.text(max_size=30)),
+        max_size=30,
+    ).map("".join)
+)
+def test_bulk_readers_agree_with_the_plain_ones(text: str) -> None:
+    """What the indexer's shortcuts read equals what the plain parsers read: the Link /
+    Message-Id lines found by literal search, and the relations without the trailer list."""
+    reference = re.compile(r"^[ \t]*(?:link|message-id)[ \t]*:[^\n]{0,1000}$", re.M | re.I)
+    wanted = [m.group(0) for m in reference.finditer(text)]
+    assert posting_keys_of_raw(text.encode()) == posting_keys("\n".join(wanted))
+    full, bulk = parse_message("s\n" + text), parse_message("s\n" + text, trailers=False)
+    for name in ("fixes", "stable_deps", "stable_tags", "upstream_refs", "reverts"):
+        assert getattr(full, name) == getattr(bulk, name), name

@@ -25,9 +25,9 @@ from backportr.index.schema import (
     tags_json,
 )
 from backportr.model import Oid, ParsedMessage, ProgressCallback, no_progress
-from backportr.postings import mentions_message_id, posting_keys_of_raw
+from backportr.postings import posting_keys_of_raw
 from backportr.repo import LogRecord, Ref, Repo
-from backportr.trailers import mentions_relations, parse_message
+from backportr.trailers import lowered_mentions_relations, parse_message
 
 
 class _PatchIdPass:
@@ -387,8 +387,9 @@ class IndexWriter(IndexReader):
             cid = next_id
             next_id += 1
             ids.append(cid)
-            if mentions_relations(record.raw_message):
-                parsed = parse_message(record.message)
+            low = record.raw_message.lower()
+            if lowered_mentions_relations(low):
+                parsed = parse_message(record.message, trailers=False)
             else:
                 parsed = ParsedMessage(subject=record.subject)
             commit_rows.append(
@@ -412,9 +413,9 @@ class IndexWriter(IndexReader):
                 revert_rows.append((cid, None, parsed.reverted_subject))
             ref_rows += [(cid, r.oid, r.form) for r in parsed.upstream_refs]
             dep_rows += [(cid, d.ref, d.subject) for d in parsed.stable_deps]
-            if mentions_message_id(record.raw_message):
-                keys = posting_keys_of_raw(record.raw_message)
-                posting_rows += [(cid, k.stem, k.number) for k in keys]
+            posting_rows += [
+                (cid, k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low)
+            ]
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))
         self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", commit_rows)
