@@ -72,11 +72,12 @@ def message_ids(message: str) -> list[str]:
 def _message_id_in_link(url: str) -> str | None:
     """`https://lore.kernel.org/r/<id>`, `https://lore.kernel.org/<list>/<id>/`,
     `https://patch.msgid.link/<id>`: the last path segment holding an `@`."""
-    url = url.split()[0] if url.split() else ""
-    if "://" not in url:
+    words = url.split(None, 1)
+    _, colon, rest = (words[0] if words else "").partition("://")
+    if not colon:
         return None
-    path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
-    for part in reversed([p for p in path.split("/")[1:] if p]):
+    path = rest.partition("?")[0].partition("#")[0]
+    for part in reversed(path.split("/")[1:]):
         if "@" in part:
             return part.replace("%40", "@").strip("<>")
     return None
@@ -116,9 +117,17 @@ def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey
             ):
                 found.append((start, raw[start:end].decode("utf-8", "replace")))
             hit = low.find(name, end)
-    if not found:
-        return []
-    return posting_keys("\n".join(line for _, line in sorted(found)))
+    keys: list[MessageKey] = []
+    for _, line in sorted(found):
+        if len(line) > _MAX_LINE:
+            continue
+        name, _, value = line.partition(":")
+        value = value.strip()
+        mid = value.strip("<>") if name.strip().lower() == "message-id" else None
+        key = message_key(mid or _message_id_in_link(value) or "") if mid or value else None
+        if key is not None and key not in keys:
+            keys.append(key)
+    return keys
 
 
 def positions(numbers: list[int], generator_cover: int | None) -> dict[int, int]:
