@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from backportr.model import CulpritPolicy
 from backportr.repo import DEFAULT_BRANCH_PATTERN
 
 DEFAULT_MAX_COMMITS = 50
@@ -21,3 +22,4 @@ class Settings:
     branch_pattern: str = DEFAULT_BRANCH_PATTERN
     index_path: Path | None = None
     max_commits: int = DEFAULT_MAX_COMMITS
+    culprits: CulpritPolicy = "auto"

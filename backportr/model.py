@@ -151,8 +151,10 @@ ReasonKind = EdgeKind | Literal["target", "context"]
 suggestion) the logic of the code around a member's change."""
 
 Role = Literal["target", "prerequisite", "follow-up"]
-CulpritPolicy = Literal["evidence", "always"]
-"""When an absent culprit joins: with evidence the stable team wants it, or always."""
+CulpritPolicy = Literal["auto", "evidence", "always"]
+"""When an absent culprit joins: with evidence the stable team wants it, always, or `auto`:
+on evidence in a project that tags fixes for stable (a missing tag then says something),
+always in one whose history carries no stable tag at all (NetworkManager, OVN)."""
 ApplyResult = Literal["clean", "conflict", "empty", "not-tried"]
 BranchStatus = Literal[
     "ready", "conflict", "incomplete", "already-present", "not-needed", "reverted-upstream"

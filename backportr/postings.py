@@ -100,13 +100,13 @@ def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey
     if low is None:
         low = raw.lower()
     found: list[tuple[int, str]] = []
-    for name in (b"link", b"message-id"):
-        hit = low.find(name)
+    for needle in (b"link", b"message-id"):
+        hit = low.find(needle)
         while hit != -1:
             start = low.rfind(b"\n", 0, hit) + 1
             end = low.find(b"\n", hit)
             end = len(low) if end == -1 else end
-            colon = hit + len(name)
+            colon = hit + len(needle)
             while colon < end and low[colon] in b" \t":
                 colon += 1
             if (
@@ -116,7 +116,7 @@ def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey
                 and not low[start:hit].strip(b" \t")
             ):
                 found.append((start, raw[start:end].decode("utf-8", "replace")))
-            hit = low.find(name, end)
+            hit = low.find(needle, end)
     keys: list[MessageKey] = []
     for _, line in sorted(found):
         if len(line) > _MAX_LINE:

@@ -213,7 +213,7 @@ class Resolver:
         max_commits: int = DEFAULT_MAX_COMMITS,
         symbols: bool = True,
         conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
-        culprits: CulpritPolicy = "evidence",
+        culprits: CulpritPolicy | None = None,
         suggest: bool = True,
         siblings: SiblingsPolicy = "none",
         postings: bool = True,
@@ -225,7 +225,7 @@ class Resolver:
         self.suggest = suggest
         self.siblings = siblings
         self.postings = postings
-        self.culprits = culprits
+        self.culprits: CulpritPolicy = culprits or workspace.culprits
         self.ws = workspace
         self.max_commits = max_commits
         self.symbols = symbols
@@ -234,6 +234,13 @@ class Resolver:
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
         self._words: dict[Oid, WordLookup] = {}  # branch tip -> which identifiers it has
+
+    def effective_culprits(self) -> Literal["evidence", "always"]:
+        """The culprit policy in force: `auto` is `evidence` in a project that tags fixes
+        for stable and `always` in one that never does."""
+        if self.culprits == "auto":
+            return "evidence" if self.ws.index.has_stable_tags() else "always"
+        return self.culprits
 
     def context(self, branch: Ref) -> Context:
         return Context(
@@ -369,8 +376,14 @@ class Resolver:
         """Why an absent culprit belongs in the branch, or None without evidence: it fixes
         something the branch has, it is tagged for stable, another stable branch took it (as
         a backport or a Stable-dep-of:), or the repository's policy takes every culprit."""
-        if self.culprits == "always":
+        policy = self.effective_culprits()
+        if policy == "always" and self.culprits == "always":
             return "the repository's policy (backportr.culprits=always) takes every culprit"
+        if policy == "always":
+            return (
+                "the project never tags fixes for stable (no Cc: stable upstream), so the "
+                "culprit of a fix the branch takes goes with it (backportr.culprits=auto)"
+            )
         if depth > _CULPRIT_DEPTH:
             return None
         for culprit in culprits(ctx, commit):

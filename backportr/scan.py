@@ -34,7 +34,15 @@ from backportr.config import Settings
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
-from backportr.model import BranchReport, Member, Oid, ProgressCallback, Reason, no_progress
+from backportr.model import (
+    BranchReport,
+    CulpritPolicy,
+    Member,
+    Oid,
+    ProgressCallback,
+    Reason,
+    no_progress,
+)
 from backportr.repo import Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
@@ -197,12 +205,15 @@ class Scanner:
         progress: ProgressCallback = no_progress,
         max_commits: int = 50,
         staged: bool = True,
+        culprits: CulpritPolicy | None = None,
     ) -> None:
         self.staged = staged  # False: resolve every backport in full (the reference)
         self.ws = ws
         self.policy = policy
         self.progress = progress
-        self.resolver = Resolver(ws, max_commits=max_commits, suggest=False, postings=False)
+        self.resolver = Resolver(
+            ws, max_commits=max_commits, culprits=culprits, suggest=False, postings=False
+        )
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
         self._counts = [0, 0]  # resolved, reused: of the branch being scanned
 
@@ -487,7 +498,7 @@ class Scanner:
             branch.name,
             commit,
             str(self.resolver.max_commits),
-            str(self.resolver.culprits),
+            self.resolver.effective_culprits(),
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -647,7 +658,10 @@ def run_scan(
     """Open the workspace and scan every branch of the settings (one process)."""
     with open_workspace(settings, progress=progress) as ws:
         limit = candidate_range(ws, since, range_)
-        scanner = Scanner(ws, policy, progress=progress, max_commits=settings.max_commits)
+        scanner = Scanner(
+            ws, policy, progress=progress, max_commits=settings.max_commits,
+            culprits=settings.culprits,
+        )  # fmt: skip
         return [scanner.scan(branch, limit) for branch in ws.branches]
 
 
@@ -660,7 +674,8 @@ def _scan_slice(
     """A worker process's share: one slice of one branch's targets."""
     with open_workspace(settings, all_stable=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
-        return Scanner(ws, policy, max_commits=settings.max_commits).scan(ref, targets=targets)
+        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
+        return scanner.scan(ref, targets=targets)
 
 
 def run_scan_parallel(
@@ -678,7 +693,7 @@ def run_scan_parallel(
 
     with open_workspace(settings, progress=progress) as ws:
         limit = candidate_range(ws, since, range_)
-        scanner = Scanner(ws, policy, max_commits=settings.max_commits)
+        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
     most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
     jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work

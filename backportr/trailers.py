@@ -139,9 +139,7 @@ def _wrapped(body: str, low: str) -> bool:
     (The rest of such a line, as the patterns capture it, opens `("` and does not close.)"""
     lines = list(_FIXES.finditer(body)) if "fixes" in low else []
     lines += _STABLE_DEP.finditer(body) if "stable-dep-of" in low else []
-    return any(
-        '("' in m.group(2) and not m.group(2).rstrip().endswith(('")', ")")) for m in lines
-    )
+    return any('("' in m.group(2) and not m.group(2).rstrip().endswith(('")', ")")) for m in lines)
 
 
 def _stable_tags(body: str) -> list[StableTag]:

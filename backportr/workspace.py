@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.index import CommitIndex, UpdateStats
-from backportr.model import ProgressCallback, no_progress
+from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
 from backportr.repo import Ref, Repo
 
@@ -29,6 +29,7 @@ class Workspace:
     indexed: list[Ref]
     presence: PresenceChecker
     stats: UpdateStats
+    culprits: CulpritPolicy = "auto"  # the settings' policy: every resolver's default
 
     def close(self) -> None:
         self.index.close()
@@ -79,4 +80,5 @@ def open_workspace(
         indexed=indexed,
         presence=PresenceChecker(repo, index),
         stats=stats,
+        culprits=settings.culprits,
     )

@@ -139,10 +139,22 @@ def wrong_id_follow_up(path: Path) -> Scenario:
 
 
 def culprit_absent(path: Path) -> Scenario:
+    """A project that tags fixes for stable (as the kernel does): an untagged absent culprit
+    has no evidence, so its fix is not needed."""
     k = Kernel(path)
+    k.edit_fn("tagged", "drv_fn6", "y += 6;", trailers="Cc: stable@vger.kernel.org\n")
     k.edit_fn("culprit", "drv_fn1", "y += 100;")
     k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
     return Scenario(k.b, "target", [], status="not-needed")
+
+
+def culprit_absent_in_a_project_that_never_tags(path: Path) -> Scenario:
+    """Rule 2, `auto`: no upstream commit carries a stable tag (NetworkManager, OVN), so a
+    missing tag says nothing: the absent culprit goes with its fix."""
+    k = Kernel(path)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
 
 
 def culprit_tagged_for_project_stable(path: Path) -> Scenario:
@@ -631,6 +643,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
     "culprit_absent": culprit_absent,
+    "culprit_absent_in_a_project_that_never_tags": culprit_absent_in_a_project_that_never_tags,
     "culprit_present": culprit_present,
     "fixes_chain": fixes_chain,
     "two_culprits_one_absent": two_culprits_one_absent,

@@ -391,3 +391,22 @@ def test_names_a_member_declares_are_its_own() -> None:
     assert declared_names("static int foo(const char *name, size_t n)") == {"name", "n"}
     assert declared_names("\thns_roce_spin_lock(&qp->sq.hr_lock);") == set()
     assert declared_names("\ty = drv_clamp_value(y, 100);") == set()
+
+
+def test_culprit_policy_auto_follows_the_projects_tagging(
+    scenarios: dict[str, Scenario],
+) -> None:
+    """`auto` (the default) takes an absent culprit in a project that never tags; `evidence`
+    from git config (or --culprits) keeps the answer `not-needed` with the alternative."""
+    s = scenarios["culprit_absent_in_a_project_that_never_tags"]
+    target = s.ids["target"]
+    report = resolve(s.path, target)
+    assert "never tags fixes for stable" in report.series[0].reasons[0].detail
+    strict = backportr(
+        "-c", "backportr.culprits=evidence", "resolve", target, "--repo", str(s.path),
+        "-b", BRANCH, "--format", "json",
+    )  # fmt: skip
+    assert strict.returncode == 0, strict.stderr
+    answer = json.loads(strict.stdout)["branches"][0]
+    assert answer["status"] == "not-needed"
+    assert s.ids["culprit"][:12] in answer["alternative"]

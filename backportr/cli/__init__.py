@@ -16,7 +16,7 @@ import time
 import traceback
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import pygit2
 import typer
@@ -26,6 +26,7 @@ from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.gitconfig import GitConfig
+from backportr.model import CulpritPolicy
 from backportr.repo import DEFAULT_BRANCH_PATTERN, Repo
 
 if TYPE_CHECKING:
@@ -116,16 +117,29 @@ def _settings(
     pattern: str | None = None,
     index: Path | None = None,
     max_commits: int = DEFAULT_MAX_COMMITS,
+    culprits: str | None = None,
 ) -> Settings:
     """The command line's values, and git config's (backportr.*) where it gave none."""
     config = _config(repo)
     return Settings(
+        culprits=culprit_policy(culprits or config.value("backportr.culprits")),
         repo=repo,
         upstream=upstream or config.value("backportr.upstream"),
         branches=tuple(branches or ()),
         branch_pattern=pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN,
         index_path=index,
         max_commits=max_commits,
+    )
+
+
+def culprit_policy(value: str | None) -> CulpritPolicy:
+    """--culprits or backportr.culprits: auto (the default), evidence or always."""
+    if value in (None, "", "auto"):
+        return "auto"
+    if value in ("evidence", "always"):
+        return cast(CulpritPolicy, value)
+    raise UsageError(
+        f"--culprits (or backportr.culprits) is 'auto', 'evidence' or 'always', not {value!r}"
     )
 
 

@@ -25,7 +25,7 @@ from backportr.cli import (  # the app and what every command shares
 )
 from backportr.config import DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.model import CulpritPolicy, Report
+from backportr.model import Report
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
@@ -156,7 +156,9 @@ def resolve_command(
         typer.Option(
             "--culprits",
             help="When an absent culprit joins: 'evidence' (tagged for stable, taken by another "
-            "stable branch) or 'always'. Default: git config backportr.culprits, else evidence.",
+            "stable branch), 'always', or 'auto' (evidence where the project tags fixes for "
+            "stable, always where it never does). Default: git config backportr.culprits, "
+            "else auto.",
             metavar="POLICY",
         ),
     ] = None,
@@ -217,7 +219,9 @@ def resolve_command(
         raise UsageError(f"--branches {branches!r} matches no branch")
     names = names or _default_branches(repo, branch_pattern)
     progress = TerminalProgress()
-    settings = _settings(repo, upstream, names, branch_pattern, index, max_commits=max_commits)
+    settings = _settings(
+        repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
+    )
     try:
         with open_workspace(settings, progress=progress) as ws:
             oid = ws.repo.resolve_commit(target)
@@ -226,7 +230,7 @@ def resolve_command(
                 max_commits=max_commits,
                 symbols=symbols,
                 conflict_depth=conflict_depth,
-                culprits=_culprit_policy(culprits or _config(repo).value("backportr.culprits")),
+                culprits=settings.culprits,
                 siblings=with_siblings.value,
                 progress=progress,
             )
@@ -272,14 +276,6 @@ def resolve_command(
         for b in report.branches
     ):
         raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
-
-
-def _culprit_policy(value: str | None) -> CulpritPolicy:
-    if value in (None, "", "evidence"):
-        return "evidence"
-    if value == "always":
-        return "always"
-    raise UsageError(f"--culprits (or backportr.culprits) is 'evidence' or 'always', not {value!r}")
 
 
 def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool):  # type: ignore[no-untyped-def]

@@ -19,6 +19,7 @@ class IndexReader:
     db: sqlite3.Connection
     repo: Repo
     path: Path
+    _tagging: bool | None = None  # has_stable_tags, until the next update
 
     def refs(self) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
@@ -92,6 +93,18 @@ class IndexReader:
             (oid,),
         )
         return [Relation(*row) for row in rows]
+
+    def has_stable_tags(self) -> bool:
+        """Does any upstream commit carry a stable tag (does the project tag for stable)?"""
+        if self._tagging is None:
+            self._tagging = (
+                self.db.execute(
+                    "SELECT 1 FROM commits WHERE stable_tags IS NOT NULL "
+                    "AND upstream_seq IS NOT NULL LIMIT 1"
+                ).fetchone()
+                is not None
+            )
+        return self._tagging
 
     def stable_tags_of(self, oid: Oid) -> list[StableTag]:
         row = self.db.execute("SELECT stable_tags FROM commits WHERE oid=?", (oid,)).fetchone()

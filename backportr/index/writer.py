@@ -136,6 +136,7 @@ class IndexWriter(IndexReader):
         """Bring the index up to date with the upstream ref and the given branches; with
         `rebuild`, drop everything first, in the same transaction (readers see the old index
         or the new one, never an empty one)."""
+        self._tagging = None
         new: dict[str, int] = {}
         rewritten: list[str] = []
         with self._writing():
