@@ -509,6 +509,20 @@ class Repo:
     def tree_id(self, commit: Oid) -> Oid:
         return str(self.commit(commit).tree_id)
 
+    def has_commit_graph(self) -> bool:
+        """Does git keep a commit-graph for this repository (one file or a split chain)?
+        Path-limited walks (blame, `git log -- path`) are several times faster with one."""
+        out = self.run_git(
+            "rev-parse",
+            "--git-path",
+            "objects/info/commit-graph",
+            "--git-path",
+            "objects/info/commit-graphs/commit-graph-chain",
+            check=False,
+        )
+        base = Path(self.path)
+        return any((base / line).exists() for line in out.splitlines() if line.strip())
+
     def count(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> int:
         out = self.run_git("rev-list", "--count", include, *[f"^{e}" for e in exclude])
         return int(out.strip() or 0)

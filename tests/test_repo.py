@@ -93,3 +93,16 @@ def test_walk_and_ancestry(tmp_path: Path) -> None:
     records = list(repo.log(c))
     assert [r.oid for r in records] == [c, a]
     assert records[0].parents == (a,)
+
+
+def test_commit_graph_is_seen_in_either_form(tmp_path: Path) -> None:
+    """One file or a split chain: `index` hints at writing one on a large repository."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("one", {"a.c": "int a;\n"})
+    assert not Repo(b.path).has_commit_graph()
+    git(b.path, "commit-graph", "write", "--reachable", "--split")
+    assert Repo(b.path).has_commit_graph()
+    single = RepoBuilder(tmp_path / "s")
+    single.commit("one", {"a.c": "int a;\n"})
+    git(single.path, "commit-graph", "write", "--reachable")
+    assert Repo(single.path).has_commit_graph()

@@ -27,6 +27,8 @@ from backportr.output.status import render_status_json, render_status_text
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
 
+_GRAPH_HINT = 200_000  # commits: below this, path-limited walks are fast without a graph
+
 
 @app.command("index")
 def index_command(
@@ -52,7 +54,15 @@ def index_command(
                 typer.echo(
                     f"{name}: rewritten history detected, re-indexed from its fork point", err=True
                 )
-            typer.echo(f"{ws.index.count()} commits in {ws.index.path}")
+            commits = ws.index.count()
+            typer.echo(f"{commits} commits in {ws.index.path}")
+            if commits >= _GRAPH_HINT and not ws.repo.has_commit_graph():
+                typer.echo(
+                    "hint: the repository has no commit-graph; `git commit-graph write "
+                    "--reachable --changed-paths` (or `git maintenance start`) makes the "
+                    "conflict search of resolve and scan about twice as fast at this size",
+                    err=True,
+                )
     finally:
         progress.finish()
 
