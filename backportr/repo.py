@@ -12,6 +12,7 @@ import fnmatch
 import os
 import queue
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -101,6 +102,7 @@ class Repo:
                 f"{self.git.path.rstrip('/')} is a shallow clone; run git fetch --unshallow"
             )
         self.path = Path(self.git.path)
+        self._scratch: Path | None = None  # where objects written by trials go
         self._patch_cache: OrderedDict[Oid, list[pygit2.Patch]] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
 
@@ -625,6 +627,41 @@ class Repo:
             return None
         return str(diff.patchid)
 
+    # -- scratch objects -------------------------------------------------------------------
+
+    def keep_writes_apart(self) -> None:
+        """From now on, objects this process writes (the blobs and trees of trial merges, the
+        commits of mailed patches) go to a private object directory, removed by `close`:
+        a scan of thousands of targets must not leave thousands of loose objects in the
+        repository. git processes read it as an alternate."""
+        if self._scratch is not None:
+            return
+        self._scratch = Path(tempfile.mkdtemp(prefix="backportr-objects-"))
+        self.git.odb.add_backend(pygit2.OdbBackendLoose(str(self._scratch), 1, 0o700), 999)
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def _scratch_env(self, *, writes: bool = False) -> dict[str, str]:
+        """The environment that lets a git process see (and, with `writes`, write to) the
+        scratch objects; the repository's own objects stay readable as an alternate."""
+        if self._scratch is None:
+            return {}
+        if not writes:
+            known = os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            return {
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(
+                    [str(self._scratch), *([known] if known else [])]
+                )
+            }
+        objects = self.run_git("rev-parse", "--git-path", "objects").strip()
+        return {
+            "GIT_OBJECT_DIRECTORY": str(self._scratch),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str((self.path / objects).resolve()),
+        }
+
     # -- processes -------------------------------------------------------------------------
 
     def commit_of_diff(self, base: Oid, diff: str, message: str) -> Oid:
@@ -633,6 +670,7 @@ class Repo:
         diff does not apply there."""
         with tempfile.TemporaryDirectory(prefix="backportr-patch-") as scratch:
             index = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+            index.update(self._scratch_env(writes=True))
             self.run_git("read-tree", base, env=index)
             try:
                 self.run_git("apply", "--cached", "-", input=diff.encode(), env=index)
@@ -660,7 +698,7 @@ class Repo:
             ["git", "--git-dir", str(self.path), *args],
             capture_output=True,
             input=input,
-            env={**_git_env(), **(env or {})},
+            env={**_git_env(), **self._scratch_env(), **(env or {})},
             check=False,
         )
         if check and proc.returncode != 0:

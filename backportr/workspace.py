@@ -33,6 +33,7 @@ class Workspace:
 
     def close(self) -> None:
         self.index.close()
+        self.repo.close()
 
     def __enter__(self) -> Workspace:
         return self
@@ -50,6 +51,22 @@ def open_workspace(
 ) -> Workspace:
     """Open, resolve refs and update the index. Raises BackportrError subclasses."""
     repo = Repo(settings.repo)
+    repo.keep_writes_apart()
+    try:
+        return _open(repo, settings, progress, all_stable=all_stable, rebuild=rebuild)
+    except BaseException:
+        repo.close()
+        raise
+
+
+def _open(
+    repo: Repo,
+    settings: Settings,
+    progress: ProgressCallback,
+    *,
+    all_stable: bool,
+    rebuild: bool,
+) -> Workspace:
     upstream = repo.upstream(settings.upstream)
     branches = [repo.branch(name) for name in settings.branches]
     indexed = list(branches)

@@ -132,6 +132,7 @@ def main() -> int:
     )
     parser.add_argument("--release", type=int, default=10)
     parser.add_argument("--no-nightly", dest="nightly", action="store_false")
+    parser.add_argument("--jobs", type=int, default=1, help="backportr scan --jobs")
     args = parser.parse_args()
     repo: Path = args.repo
     branches: list[str] = args.branches or list(BRANCHES)
@@ -146,8 +147,9 @@ def main() -> int:
     begin = time.perf_counter()
     naive = {b: missing_fixes(repo, upstream, b) for b in branches}
     naive_seconds = time.perf_counter() - begin
-    cold, report = backportr(repo, index, upstream, branches, args.pattern)
-    warm, _ = backportr(repo, index, upstream, branches, args.pattern)
+    jobs = ("--jobs", str(args.jobs)) if args.jobs > 1 else ()
+    cold, report = backportr(repo, index, upstream, branches, args.pattern, *jobs)
+    warm, _ = backportr(repo, index, upstream, branches, args.pattern, *jobs)
     ours = {
         b["branch"]: [f["commit"] for f in b["findings"] if f["kind"] == "missing-fix"]  # type: ignore[index]
         for b in report["branches"]  # type: ignore[union-attr]

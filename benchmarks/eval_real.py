@@ -392,6 +392,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
                     suggest=False,
                     siblings=args.with_siblings,
                     postings=False,
+                    culprits=args.culprits,
                 ).resolve(str(case["target"]), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
@@ -456,6 +457,12 @@ def main() -> int:
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
     parser.add_argument(
         "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune"
+    )
+    parser.add_argument(
+        "--culprits",
+        default="evidence",
+        choices=("evidence", "always"),
+        help="the repository policy backportr.culprits to score with",
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--with-siblings", default="none", choices=("none", "earlier", "all"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -272,8 +274,12 @@ def test_help_is_plain_when_piped(command: str) -> None:
 
 
 def test_shell_completion_is_offered() -> None:
-    proc = run("--show-completion", "bash")
-    assert proc.returncode == 0 and "complete" in proc.stdout and "backportr" in proc.stdout
+    """--show-completion prints the script for the shell it runs under (detected from the
+    process tree, so the test runs it under bash, as a user's terminal would)."""
+    command = f"'{sys.executable}' -m backportr --show-completion; exit $?"  # no exec
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "complete" in proc.stdout and "backportr" in proc.stdout
 
 
 def test_verbose_says_what_is_done(scenario: RepoBuilder) -> None:

@@ -4,6 +4,7 @@ the in-memory trial with real `git cherry-pick`."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -410,3 +411,23 @@ def test_culprit_policy_auto_follows_the_projects_tagging(
     answer = json.loads(strict.stdout)["branches"][0]
     assert answer["status"] == "not-needed"
     assert s.ids["culprit"][:12] in answer["alternative"]
+
+
+def test_trials_leave_no_objects_in_the_repository(
+    scenarios: dict[str, Scenario], tmp_path: Path
+) -> None:
+    """Trial merges write blobs and trees; they go to a private object directory removed at
+    exit, so a resolve (or a scan of thousands of targets) leaves the repository as it was."""
+    s = scenarios["conflict_resolved_by_one"]
+    copy = tmp_path / "copy"
+    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(s.path), str(copy))
+    before = git(copy, "count-objects", "-v")
+    for fmt in ("json", "mbox"):
+        run = backportr(
+            "resolve", s.ids[s.target], "--repo", str(copy), "-b", BRANCH, "--format", fmt,
+            env={**os.environ, "TMPDIR": str(tmp_path)},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip()
+    assert git(copy, "count-objects", "-v") == before
+    assert not list(tmp_path.glob("backportr-objects-*"))
