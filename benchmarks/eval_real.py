@@ -21,8 +21,8 @@ incrementally. The answer is scored against what the maintainers applied:
 - exact: the series equals the maintainers' series (order included). A commit is the
   maintainers' under another id when one was cherry-picked from the other or both have the
   same patch-id (projects that merge a fix's branch and also cherry-pick it onto the
-  mainline); an extra member the maintainers took into the branch separately within 30 days
-  after the case is not counted against the answer (recorded in `taken_in_window`). Both
+  mainline); an extra member the maintainers took into the branch separately, by 30 days
+  after the case, is not counted against the answer (recorded in `taken_in_window`). Both
   tools are scored the same way;
 - precision and recall of the set of commits (micro-averaged per kind);
 - `adjusted` cases (the maintainers edited the patch by hand): was a conflict reported?
