@@ -77,6 +77,8 @@ class _BranchPlan:
         return self.pass_.result() if self.pass_ is not None else []
 
 
+_BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
+
 class IndexWriter(IndexReader):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
 
@@ -242,6 +244,10 @@ class IndexWriter(IndexReader):
             for name in ("commits_oid", "commits_subject", "commits_patch_id"):
                 self.db.execute(f"DROP INDEX IF EXISTS {name}")
             self._bulk = True
+            # A bulk load writes every page once: a large page cache keeps the growing
+            # tables' pages from being spilled and re-read, and the index sorts stay in memory.
+            self.db.execute(f"PRAGMA cache_size=-{_BULK_CACHE_KIB}")
+            self.db.execute("PRAGMA temp_store=MEMORY")
         try:
             return self._store_all(records, progress)
         finally:
@@ -251,6 +257,8 @@ class IndexWriter(IndexReader):
                 for statement in _COMMIT_INDEXES.strip().split(";"):
                     if statement.strip():
                         self.db.execute(statement)  # executescript would COMMIT
+                self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
+                self.db.execute("PRAGMA temp_store=DEFAULT")
 
     def _store_all(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
         ids: list[int] = []
