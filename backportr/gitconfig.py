@@ -24,7 +24,7 @@ KEYS: dict[str, str] = {
     "backportr.smtppassfile": "a file holding the SMTP password; else git's credential helpers",
     "backportr.botstate": "the bot's state file (--state); else <git dir>/backportr/bot.sqlite",
     "backportr.annotation": "greg or sasha (--annotation)",
-    "backportr.culprits": "evidence or always (--culprits)",
+    "backportr.culprits": "auto, evidence or always (--culprits)",
     "backportr.commiturl": "a commit link template for reports, e.g. "
     "https://git.kernel.org/linus/{commit}",
 }
