@@ -2,4 +2,5 @@
 
 from backportr.cli import run
 
-run()
+if __name__ == "__main__":  # not when a worker process imports the main module
+    run()

@@ -33,6 +33,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
+from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
 from backportr.model import Oid
 
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
@@ -49,27 +50,6 @@ class Ref:
     name: str
     refname: str
     tip: Oid
-
-
-@dataclass(frozen=True, slots=True)
-class LogRecord:
-    """One commit from a streaming log pass; the message stays bytes until asked for."""
-
-    oid: Oid
-    parents: tuple[Oid, ...]
-    author_name: str
-    author_email: str
-    author_time: int
-    commit_time: int
-    raw_message: bytes
-
-    @property
-    def message(self) -> str:
-        return self.raw_message.decode("utf-8", "replace")
-
-    @property
-    def subject(self) -> str:
-        return self.raw_message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
 def _looks_like_a_date(text: str) -> bool:
@@ -259,14 +239,13 @@ class Repo:
 
         Default (date) order: --topo-order would make git walk everything before the first
         record; ordering that matters is done on the dependency graph itself."""
-        args = [
-            "log",
-            "-z",
-            "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B",
-            include,
-            *[f"^{e}" for e in exclude],
-            "--",
-        ]
+        for raw in self.log_raw(include, exclude):
+            yield log_record(raw)
+
+    def log_raw(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[bytes]:
+        """`log`'s records unsplit (`gitlog.log_record` splits one): for a bulk reader that
+        splits them in another process."""
+        args = ["log", "-z", f"--format={LOG_FORMAT}", include, *[f"^{e}" for e in exclude], "--"]
         with subprocess.Popen(
             ["git", "--git-dir", str(self.path), *args],
             stdout=subprocess.PIPE,
@@ -281,10 +260,9 @@ class Repo:
                     pending += chunk
                     records = pending.split(b"\0")
                     pending = records.pop()
-                    for raw in records:
-                        yield _log_record(raw)
+                    yield from records
             if pending.strip():
-                yield _log_record(pending)
+                yield pending
             if proc.wait() != 0:
                 raise BackportrError(f"git log failed in {self.path}")
 
@@ -750,19 +728,6 @@ def _read_ahead(
             with contextlib.suppress(queue.Empty):
                 chunks.get_nowait()
             thread.join(0.01)
-
-
-def _log_record(raw: bytes) -> LogRecord:
-    oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
-    return LogRecord(
-        oid=oid.decode("ascii"),
-        parents=tuple(parents.decode("ascii").split()),
-        author_name=name.decode("utf-8", "replace"),
-        author_email=email.decode("utf-8", "replace"),
-        author_time=int(atime or 0),
-        commit_time=int(ctime or 0),
-        raw_message=message,
-    )
 
 
 def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import multiprocessing
+import os
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
+from backportr.gitlog import LogRecord
+from backportr.index.parsing import CommitRows, commit_rows, parse_batch
 from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _BATCH,
@@ -22,12 +28,9 @@ from backportr.index.schema import (
     IndexedRef,
     UpdateStats,
     same_subject,
-    tags_json,
 )
-from backportr.model import Oid, ParsedMessage, ProgressCallback, no_progress
-from backportr.postings import posting_keys_of_raw
-from backportr.repo import LogRecord, Ref, Repo
-from backportr.trailers import lowered_mentions_relations, parse_message
+from backportr.model import Oid, ProgressCallback, no_progress
+from backportr.repo import Ref, Repo
 
 
 class _PatchIdPass:
@@ -78,6 +81,34 @@ class _BranchPlan:
 
 
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
+
+_PARALLEL_AFTER = 100_000  # commits: a history this long is parsed by worker processes too
+_WORKERS = min(2, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
+_IN_FLIGHT = 4  # batches submitted and not yet inserted (memory stays bounded)
+
+
+def _batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+@contextlib.contextmanager
+def _parsers() -> Iterator[ProcessPoolExecutor]:
+    """Worker processes for parsing, started fresh (`spawn`: this process has threads and an
+    open database, which a fork would copy)."""
+    spawn = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=spawn)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
 
 class IndexWriter(IndexReader):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
@@ -218,7 +249,7 @@ class IndexWriter(IndexReader):
         else:
             if stored is not None:
                 self._reset_upstream()
-            ids = self._store_stream(self.repo.log(upstream.tip), progress)
+            ids = self._store_stream(self.repo.log_raw(upstream.tip), progress)
         self.db.execute(
             "INSERT OR REPLACE INTO refs VALUES(?, ?, 'upstream', ?, NULL)",
             (upstream.refname, upstream.name, upstream.tip),
@@ -235,7 +266,7 @@ class IndexWriter(IndexReader):
             self.db.execute(f"UPDATE commits SET upstream_seq=NULL WHERE id IN ({marks})", chunk)
             self.db.execute(f"DELETE FROM after_fork WHERE commit_id IN ({marks})", chunk)
 
-    def _store_stream(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
+    def _store_stream(self, records: Iterable[bytes], progress: ProgressCallback) -> list[int]:
         """A full upstream pass, newest first: sequence numbers count down from 0.
 
         Into an empty table the indexes are dropped first and rebuilt at the end."""
@@ -260,23 +291,38 @@ class IndexWriter(IndexReader):
                 self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
                 self.db.execute("PRAGMA temp_store=DEFAULT")
 
-    def _store_all(self, records: Iterable[LogRecord], progress: ProgressCallback) -> list[int]:
+    def _store_all(self, records: Iterable[bytes], progress: ProgressCallback) -> list[int]:
+        """Raw upstream records, newest first, in batches: the first batches parsed here, and
+        when the history turns out large, the rest parsed by worker processes (in order) while
+        this one reads git's output and inserts rows (parsing is most of the Python work)."""
         ids: list[int] = []
-        batch: list[LogRecord] = []
         position = 0
-        for record in records:
-            batch.append(record)
-            if len(batch) >= _BATCH:
-                seqs = list(range(-position, -position - len(batch), -1))
-                ids += self._store(batch, no_progress, "upstream", upstream_seqs=seqs)
-                position += len(batch)
-                batch = []
-                progress("indexing upstream", position, None)
-        if batch:
-            seqs = list(range(-position, -position - len(batch), -1))
-            ids += self._store(batch, no_progress, "upstream", upstream_seqs=seqs)
-            position += len(batch)
+        next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
+        batches = _batches(records, _BATCH)
+
+        def insert(parsed: list[CommitRows]) -> None:
+            nonlocal position, next_id
+            new = [(next_id + i, -(position + i), r) for i, r in enumerate(parsed)]
+            self._insert(new)
+            ids.extend(cid for cid, _, _ in new)
+            position += len(parsed)
+            next_id += len(parsed)
             progress("indexing upstream", position, None)
+
+        for batch in batches:
+            insert(parse_batch(batch))
+            if position >= _PARALLEL_AFTER and _WORKERS > 0:
+                break
+        else:
+            return ids
+        with _parsers() as pool:
+            pending: deque[Future[list[CommitRows]]] = deque()
+            for batch in batches:
+                pending.append(pool.submit(parse_batch, batch))
+                if len(pending) > _IN_FLIGHT:
+                    insert(pending.popleft().result())
+            while pending:
+                insert(pending.popleft().result())
         return ids
 
     def _update_branch(
@@ -378,12 +424,7 @@ class IndexWriter(IndexReader):
         """Insert commits (deduplicated by id) and their relations; return their row ids."""
         existing = {} if self._bulk else dict(self._existing([r.oid for r in records]))
         next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
-        commit_rows = []
-        fixes_rows = []
-        revert_rows: list[tuple[int, str | None, str | None]] = []
-        ref_rows = []
-        dep_rows = []
-        posting_rows: list[tuple[int, str, int]] = []
+        new: list[tuple[int, int | None, CommitRows]] = []
         ids: list[int] = []
         for i, record in enumerate(records):
             seq = upstream_seqs[i] if upstream_seqs is not None else None
@@ -393,41 +434,29 @@ class IndexWriter(IndexReader):
                 if seq is not None:
                     self.db.execute("UPDATE commits SET upstream_seq=? WHERE id=?", (seq, cid))
                 continue
-            cid = next_id
+            ids.append(next_id)
+            new.append((next_id, seq, commit_rows(record)))
             next_id += 1
-            ids.append(cid)
-            low = record.raw_message.lower()
-            if lowered_mentions_relations(low):
-                parsed = parse_message(record.message, trailers=False)
-            else:
-                parsed = ParsedMessage(subject=record.subject)
-            commit_rows.append(
-                (
-                    cid,
-                    record.oid,
-                    parsed.subject,
-                    record.author_name,
-                    record.author_email,
-                    record.author_time,
-                    record.commit_time,
-                    len(record.parents),
-                    seq,
-                    None,
-                    tags_json(parsed.stable_tags),
-                )
-            )
-            fixes_rows += [(cid, f.ref, f.subject) for f in parsed.fixes]
-            revert_rows += [(cid, r, parsed.reverted_subject) for r in parsed.reverts]
-            if parsed.reverted_subject and not parsed.reverts:
-                revert_rows.append((cid, None, parsed.reverted_subject))
-            ref_rows += [(cid, r.oid, r.form) for r in parsed.upstream_refs]
-            dep_rows += [(cid, d.ref, d.subject) for d in parsed.stable_deps]
-            posting_rows += [
-                (cid, k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low)
-            ]
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))
-        self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", commit_rows)
+        self._insert(new)
+        return ids
+
+    def _insert(self, new: Sequence[tuple[int, int | None, CommitRows]]) -> None:
+        """Insert new commits (row id, upstream sequence, rows) and their relations."""
+        rows = [
+            (
+                cid, r.oid, r.subject, r.author_name, r.author_email, r.author_time,
+                r.commit_time, r.parents, seq, None, r.stable_tags,
+            )
+            for cid, seq, r in new
+        ]  # fmt: skip
+        fixes_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.fixes]
+        revert_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.reverts]
+        ref_rows = [(cid, oid, form) for cid, _, r in new for oid, form in r.upstream_refs]
+        dep_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.stable_deps]
+        posting_rows = [(cid, stem, n) for cid, _, r in new for stem, n in r.postings]
+        self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", rows)
         self.db.executemany("INSERT INTO fixes(commit_id, ref, subject) VALUES(?,?,?)", fixes_rows)
         self.db.executemany(
             "INSERT INTO reverts(commit_id, ref, subject) VALUES(?,?,?)", revert_rows
@@ -437,7 +466,6 @@ class IndexWriter(IndexReader):
             "INSERT INTO stable_deps(commit_id, ref, subject) VALUES(?,?,?)", dep_rows
         )
         self.db.executemany("INSERT OR IGNORE INTO postings VALUES(?,?,?)", posting_rows)
-        return ids
 
     def _existing(self, oids: list[Oid]) -> Iterator[tuple[Oid, int]]:
         for start in range(0, len(oids), 900):

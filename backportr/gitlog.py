@@ -1,0 +1,46 @@
+"""One commit of a streaming `git log` pass: the record format the git layer asks for and
+its split, pure (the indexer's worker processes import this, not pygit2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backportr.model import Oid
+
+LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B"
+"""The fields of a record, separated by 0x1f; records are separated by NUL (`git log -z`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One commit from a streaming log pass; the message stays bytes until asked for."""
+
+    oid: Oid
+    parents: tuple[Oid, ...]
+    author_name: str
+    author_email: str
+    author_time: int
+    commit_time: int
+    raw_message: bytes
+
+    @property
+    def message(self) -> str:
+        return self.raw_message.decode("utf-8", "replace")
+
+    @property
+    def subject(self) -> str:
+        return self.raw_message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+
+
+def log_record(raw: bytes) -> LogRecord:
+    """A raw record of `git log -z --format=LOG_FORMAT`."""
+    oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
+    return LogRecord(
+        oid=oid.decode("ascii"),
+        parents=tuple(parents.decode("ascii").split()),
+        author_name=name.decode("utf-8", "replace"),
+        author_email=email.decode("utf-8", "replace"),
+        author_time=int(atime or 0),
+        commit_time=int(ctime or 0),
+        raw_message=message,
+    )
