@@ -10,7 +10,6 @@ import pytest
 
 from backportr.builder import RepoBuilder
 from backportr.errors import IndexCorruptError
-from backportr.examples.ima import DB1D1, F8A92
 from backportr.index import CommitIndex
 from backportr.repo import Repo
 from tests.conftest import git
@@ -126,36 +125,3 @@ def test_concurrent_updates_do_not_corrupt(scenario: RepoBuilder) -> None:
     total = int(git(scenario.path, "rev-list", "--count", "--all").strip())
     assert index.count() == total
     assert index.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-
-
-def _dump(index: CommitIndex) -> dict[str, list[tuple[object, ...]]]:
-    tables = (
-        "commits", "fixes", "reverts", "upstream_refs", "stable_deps", "postings",
-        "branch_commits", "after_fork", "refs",
-    )  # fmt: skip
-    return {t: sorted(index.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-
-
-def test_worker_processes_store_what_one_process_stores(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A long upstream history is parsed by worker processes after its first batches; the
-    index they build equals the one a single process builds, row for row."""
-    from backportr.examples.ima import build
-    from backportr.index import writer
-
-    ima = build(tmp_path / "ima")
-    repo = Repo(ima.path)
-    upstream, branch = repo.upstream("master"), repo.branch("linux-5.10.y")
-    monkeypatch.setattr(writer, "_BATCH", 3)
-    monkeypatch.setattr(writer, "_PARALLEL_AFTER", 6)
-    monkeypatch.setattr(writer, "_WORKERS", 0)
-    serial = CommitIndex(repo, tmp_path / "serial.sqlite")
-    serial.update(upstream, [branch])
-    monkeypatch.setattr(writer, "_WORKERS", 2)
-    parallel = CommitIndex(repo, tmp_path / "parallel.sqlite")
-    parallel.update(upstream, [branch])
-    assert repo.count(upstream.tip) > 2 * 6  # the workers parsed most of it
-    assert _dump(parallel) == _dump(serial)
-    fixes = [r.commit for r in parallel.fixed_by(ima.ids[DB1D1])]
-    assert ima.ids[F8A92] in fixes  # and it answers

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import multiprocessing
-import os
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from backportr.dbfault import explain
@@ -82,10 +78,6 @@ class _BranchPlan:
 
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
-_PARALLEL_AFTER = 100_000  # commits: a history this long is parsed by worker processes too
-_WORKERS = min(2, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
-_IN_FLIGHT = 4  # batches submitted and not yet inserted (memory stays bounded)
-
 
 def _batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
     batch: list[bytes] = []
@@ -96,18 +88,6 @@ def _batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
             batch = []
     if batch:
         yield batch
-
-
-@contextlib.contextmanager
-def _parsers() -> Iterator[ProcessPoolExecutor]:
-    """Worker processes for parsing, started fresh (`spawn`: this process has threads and an
-    open database, which a fork would copy)."""
-    spawn = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=spawn)
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class IndexWriter(IndexReader):
@@ -292,37 +272,19 @@ class IndexWriter(IndexReader):
                 self.db.execute("PRAGMA temp_store=DEFAULT")
 
     def _store_all(self, records: Iterable[bytes], progress: ProgressCallback) -> list[int]:
-        """Raw upstream records, newest first, in batches: the first batches parsed here, and
-        when the history turns out large, the rest parsed by worker processes (in order) while
-        this one reads git's output and inserts rows (parsing is most of the Python work)."""
+        """Raw upstream records, newest first, parsed and inserted in batches. (Parsing in
+        worker processes was measured: on two cores it was no faster, the main process's
+        reading and inserting being the other half of the work; docs/performance.md.)"""
         ids: list[int] = []
         position = 0
         next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
-        batches = _batches(records, _BATCH)
-
-        def insert(parsed: list[CommitRows]) -> None:
-            nonlocal position, next_id
-            new = [(next_id + i, -(position + i), r) for i, r in enumerate(parsed)]
+        for batch in _batches(records, _BATCH):
+            new = [(next_id + i, -(position + i), r) for i, r in enumerate(parse_batch(batch))]
             self._insert(new)
             ids.extend(cid for cid, _, _ in new)
-            position += len(parsed)
-            next_id += len(parsed)
+            position += len(new)
+            next_id += len(new)
             progress("indexing upstream", position, None)
-
-        for batch in batches:
-            insert(parse_batch(batch))
-            if position >= _PARALLEL_AFTER and _WORKERS > 0:
-                break
-        else:
-            return ids
-        with _parsers() as pool:
-            pending: deque[Future[list[CommitRows]]] = deque()
-            for batch in batches:
-                pending.append(pool.submit(parse_batch, batch))
-                if len(pending) > _IN_FLIGHT:
-                    insert(pending.popleft().result())
-            while pending:
-                insert(pending.popleft().result())
         return ids
 
     def _update_branch(
