@@ -2,5 +2,5 @@
 
 from backportr.cli import run
 
-if __name__ == "__main__":  # not when a worker process imports the main module
+if __name__ == "__main__":  # not when a spawned worker process imports the main module
     run()

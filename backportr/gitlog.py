@@ -1,5 +1,5 @@
 """One commit of a streaming `git log` pass: the record format the git layer asks for and
-its split, pure (the indexer's worker processes import this, not pygit2)."""
+its split (pure: no pygit2, no process)."""
 
 from __future__ import annotations
 

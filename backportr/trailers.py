@@ -89,23 +89,13 @@ def parse_message(message: str, *, trailers: bool = True) -> ParsedMessage:
     first, _, body = message.partition("\n")
     subject = first.strip()
     low = body.lower()
-    if '("' in body and ("fixes" in low or "stable-dep-of" in low) and _wrapped(body, low):
+    fix_lines, dep_lines = _fixes_and_deps(body, low)
+    if '("' in body and _wrapped([*fix_lines, *dep_lines]):
         body = "\n".join(_unwrap_quoted_subjects(body.splitlines()))
         low = body.lower()
-
-    fixes = (
-        [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in _FIXES.finditer(body)]
-        if "fixes" in low
-        else []
-    )
-    deps = (
-        [
-            StableDep(m.group(1).lower(), _quoted_subject(m.group(2)))
-            for m in _STABLE_DEP.finditer(body)
-        ]
-        if "stable-dep-of" in low
-        else []
-    )
+        fix_lines, dep_lines = _fixes_and_deps(body, low)
+    fixes = [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in fix_lines]
+    deps = [StableDep(m.group(1).lower(), _quoted_subject(m.group(2))) for m in dep_lines]
     tags = _stable_tags(body) if "stable" in low else []
     reverts = (
         [m.group(1).lower() for m in _REVERTS.finditer(body)] if "reverts commit" in low else []
@@ -134,11 +124,17 @@ def parse_message(message: str, *, trailers: bool = True) -> ParsedMessage:
     )
 
 
-def _wrapped(body: str, low: str) -> bool:
-    """Does a `Fixes:`/`Stable-dep-of:` line's quoted subject go on past the line's end?
-    (The rest of such a line, as the patterns capture it, opens `("` and does not close.)"""
-    lines = list(_FIXES.finditer(body)) if "fixes" in low else []
-    lines += _STABLE_DEP.finditer(body) if "stable-dep-of" in low else []
+def _fixes_and_deps(body: str, low: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
+    """The `Fixes:` and `Stable-dep-of:` lines (each pattern run only when its keyword is in
+    the lowercased body)."""
+    fixes = list(_FIXES.finditer(body)) if "fixes" in low else []
+    deps = list(_STABLE_DEP.finditer(body)) if "stable-dep-of" in low else []
+    return fixes, deps
+
+
+def _wrapped(lines: list[re.Match[str]]) -> bool:
+    """Does one of these lines' quoted subject go on past the line's end? (The rest of such a
+    line, as the patterns capture it, opens `("` and does not close.)"""
     return any('("' in m.group(2) and not m.group(2).rstrip().endswith(('")', ")")) for m in lines)
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import fnmatch
+import functools
 import gzip
 import json
 import re
@@ -238,11 +239,13 @@ def as_taken(
     return [c for c in answer if c not in taken], later, taken
 
 
-def _cherry_source(repo: Path, commit: str) -> set[str]:
+@functools.cache
+def _cherry_source(repo: Path, commit: str) -> frozenset[str]:
     body = git(repo, "log", "-1", "--format=%B", commit, check=False)
-    return set(re.findall(r"cherry picked from commit ([0-9a-f]{40})", body))
+    return frozenset(re.findall(r"cherry picked from commit ([0-9a-f]{40})", body))
 
 
+@functools.cache
 def _patch_id(repo: Path, commit: str) -> str:
     diff = git(repo, "show", "--format=", commit, check=False)
     out = subprocess.run(

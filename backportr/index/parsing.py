@@ -1,5 +1,5 @@
-"""What the index stores of one commit, read from its log record: pure, so that a bulk load
-can run it in worker processes (nothing here imports pygit2 or touches the database)."""
+"""What the index stores of one commit, read from its log record (pure: nothing here touches
+git or the database; the writer assigns row ids and inserts)."""
 
 from __future__ import annotations
 
