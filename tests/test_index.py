@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from backportr.builder import RepoBuilder
 from backportr.errors import IndexCorruptError
-from backportr.index import CommitIndex
+from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.repo import Repo
 from tests.conftest import git
 from tests.scenarios import presence_repo
@@ -125,3 +126,45 @@ def test_concurrent_updates_do_not_corrupt(scenario: RepoBuilder) -> None:
     total = int(git(scenario.path, "rev-list", "--count", "--all").strip())
     assert index.count() == total
     assert index.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+_OPEN_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from backportr.index import SCHEMA_VERSION, CommitIndex
+from backportr.repo import Repo
+start = float(sys.argv[3])
+while time.time() < start:
+    pass
+CommitIndex(Repo(Path(sys.argv[1])), Path(sys.argv[2])).close()
+"""
+
+
+def test_many_runs_creating_one_index_at_once_all_succeed(
+    scenario: RepoBuilder, tmp_path: Path
+) -> None:
+    """The first open switches a new file to WAL: runs doing it together queue for it."""
+    for round_ in range(3):
+        path = tmp_path / f"fresh-{round_}.sqlite"
+        start = f"{time.time() + 1.5:.3f}"  # all spin until the same instant
+        argv = [sys.executable, "-c", _OPEN_AT_ONCE, str(scenario.path), str(path), start]
+        procs = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(6)
+        ]
+        outs = [p.communicate(timeout=60) for p in procs]
+        assert [p.returncode for p in procs] == [0] * 6, outs
+        with CommitIndex(Repo(scenario.path), path) as index:
+            assert index.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_an_index_of_another_schema_version_is_redone(scenario: RepoBuilder) -> None:
+    repo, index = _open(scenario)
+    assert index.count() > 0
+    index.db.execute("UPDATE meta SET value='0' WHERE key='schema'")
+    index.close()
+    with CommitIndex(repo) as again:
+        assert again.count() == 0  # dropped, to be read again
+        row = again.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        assert row[0] == SCHEMA_VERSION
+        again.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+        assert again.count() > 0

@@ -16,8 +16,10 @@ deps/ ask it questions.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from backportr.dbfault import explain
@@ -56,11 +58,6 @@ class CommitIndex(IndexWriter):
         self.repo = repo
         self._bulk = False
         self.path = path or default_index_path(repo)
-        if recover and self.path.exists() and not _readable(self.path):
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            self.path.rename(aside)
-            for suffix in ("-wal", "-shm"):
-                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -69,15 +66,29 @@ class CommitIndex(IndexWriter):
             ) from None
         self._lock_path = self.path.with_suffix(".lock")
         try:
-            self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=60000")
-            self._ensure_schema()
+            # Opening is serialised by a lock of its own, held for milliseconds: three runs
+            # creating one index at once would otherwise race to switch it to WAL, and SQLite
+            # answers one of them "database is locked" at once, without waiting (its deadlock
+            # rule). The writers' lock is not the one: an update holds it for minutes, and
+            # readers must not wait for that.
+            with _held(self.path.with_suffix(".open-lock")):
+                if recover and self.path.exists() and not _readable(self.path):
+                    _move_aside(self.path)
+                self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                self.db.execute("PRAGMA busy_timeout=60000")
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                stale = self._ensure_schema()
+            if stale:
+                with self._writing():
+                    if self._stored_schema() != SCHEMA_VERSION:  # not already redone by another
+                        self._drop_all()
         except sqlite3.DatabaseError as error:
             if hasattr(self, "db"):
                 self.db.close()
             raise IndexCorruptError(explain(error, self.path)) from None
+        except OSError as error:
+            raise IndexCorruptError(f"cannot lock the index {self.path}: {error}") from None
 
     def __enter__(self) -> CommitIndex:
         return self
@@ -88,13 +99,34 @@ class CommitIndex(IndexWriter):
     def close(self) -> None:
         self.db.close()
 
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self) -> bool:
+        """Create what is missing; True when the index was made by another schema version
+        (it is then dropped and redone under the writers' lock)."""
         self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if row is None:
+        stored = self._stored_schema()
+        if stored is None:
             self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-        elif row[0] != SCHEMA_VERSION:
-            self._drop_all()
+        return stored is not None and stored != SCHEMA_VERSION
+
+    def _stored_schema(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        return None if row is None else str(row[0])
+
+
+def _move_aside(path: Path) -> None:
+    path.rename(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _held(lock_path: Path) -> Iterator[None]:
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _readable(path: Path) -> bool:
