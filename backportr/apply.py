@@ -18,6 +18,7 @@ from typing import cast
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
+from backportr.diffs import changed_lines
 from backportr.model import ApplyResult, Oid
 from backportr.repo import Repo
 
@@ -151,36 +152,17 @@ class TrialApplier:
     def changed_lines(self, commit: Oid) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The lines a commit removes and adds (whitespace folded, in order), without context."""
         if commit not in self._changed:
-            removed: list[str] = []
-            added: list[str] = []
-            for patch in self.repo.patches(commit):
-                for hunk in patch.hunks:
-                    for line in hunk.lines:
-                        if line.origin == "-":
-                            removed.append(" ".join(line.content.split()))
-                        elif line.origin == "+":
-                            added.append(" ".join(line.content.split()))
-            self._changed[commit] = (tuple(removed), tuple(added))
+            self._changed[commit] = changed_lines(self.repo.diff(commit))
         return self._changed[commit]
 
     def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
         """The commit's hunks (old-side ranges against its first parent)."""
-        out = []
-        for patch in self.repo.patches(commit):
-            delta = patch.delta
-            if path is not None and path not in (delta.old_file.path, delta.new_file.path):
-                continue
-            for hunk in patch.hunks:
-                out.append(
-                    Hunk(
-                        delta.old_file.path,
-                        hunk.old_start,
-                        hunk.old_lines,
-                        hunk.new_start,
-                        hunk.new_lines,
-                    )
-                )
-        return out
+        return [
+            Hunk(file.old_path, hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines)
+            for file in self.repo.diff(commit)
+            if path is None or file.touches(path)
+            for hunk in file.hunks
+        ]
 
     def pick(self, commit: Oid, state: TreeState) -> PickResult:
         """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side."""

@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import pygit2
-
 from backportr.apply import TreeState, TrialApplier
 from backportr.model import BranchReport, Member, Oid
 from backportr.repo import Repo
@@ -96,26 +94,23 @@ def build_patches(
         result = applier.pick(member.commit, state)
         state = result.state
         after = applier.write_tree(state)
-        diff = repo.diff_trees(before, after)
-        commit = repo.commit(member.commit)
+        diffstat, diff = repo.tree_diff_text(before, after)
+        message = repo.message(member.commit)
+        author = repo.author(member.commit)
         patches.append(
             Patch(
                 commit=member.commit,
                 number=number,
                 total=total,
-                author_name=commit.author.name,
-                author_email=commit.author.email,
-                date=_rfc2822(commit.author),
-                subject=commit.message.split("\n", 1)[0].strip(),
+                author_name=author.name,
+                author_email=author.email,
+                date=author.rfc2822(),
+                subject=message.split("\n", 1)[0].strip(),
                 prefix=f"PATCH {branch_prefix(report.branch)}"
                 + (f" {number}/{total}" if total > 1 else ""),
-                body=_body(commit.message, member, by_commit, annotation, repo, signoff),
-                diffstat=diff.stats.format(
-                    pygit2.enums.DiffStatsFormat.FULL
-                    | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
-                    72,
-                ),
-                diff=diff.patch or "",
+                body=_body(message, member, by_commit, annotation, repo, signoff),
+                diffstat=diffstat,
+                diff=diff,
             )
         )
     return patches
@@ -162,17 +157,15 @@ def script_steps(
     by_commit = {m.commit: m for m in report.series}
     steps = []
     for member in report.series:
-        commit = repo.commit(member.commit)
-        message = commit.message
+        message = repo.message(member.commit)
         subject = message.split("\n", 1)[0].strip()
-        sign = "-" if commit.author.offset < 0 else "+"
-        offset = abs(commit.author.offset)
+        author = repo.author(member.commit)
         steps.append(
             Step(
                 member.commit,
                 subject,
-                f"{commit.author.name} <{commit.author.email}>",
-                f"{commit.author.time} {sign}{offset // 60:02d}{offset % 60:02d}",
+                f"{author.name} <{author.email}>",
+                author.raw_date(),
                 subject + "\n\n" + _body(message, member, by_commit, annotation, repo, signoff),
                 member.apply,
             )
@@ -219,11 +212,3 @@ def _stable_deps(member: Member, by_commit: dict[Oid, Member], repo: Repo) -> li
         if line not in out:
             out.append(line)
     return out
-
-
-def _rfc2822(signature: pygit2.Signature) -> str:
-    import email.utils
-    from datetime import datetime, timedelta, timezone
-
-    zone = timezone(timedelta(minutes=signature.offset))
-    return email.utils.format_datetime(datetime.fromtimestamp(signature.time, zone))

@@ -1,4 +1,5 @@
-"""Repository access: the only module that imports pygit2 or runs git.
+"""Repository access, the git layer's centre (with gitproc.py, gitsearch.py, gitlog.py,
+gitconfig.py, apply.py and builder.py, the only modules that import pygit2 or run git).
 
 Opens work trees and bare repositories, resolves ids, prefixes, refs and tags, finds the
 upstream ref and stable branches, walks history and answers ancestry. It never writes refs,
@@ -8,23 +9,23 @@ HEAD, the index or the work tree; objects written by callers to the object datab
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import fnmatch
 import os
-import queue
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections import OrderedDict
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import IO
 
 import pygit2
 from pygit2.enums import SortMode
 
+from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
 from backportr.errors import (
     AmbiguousCommitError,
     BackportrError,
@@ -34,12 +35,14 @@ from backportr.errors import (
     UnknownCommitError,
 )
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
+from backportr.gitproc import git_env, patch_id_pipeline, read_ahead
+from backportr.gitsearch import Searches
 from backportr.model import Oid
+
+GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
 
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
-_GREP_PATTERNS = 200
-_WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
@@ -52,16 +55,37 @@ class Ref:
     tip: Oid
 
 
+@dataclass(frozen=True, slots=True)
+class Author:
+    """A commit's author: name, address, time (seconds) and zone (minutes east of UTC)."""
+
+    name: str
+    email: str
+    time: int
+    offset: int
+
+    def rfc2822(self) -> str:
+        """The date as a mail's Date: header writes it."""
+        zone = timezone(timedelta(minutes=self.offset))
+        return email.utils.format_datetime(datetime.fromtimestamp(self.time, zone))
+
+    def raw_date(self) -> str:
+        """git's raw date: `<seconds> <+hhmm>`."""
+        sign = "-" if self.offset < 0 else "+"
+        offset = abs(self.offset)
+        return f"{self.time} {sign}{offset // 60:02d}{offset % 60:02d}"
+
+
 def _looks_like_a_date(text: str) -> bool:
     """git reads nearly anything as a date ("garbage" is now): ask for digits or a date word."""
     words = ("ago", "yesterday", "today", "now", "noon", "midnight", "last", "week", "month")
     return any(c.isdigit() for c in text) or any(w in text.lower() for w in words)
 
 
-_PATCH_CACHE = 256  # commits whose per-file patches are kept (Repo.patches)
+_DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
 
 
-class Repo:
+class Repo(Searches):
     """A read-mostly view of one git repository."""
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
@@ -83,7 +107,7 @@ class Repo:
             )
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
-        self._patch_cache: OrderedDict[Oid, list[pygit2.Patch]] = OrderedDict()
+        self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
 
     # -- names -----------------------------------------------------------------------------
@@ -250,12 +274,12 @@ class Repo:
             ["git", "--git-dir", str(self.path), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=_git_env(),
+            env=git_env(),
             pipesize=1 << 20,
         ) as proc:
             assert proc.stdout is not None
             pending = b""
-            with contextlib.closing(_read_ahead(proc.stdout)) as chunks:
+            with contextlib.closing(read_ahead(proc.stdout)) as chunks:
                 for chunk in chunks:
                     pending += chunk
                     records = pending.split(b"\0")
@@ -274,7 +298,7 @@ class Repo:
         pass, far faster than a diff per commit."""
         tips = [include] if isinstance(include, str) else list(include)
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
-        yield from self._patch_id_pipeline(log_args, None)
+        yield from patch_id_pipeline(log_args, None, self.path)
 
     def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
@@ -282,7 +306,9 @@ class Repo:
         if not commits:
             return
         log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]
-        yield from self._patch_id_pipeline(log_args, "".join(c + "\n" for c in commits).encode())
+        yield from patch_id_pipeline(
+            log_args, "".join(c + "\n" for c in commits).encode(), self.path
+        )
 
     def _patch_log(self) -> list[str]:
         """`git log -p` as git patch-id reads it: one `commit <id>` line, then the diff."""
@@ -297,194 +323,6 @@ class Repo:
             "--no-ext-diff",
             "--format=commit %H",
         ]
-
-    def _patch_id_pipeline(
-        self, log_args: list[str], feed: bytes | None
-    ) -> Iterator[tuple[Oid, str]]:
-        """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
-        `--stdin`) is written from a thread so neither process can block the other."""
-        with (
-            subprocess.Popen(
-                log_args,
-                stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=_git_env(),
-            ) as log,
-            subprocess.Popen(
-                ["git", "patch-id", "--stable"],
-                stdin=log.stdout,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=_git_env(),
-            ) as patch_id,
-        ):
-            assert log.stdout is not None and patch_id.stdout is not None
-            log.stdout.close()
-            writer = None
-            if feed is not None:
-                stdin = log.stdin
-                assert stdin is not None
-
-                def write() -> None:
-                    with contextlib.suppress(BrokenPipeError):
-                        stdin.write(feed)
-                    with contextlib.suppress(BrokenPipeError):
-                        stdin.close()
-
-                writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
-                writer.start()
-            for line in patch_id.stdout:
-                value, commit = line.decode("ascii").split()
-                yield commit, value
-            if writer is not None:
-                writer.join()
-        if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
-            raise BackportrError(f"git log -p | git patch-id failed in {self.path}")
-
-    def blame(
-        self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
-    ) -> dict[Oid, int]:
-        """Which commits last changed the given line ranges (1-based, inclusive) of `path` at
-        `newest`, looking no further back than `oldest`: commit -> number of lines.
-
-        One `git blame` process per file with every range at once: libgit2's blame walks the
-        whole history past the boundary and is an order of magnitude slower on big trees.
-        Lines older than `oldest` are attributed to the boundary and left out."""
-        if not ranges:
-            return {}
-        args = ["blame", "--porcelain"]
-        for first, last in ranges:
-            args += ["-L", f"{first},{last}"]
-        args.append(f"{oldest}..{newest}" if oldest else newest)
-        out = self.run_git(*args, "--", path, check=False)
-        counts: dict[Oid, int] = {}
-        boundary: set[Oid] = set()
-        current: Oid | None = None
-        for line in out.splitlines():
-            head = line.split(" ", 3)
-            if len(head) >= 3 and len(head[0]) == 40 and head[1].isdigit():
-                current = head[0]
-                counts[current] = counts.get(current, 0) + 1
-            elif line == "boundary" and current is not None:
-                boundary.add(current)
-        return {c: n for c, n in counts.items() if c not in boundary}
-
-    def grep_words(self, tree: Oid, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
-        """Which of `words` occur as whole words in the tree's files with those suffixes:
-        one `git grep` per 200 of them (never thousands of patterns in one process)."""
-        if len(words) > _GREP_PATTERNS:
-            found: set[str] = set()
-            for start in range(0, len(words), _GREP_PATTERNS):
-                found |= self.grep_words(tree, words[start : start + _GREP_PATTERNS], suffixes)
-            return found
-        if not words:
-            return set()
-        out = self.run_git(
-            "grep",
-            "-o",
-            "-h",
-            "-w",
-            "-F",
-            "-I",
-            "-f",
-            "-",
-            tree,
-            "--",
-            *[f"*{s}" for s in suffixes],
-            check=False,
-            input="\n".join(words).encode(),
-        )
-        return {line.rsplit(":", 1)[-1].strip() for line in out.splitlines()} & set(words)
-
-    def grep_files(self, commit: Oid, word: str, suffixes: tuple[str, ...]) -> dict[str, list[str]]:
-        """Files of the commit's tree mentioning `word`, with the matching lines."""
-        out = self.run_git(
-            "grep",
-            "-w",
-            "-F",
-            "-I",
-            "-e",
-            word,
-            commit,
-            "--",
-            *[f"*{s}" for s in suffixes],
-            check=False,
-        )
-        files: dict[str, list[str]] = {}
-        prefix = f"{commit}:"
-        for line in out.splitlines():
-            if line.startswith(prefix):
-                line = line[len(prefix) :]
-            path, _, text = line.partition(":")
-            files.setdefault(path, []).append(text)
-        return files
-
-    def pickaxe(
-        self, text: str, newest: Oid, oldest: Oid | None, paths: list[str]
-    ) -> tuple[Oid, str] | None:
-        """The oldest commit in oldest..newest that changed how often `text` occurs in
-        `paths` (`git log -S`, path-limited so it reads only those files' history)."""
-        revision = f"{oldest}..{newest}" if oldest else newest
-        out = self.run_git(
-            "log",
-            f"-S{text}",
-            "--format=commit %H",
-            "--name-only",
-            "--reverse",
-            "--no-renames",
-            revision,
-            "--",
-            *paths,
-            check=False,
-        )
-        commit = None
-        for line in out.splitlines():
-            if line.startswith("commit "):
-                if commit is not None:
-                    break
-                commit = line.split()[1]
-            elif line.strip() and commit is not None and line.strip() in paths:
-                return commit, line.strip()
-        return (commit, paths[0]) if commit else None
-
-    def file_history(
-        self, paths: list[str], newest: Oid, oldest: Oid | None, limit: int
-    ) -> list[Oid]:
-        """The newest `limit` commits in oldest..newest that changed `paths`, newest first
-        (one path-limited `git log`, bounded by the range and the count)."""
-        revision = f"{oldest}..{newest}" if oldest else newest
-        out = self.run_git(
-            "log",
-            "--format=%H",
-            f"-n{limit}",
-            "--no-merges",
-            revision,
-            "--",
-            *paths,
-            check=False,
-        )
-        return out.split()
-
-    def tree_words(self, commit: Oid, patterns: tuple[str, ...]) -> set[str]:
-        """Every identifier (`[A-Za-z_][A-Za-z0-9_]*`, three characters or more) in the files
-        of the commit's tree whose names match `patterns` (`.c` is a suffix, `Kconfig*` a
-        glob): one in-process pass over the object database, no git process."""
-        suffixes = tuple(p for p in patterns if not p.endswith("*"))
-        prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
-        words: set[bytes] = set()
-        stack: list[pygit2.Tree] = [self.commit(commit).tree]
-        while stack:
-            tree = stack.pop()
-            for entry in tree:
-                name = entry.name or ""
-                if isinstance(entry, pygit2.Tree):
-                    stack.append(entry)
-                elif isinstance(entry, pygit2.Blob) and (
-                    name.endswith(suffixes) or name.startswith(prefixes)
-                ):
-                    words.update(_WORD.findall(entry.data))
-        return {w.decode("ascii") for w in words}
 
     def tree_id(self, commit: Oid) -> Oid:
         return str(self.commit(commit).tree_id)
@@ -567,31 +405,38 @@ class Repo:
             return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
         return commit.tree.diff_to_tree(swap=True, context_lines=3)
 
-    def diff_trees(self, old: Oid, new: Oid) -> pygit2.Diff:
-        """The change from one tree to another (three lines of context, as git diff)."""
+    def tree_diff_text(self, old: Oid, new: Oid, width: int = 72) -> tuple[str, str]:
+        """The change from one tree to another as `git format-patch` prints it: the diffstat
+        (with the summary of created and deleted files) and the diff, three lines of context."""
         before = self.git[old].peel(pygit2.Tree)
-        return before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
+        diff = before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
+        stat = diff.stats.format(
+            pygit2.enums.DiffStatsFormat.FULL | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
+            width,
+        )
+        return stat, diff.patch or ""
 
-    def patches(self, oid: Oid) -> list[pygit2.Patch]:
-        """The commit's change against its first parent, one patch per file (the most recent
-        `_PATCH_CACHE` commits' kept: trial, blame and symbol finders ask for the same ones,
-        and a diff of a 20,000-line file costs tens of milliseconds)."""
-        cached = self._patch_cache.get(oid)
+    def author(self, oid: Oid) -> Author:
+        signature = self.commit(oid).author
+        return Author(signature.name, signature.email, signature.time, signature.offset)
+
+    def diff(self, oid: Oid) -> CommitDiff:
+        """The commit's change against its first parent as the diff model (the most recent
+        `_DIFF_CACHE` commits' kept: trial, blame, symbol and context finders ask for the same
+        ones, and a diff of a 20,000-line file costs tens of milliseconds)."""
+        cached = self._diff_cache.get(oid)
         if cached is not None:
-            self._patch_cache.move_to_end(oid)
+            self._diff_cache.move_to_end(oid)
             return cached
-        patches = [patch for patch in self.diff_to_parent(oid) if patch is not None]
-        self._patch_cache[oid] = patches
-        if len(self._patch_cache) > _PATCH_CACHE:
-            self._patch_cache.popitem(last=False)
-        return patches
+        diff = tuple(_file_diff(patch) for patch in self.diff_to_parent(oid) if patch is not None)
+        self._diff_cache[oid] = diff
+        if len(self._diff_cache) > _DIFF_CACHE:
+            self._diff_cache.popitem(last=False)
+        return diff
 
     def files_touched(self, oid: Oid) -> tuple[str, ...]:
         if oid not in self._files:
-            patches = self.patches(oid)
-            paths = {p.delta.new_file.path for p in patches}
-            paths |= {p.delta.old_file.path for p in patches}
-            self._files[oid] = tuple(sorted(paths))
+            self._files[oid] = paths_of(self.diff(oid))
         return self._files[oid]
 
     def patch_id(self, oid: Oid) -> str | None:
@@ -676,7 +521,7 @@ class Repo:
             ["git", "--git-dir", str(self.path), *args],
             capture_output=True,
             input=input,
-            env={**_git_env(), **self._scratch_env(), **(env or {})},
+            env={**git_env(), **self._scratch_env(), **(env or {})},
             check=False,
         )
         if check and proc.returncode != 0:
@@ -687,78 +532,32 @@ class Repo:
         return proc.stdout.decode(errors="replace")
 
 
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
-    env["LC_ALL"] = "C"
-    return env
-
-
-def _read_ahead(
-    stream: IO[bytes], chunk: int = 1 << 20, depth: int = 16
-) -> Generator[bytes, None, None]:
-    """The stream's chunks, read by a thread that keeps up to `depth` of them ahead: the
-    writer (git) never waits while the caller parses, and memory stays bounded."""
-    chunks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
-    done = threading.Event()
-
-    def pump() -> None:
-        try:
-            while not done.is_set():
-                data = stream.read(chunk)
-                chunks.put(data)
-                if not data:
-                    return
-        except BaseException as error:  # handed to the reader, which raises it
-            chunks.put(error)
-
-    thread = threading.Thread(target=pump, name="read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = chunks.get()
-            if isinstance(item, BaseException):
-                raise item
-            if not item:
-                return
-            yield item
-    finally:
-        done.set()
-        while thread.is_alive():  # a reader that stopped early: let the pump finish
-            with contextlib.suppress(queue.Empty):
-                chunks.get_nowait()
-            thread.join(0.01)
-
-
 def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:
     numbers = tuple(int(n) for n in re.findall(r"\d+", name))
     return numbers, name
 
 
-def config_entries(path: Path) -> dict[str, tuple[str, str]]:
-    """git config as seen from `path` (a repository's, else the user's and the system's):
-    key (lowercased) -> (value, the file defining it), the last definition winning."""
-    proc = subprocess.run(
-        ["git", "-C", str(path), "config", "--list", "--show-origin", "-z"],
-        capture_output=True,
-        check=False,
-        env=_git_env(),
+def _file_diff(patch: pygit2.Patch) -> FileDiff:
+    delta = patch.delta
+    return FileDiff(
+        delta.old_file.path,
+        delta.new_file.path,
+        tuple(
+            DiffHunk(
+                hunk.old_start,
+                hunk.old_lines,
+                hunk.new_start,
+                hunk.new_lines,
+                hunk.header,
+                tuple(
+                    DiffLine(line.origin, line.content)  # type: ignore[arg-type]
+                    for line in hunk.lines
+                    if line.origin in _ORIGINS
+                ),
+            )
+            for hunk in patch.hunks
+        ),
     )
-    out: dict[str, tuple[str, str]] = {}
-    fields = proc.stdout.decode("utf-8", "replace").split("\0")
-    for origin, entry in zip(fields[::2], fields[1::2], strict=False):
-        key, _, value = entry.partition("\n")
-        out[key.lower()] = (value, origin.removeprefix("file:"))
-    return out
 
 
-def git_dir_of(path: Path) -> Path | None:
-    """The git directory of the repository at `path`, or None outside one."""
-    proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_git_env(),
-    )
-    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+_ORIGINS = frozenset(" -+")  # not git's "no newline at end of file" markers

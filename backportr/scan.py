@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pygit2
-
 from backportr import __version__
 from backportr.apply import TreeState
 from backportr.config import Settings
@@ -43,7 +41,7 @@ from backportr.model import (
     Reason,
     no_progress,
 )
-from backportr.repo import Ref
+from backportr.repo import GitError, Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace, open_workspace
@@ -272,7 +270,7 @@ class Scanner:
         before = len(result.findings)
         try:
             work()
-        except (BackportrError, pygit2.GitError) as error:  # this target's, not the scan's
+        except (BackportrError, GitError) as error:  # this target's, not the scan's
             del result.findings[before:]
             result.errors.append(f"{commit[:12]}: {error}")
             return

@@ -18,7 +18,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
-import pygit2
 import typer
 
 from backportr import __version__
@@ -27,7 +26,7 @@ from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.gitconfig import GitConfig
 from backportr.model import CulpritPolicy
-from backportr.repo import DEFAULT_BRANCH_PATTERN, Repo
+from backportr.repo import DEFAULT_BRANCH_PATTERN, GitError, Repo
 
 if TYPE_CHECKING:
     from backportr.mail.sending import SmtpServer
@@ -216,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         return _exit(130)
     except BrokenPipeError:
         return _exit(ExitCode.OK)
-    except (OSError, sqlite3.DatabaseError, pygit2.GitError) as error:
+    except (OSError, sqlite3.DatabaseError, GitError) as error:
         _say(f"backportr: error: {_environment_fault(error)}")  # the machine's, not a bug
         return _exit(ExitCode.BAD_INPUT)
     except KeyError as error:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from backportr.deps import Context
+from backportr.diffs import DiffHunk
 from backportr.model import Oid, Reason, Suggestion
 
 _FUNCTION = re.compile(r"@@[^@]*@@\s*(.*)$")
@@ -53,23 +54,23 @@ def context_suggestions(
 def _hunks_by_file(ctx: Context, commit: Oid) -> dict[str, list[tuple[int, int, str]]]:
     """path -> [(old start, old line count, function of the changed lines)]."""
     out: dict[str, list[tuple[int, int, str]]] = {}
-    for patch in ctx.repo.patches(commit):
-        path = patch.delta.old_file.path
+    for file in ctx.repo.diff(commit):
+        path = file.old_path
         if not path.endswith((".c", ".h")):
             continue
-        for hunk in patch.hunks:
+        for hunk in file.hunks:
             for function in _changed_functions(hunk) or {""}:
                 out.setdefault(path, []).append((hunk.old_start, hunk.old_lines, function))
     return out
 
 
-def _changed_functions(hunk: object) -> set[str]:
+def _changed_functions(hunk: DiffHunk) -> set[str]:
     """Functions whose lines the hunk changes: the header's function, updated as the hunk's
     own lines open new function definitions (git names the function before the hunk start)."""
-    match = _FUNCTION.match(hunk.header.strip())  # type: ignore[attr-defined]
+    match = _FUNCTION.match(hunk.header.strip())
     current = _function_name(match.group(1)) if match else ""
     out: set[str] = set()
-    for line in hunk.lines:  # type: ignore[attr-defined]
+    for line in hunk.lines:
         if line.origin in (" ", "-") and (start := _DEFINITION_START.match(line.content)):
             current = start.group(1)
         if line.origin in ("+", "-") and current:
@@ -80,12 +81,12 @@ def _changed_functions(hunk: object) -> set[str]:
 def _logic_changes(ctx: Context, commit: Oid, path: str) -> set[str]:
     """Functions of `path` in which `commit` changed more than whitespace and comments."""
     out: set[str] = set()
-    for patch in ctx.repo.patches(commit):
-        if path not in (patch.delta.old_file.path, patch.delta.new_file.path):
+    for file in ctx.repo.diff(commit):
+        if not file.touches(path):
             continue
-        for hunk in patch.hunks:
-            removed = [_code(ln.content) for ln in hunk.lines if ln.origin == "-"]
-            added = [_code(ln.content) for ln in hunk.lines if ln.origin == "+"]
+        for hunk in file.hunks:
+            removed = [_code(line) for line in hunk.removed()]
+            added = [_code(line) for line in hunk.added()]
             if [c for c in removed if c] != [c for c in added if c]:
                 out |= _changed_functions(hunk)
     return out

@@ -173,12 +173,12 @@ def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
     names it declares itself (local variables, parameters) are left out."""
     out: dict[str, str] = {}
     declared: set[str] = set()
-    for patch in ctx.repo.patches(member):
-        path = patch.delta.new_file.path
+    for file in ctx.repo.diff(member):
+        path = file.new_path
         if not path.endswith(_C_FILES):
             continue
         in_comment = False
-        for hunk in patch.hunks:
+        for hunk in file.hunks:
             for line in hunk.lines:
                 if line.origin != "+":
                     continue

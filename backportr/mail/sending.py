@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import smtplib
 import ssl
-import subprocess
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Literal
 
 from backportr.errors import BackportrError, UsageError
+from backportr.gitproc import credential_password
 
 Encryption = Literal["none", "starttls", "ssl"]
 
@@ -66,29 +66,13 @@ def _password(server: SmtpServer) -> str:
             return server.password_file.read_text(encoding="utf-8").strip("\r\n")
         except OSError as error:
             raise SendError(f"cannot read the SMTP password file: {error}") from None
-    query = f"protocol=smtp\nhost={server.name}\nusername={server.user}\n\n"
-    proc = subprocess.run(
-        ["git", "credential", "fill"],
-        input=query,
-        capture_output=True,
-        text=True,
-        env={"GIT_TERMINAL_PROMPT": "0", **_env()},
-        timeout=60,
-        check=False,
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("password="):
-            return line[len("password=") :]
+    found = credential_password("smtp", server.name, server.user or "")
+    if found is not None:
+        return found
     raise SendError(
         f"no SMTP password for {server.user}@{server.name}: set backportr.smtpPassFile, or "
         "store it with a git credential helper"
     )
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
 
 
 def send_message(message: EmailMessage, server: str | SmtpServer, *, timeout: float = 30.0) -> None:

@@ -1,0 +1,155 @@
+"""git processes: their environment, a reader that keeps ahead of a streaming one, the
+`git log -p | git patch-id` pipeline, the user's git configuration and credential helpers.
+
+Part of the git layer (with repo.py, gitsearch.py, gitlog.py, gitconfig.py, apply.py and
+builder.py): nothing else runs git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import subprocess
+import threading
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import IO
+
+from backportr.errors import BackportrError
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    env["LC_ALL"] = "C"
+    return env
+
+
+def read_ahead(
+    stream: IO[bytes], chunk: int = 1 << 20, depth: int = 16
+) -> Generator[bytes, None, None]:
+    """The stream's chunks, read by a thread that keeps up to `depth` of them ahead: the
+    writer (git) never waits while the caller parses, and memory stays bounded."""
+    chunks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
+    done = threading.Event()
+
+    def pump() -> None:
+        try:
+            while not done.is_set():
+                data = stream.read(chunk)
+                chunks.put(data)
+                if not data:
+                    return
+        except BaseException as error:  # handed to the reader, which raises it
+            chunks.put(error)
+
+    thread = threading.Thread(target=pump, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = chunks.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        done.set()
+        while thread.is_alive():  # a reader that stopped early: let the pump finish
+            with contextlib.suppress(queue.Empty):
+                chunks.get_nowait()
+            thread.join(0.01)
+
+
+def patch_id_pipeline(
+    log_args: list[str], feed: bytes | None, where: Path
+) -> Iterator[tuple[str, str]]:
+    """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
+    `--stdin`) is written from a thread so neither process can block the other."""
+    with (
+        subprocess.Popen(
+            log_args,
+            stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+        ) as log,
+        subprocess.Popen(
+            ["git", "patch-id", "--stable"],
+            stdin=log.stdout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+        ) as patch_id,
+    ):
+        assert log.stdout is not None and patch_id.stdout is not None
+        log.stdout.close()
+        writer = None
+        if feed is not None:
+            stdin = log.stdin
+            assert stdin is not None
+
+            def write() -> None:
+                with contextlib.suppress(BrokenPipeError):
+                    stdin.write(feed)
+                with contextlib.suppress(BrokenPipeError):
+                    stdin.close()
+
+            writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
+            writer.start()
+        for line in patch_id.stdout:
+            value, commit = line.decode("ascii").split()
+            yield commit, value
+        if writer is not None:
+            writer.join()
+    if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
+        raise BackportrError(f"git log -p | git patch-id failed in {where}")
+
+
+def config_entries(path: Path) -> dict[str, tuple[str, str]]:
+    """git config as seen from `path` (a repository's, else the user's and the system's):
+    key (lowercased) -> (value, the file defining it), the last definition winning."""
+    proc = subprocess.run(
+        ["git", "-C", str(path), "config", "--list", "--show-origin", "-z"],
+        capture_output=True,
+        check=False,
+        env=git_env(),
+    )
+    out: dict[str, tuple[str, str]] = {}
+    fields = proc.stdout.decode("utf-8", "replace").split("\0")
+    for origin, entry in zip(fields[::2], fields[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        out[key.lower()] = (value, origin.removeprefix("file:"))
+    return out
+
+
+def git_dir_of(path: Path) -> Path | None:
+    """The git directory of the repository at `path`, or None outside one."""
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=git_env(),
+    )
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def credential_password(protocol: str, host: str, user: str) -> str | None:
+    """The password git's credential helpers keep for the service, None when none does
+    (never a prompt: GIT_TERMINAL_PROMPT=0)."""
+    query = f"protocol={protocol}\nhost={host}\nusername={user}\n\n"
+    proc = subprocess.run(
+        ["git", "credential", "fill"],
+        input=query,
+        capture_output=True,
+        text=True,
+        env={**git_env(), "GIT_TERMINAL_PROMPT": "0"},
+        timeout=60,
+        check=False,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("password="):
+            return line[len("password=") :]
+    return None

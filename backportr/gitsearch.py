@@ -1,0 +1,178 @@
+"""Searches of history and trees that the conflict, symbol and context finders ask the
+repository: blame, pickaxe, path-limited logs, whole-word greps and a tree's identifiers.
+
+Part of the git layer: a mixin of `Repo` (it runs git through `Repo.run_git`), each search
+one bounded git process or one in-process pass, never one per commit or per hunk.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from backportr.model import Oid
+
+_GREP_PATTERNS = 200
+_WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+class Searches:
+    """What `Repo` offers to search history and trees."""
+
+    if TYPE_CHECKING:
+
+        def run_git(
+            self,
+            *args: str,
+            check: bool = True,
+            input: bytes | None = None,
+            env: dict[str, str] | None = None,
+        ) -> str: ...
+
+        def commit(self, oid: Oid) -> pygit2.Commit: ...
+
+    def blame(
+        self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
+    ) -> dict[Oid, int]:
+        """Which commits last changed the given line ranges (1-based, inclusive) of `path` at
+        `newest`, looking no further back than `oldest`: commit -> number of lines.
+
+        One `git blame` process per file with every range at once: libgit2's blame walks the
+        whole history past the boundary and is an order of magnitude slower on big trees.
+        Lines older than `oldest` are attributed to the boundary and left out."""
+        if not ranges:
+            return {}
+        args = ["blame", "--porcelain"]
+        for first, last in ranges:
+            args += ["-L", f"{first},{last}"]
+        args.append(f"{oldest}..{newest}" if oldest else newest)
+        out = self.run_git(*args, "--", path, check=False)
+        counts: dict[Oid, int] = {}
+        boundary: set[Oid] = set()
+        current: Oid | None = None
+        for line in out.splitlines():
+            head = line.split(" ", 3)
+            if len(head) >= 3 and len(head[0]) == 40 and head[1].isdigit():
+                current = head[0]
+                counts[current] = counts.get(current, 0) + 1
+            elif line == "boundary" and current is not None:
+                boundary.add(current)
+        return {c: n for c, n in counts.items() if c not in boundary}
+
+    def grep_words(self, tree: Oid, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
+        """Which of `words` occur as whole words in the tree's files with those suffixes:
+        one `git grep` per 200 of them (never thousands of patterns in one process)."""
+        if len(words) > _GREP_PATTERNS:
+            found: set[str] = set()
+            for start in range(0, len(words), _GREP_PATTERNS):
+                found |= self.grep_words(tree, words[start : start + _GREP_PATTERNS], suffixes)
+            return found
+        if not words:
+            return set()
+        out = self.run_git(
+            "grep",
+            "-o",
+            "-h",
+            "-w",
+            "-F",
+            "-I",
+            "-f",
+            "-",
+            tree,
+            "--",
+            *[f"*{s}" for s in suffixes],
+            check=False,
+            input="\n".join(words).encode(),
+        )
+        return {line.rsplit(":", 1)[-1].strip() for line in out.splitlines()} & set(words)
+
+    def grep_files(self, commit: Oid, word: str, suffixes: tuple[str, ...]) -> dict[str, list[str]]:
+        """Files of the commit's tree mentioning `word`, with the matching lines."""
+        out = self.run_git(
+            "grep",
+            "-w",
+            "-F",
+            "-I",
+            "-e",
+            word,
+            commit,
+            "--",
+            *[f"*{s}" for s in suffixes],
+            check=False,
+        )
+        files: dict[str, list[str]] = {}
+        prefix = f"{commit}:"
+        for line in out.splitlines():
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+            path, _, text = line.partition(":")
+            files.setdefault(path, []).append(text)
+        return files
+
+    def pickaxe(
+        self, text: str, newest: Oid, oldest: Oid | None, paths: list[str]
+    ) -> tuple[Oid, str] | None:
+        """The oldest commit in oldest..newest that changed how often `text` occurs in
+        `paths` (`git log -S`, path-limited so it reads only those files' history)."""
+        revision = f"{oldest}..{newest}" if oldest else newest
+        out = self.run_git(
+            "log",
+            f"-S{text}",
+            "--format=commit %H",
+            "--name-only",
+            "--reverse",
+            "--no-renames",
+            revision,
+            "--",
+            *paths,
+            check=False,
+        )
+        commit = None
+        for line in out.splitlines():
+            if line.startswith("commit "):
+                if commit is not None:
+                    break
+                commit = line.split()[1]
+            elif line.strip() and commit is not None and line.strip() in paths:
+                return commit, line.strip()
+        return (commit, paths[0]) if commit else None
+
+    def file_history(
+        self, paths: list[str], newest: Oid, oldest: Oid | None, limit: int
+    ) -> list[Oid]:
+        """The newest `limit` commits in oldest..newest that changed `paths`, newest first
+        (one path-limited `git log`, bounded by the range and the count)."""
+        revision = f"{oldest}..{newest}" if oldest else newest
+        out = self.run_git(
+            "log",
+            "--format=%H",
+            f"-n{limit}",
+            "--no-merges",
+            revision,
+            "--",
+            *paths,
+            check=False,
+        )
+        return out.split()
+
+    def tree_words(self, commit: Oid, patterns: tuple[str, ...]) -> set[str]:
+        """Every identifier (`[A-Za-z_][A-Za-z0-9_]*`, three characters or more) in the files
+        of the commit's tree whose names match `patterns` (`.c` is a suffix, `Kconfig*` a
+        glob): one in-process pass over the object database, no git process."""
+        suffixes = tuple(p for p in patterns if not p.endswith("*"))
+        prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
+        words: set[bytes] = set()
+        stack: list[pygit2.Tree] = [self.commit(commit).tree]
+        while stack:
+            tree = stack.pop()
+            for entry in tree:
+                name = entry.name or ""
+                if isinstance(entry, pygit2.Tree):
+                    stack.append(entry)
+                elif isinstance(entry, pygit2.Blob) and (
+                    name.endswith(suffixes) or name.startswith(prefixes)
+                ):
+                    words.update(_WORD.findall(entry.data))
+        return {w.decode("ascii") for w in words}
