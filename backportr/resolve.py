@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
-from backportr.apply import PickResult, TreeState, TrialApplier
+from backportr.apply import TreeState, TrialApplier
+from backportr.closure import Closure, once
 from backportr.config import DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
@@ -29,22 +27,19 @@ from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_u
 from backportr.deps.siblings import posting_info, sibling_findings
 from backportr.deps.symbols import SEARCHED, symbol_prerequisites
 from backportr.deps.words import WordLookup
-from backportr.graph import SeriesGraph
 from backportr.model import (
     BranchReport,
-    BranchStatus,
     CulpritPolicy,
     Member,
     Oid,
-    PresentMember,
     ProgressCallback,
     Reason,
     Report,
-    Role,
     SiblingsPolicy,
     Suggestion,
     no_progress,
 )
+from backportr.prune import branch_status, feature_to_adapt_instead, other_way_out, prune_unhelpful
 from backportr.repo import Ref
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
@@ -54,153 +49,10 @@ _log = logging.getLogger("backportr")
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
 DEFAULT_CONFLICT_DEPTH = 1
-_FEATURE_FACTOR = 10
-_FEATURE_FLOOR = 5
 _SERIES_DEPTH = 8
-_SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
 (measured on real history: docs/accuracy.md)."""
-
-
-@dataclass
-class _Closure:
-    """The working state of one branch's closure."""
-
-    ctx: Context
-    target: Oid
-    target_present: bool
-    max_commits: int
-    graph: SeriesGraph = field(default_factory=SeriesGraph)
-    roles: dict[Oid, Role] = field(default_factory=dict)
-    present: dict[Oid, PresentMember] = field(default_factory=dict)
-    pending: list[Oid] = field(default_factory=list)
-    visited: set[Oid] = field(default_factory=set)
-    warnings: list[str] = field(default_factory=list)
-    capped: bool = False
-    adapted_pending: list[Oid] = field(default_factory=list)
-    adapted_checked: set[Oid] = field(default_factory=set)
-    symbols_checked: set[Oid] = field(default_factory=set)
-    adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
-    present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
-    culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
-
-    def seq(self, commit: Oid) -> int:
-        value = self.ctx.index.upstream_seq(commit)
-        return value if value is not None else 1 << 40
-
-    def add(self, commit: Oid, role: Role, reason: Reason | None) -> bool:
-        """Add a member (or a reason to one); True when it is new."""
-        if commit == self.target and self.target_present:
-            return False
-        if commit not in self.graph:
-            if len(self.graph) >= self.max_commits:
-                if not self.capped:
-                    self.warnings.append(
-                        f"stopped at --max-commits {self.max_commits}: the series may be "
-                        "incomplete; raise the cap to see more"
-                    )
-                self.capped = True
-                return False
-            self.graph.add_node(commit, seq=self.seq(commit), subject=self.ctx.subject(commit))
-            self.roles[commit] = role
-            self.pending.append(commit)
-            if reason is not None:
-                self.graph.add_reason(commit, reason)
-            return True
-        if reason is not None:
-            self.graph.add_reason(commit, reason)
-        return False
-
-    def note_present(self, commit: Oid) -> None:
-        if commit in self.present:
-            return
-        p = self.ctx.presence.check(commit, self.ctx.branch)
-        self.present[commit] = PresentMember(commit, p.as_commit, p.how, self.ctx.subject(commit))
-
-    def conflict_depth(self, commit: Oid) -> int:
-        """How many conflict prerequisites deep a member is: 0 unless it is in the series
-        only because another member conflicted without it."""
-        depth = 0
-        seen: set[Oid] = set()
-        while commit in self.graph and commit not in seen:
-            seen.add(commit)
-            reasons = self.graph.reasons(commit)
-            if not reasons or any(r.kind not in ("conflict", "adapted") for r in reasons):
-                return depth
-            depth += 1
-            commit = reasons[0].related or ""
-        return depth
-
-    def in_closure(self, commit: Oid) -> bool:
-        return commit in self.graph or commit == self.target
-
-    def link(self, finding: Finding, about: Oid) -> None:
-        """Record a finding about `about`: add its commit (if needed) and the edge."""
-        commit = finding.commit
-        if self.ctx.is_present(commit) and commit != self.target:
-            self.note_present(commit)
-            if finding.relation == "follow-up":
-                self.present_pending.append(commit)  # its own follow-ups may be absent
-            return
-        if finding.relation == "follow-up":
-            if not self._follow_up_needed(commit):
-                return
-            role: Role = "follow-up"
-        else:
-            role = "prerequisite"
-        self.add(commit, role, finding.reason)
-        if commit not in self.graph:
-            return
-        if finding.relation == "follow-up":
-            if about in self.graph:
-                self.graph.add_dependency(commit, about, finding.reason)
-        elif about in self.graph:
-            self.graph.add_dependency(about, commit, finding.reason)
-
-    def _follow_up_needed(self, commit: Oid) -> bool:
-        """A follow-up is needed when one of its culprits is present or in the series (or is
-        the upstream copy of a member: a commit cherry-picked from it)."""
-        named = culprits(self.ctx, commit)
-        if not named:
-            return True  # a revert: needed because what it reverts is here
-        return any(
-            self.in_closure(c)
-            or self.ctx.is_present(c)
-            or self.in_closure(self.ctx.index.carried_upstream(c) or "")
-            for c in named
-        )
-
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RENAME_SHARE = 0.8
-_RENAME_FLOOR = 10
-
-
-def is_rename(removed: Sequence[str], added: Sequence[str]) -> bool:
-    """A refactor that renames: at least 80% of its added lines (and at least ten) have a
-    removed line of the same shape once every name is blanked out."""
-    if len(added) < _RENAME_FLOOR:
-        return False
-    shapes = Counter(_NAME.sub("x", line) for line in removed)
-    matched = 0
-    for line in added:
-        shape = _NAME.sub("x", line)
-        if shapes[shape] > 0:
-            shapes[shape] -= 1
-            matched += 1
-    return matched >= _RENAME_SHARE * len(added) and removed != added
-
-
-def _once(suggestions: Sequence[Suggestion]) -> tuple[Suggestion, ...]:
-    """Each suggested commit once, where it first appears."""
-    seen: set[Oid] = set()
-    out = []
-    for suggestion in suggestions:
-        if suggestion.commit not in seen:
-            seen.add(suggestion.commit)
-            out.append(suggestion)
-    return tuple(out)
 
 
 class Resolver:
@@ -298,7 +150,7 @@ class Resolver:
     def _resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
         ctx = self.context(branch)
         presence = ctx.presence.check(target, branch)
-        closure = _Closure(ctx, target, presence.present, self.max_commits)
+        closure = Closure(ctx, target, presence.present, self.max_commits)
         warnings = closure.warnings
         if presence.reverted_in_branch:
             backport = (presence.as_commit or "?")[:12]
@@ -348,7 +200,7 @@ class Resolver:
         self._close(closure)
         return self._report(closure)
 
-    def _culprits_needed(self, closure: _Closure, target: Oid, named: list[Oid]) -> bool:
+    def _culprits_needed(self, closure: Closure, target: Oid, named: list[Oid]) -> bool:
         """Some culprit is present, or is absent with evidence that the stable team wants it:
         those join the series first, even when another culprit is present. Absent culprits
         without evidence are remembered for the alternative series."""
@@ -403,7 +255,7 @@ class Resolver:
             return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
         return None
 
-    def _adapted(self, closure: _Closure, commit: Oid, backport: Oid) -> None:
+    def _adapted(self, closure: Closure, commit: Oid, backport: Oid) -> None:
         """`commit` is in the branch as a backport that differs from upstream: find what it
         lacked, on the branch as it was just before that backport."""
         ctx = closure.ctx
@@ -422,13 +274,13 @@ class Resolver:
             commit,
             state,
             result.conflict_files,
-            lambda c: self._is_candidate(closure, c),
+            lambda c: closure.is_candidate(c),
             closure.seq,
             kind="adapted",
         ):
             closure.link(finding, commit)
 
-    def _close(self, closure: _Closure) -> None:
+    def _close(self, closure: Closure) -> None:
         finders: list[Finder] = [declared, recorded, follow_ups]
         if self.siblings != "none":
             finders.append(functools.partial(sibling_findings, policy=self.siblings))
@@ -461,7 +313,7 @@ class Resolver:
             if closure.capped or not self._trial_adds(closure):
                 return
 
-    def _trial_adds(self, closure: _Closure) -> bool:
+    def _trial_adds(self, closure: Closure) -> bool:
         """Trial-apply the series; for the first member that conflicts, add what resolves it;
         for members that apply, add the commits that introduced symbols they use."""
         order, _ = closure.graph.order()
@@ -495,7 +347,7 @@ class Resolver:
             state = result.state
         return False
 
-    def _symbol_findings(self, closure: _Closure, member: Oid, state: TreeState) -> list[Finding]:
+    def _symbol_findings(self, closure: Closure, member: Oid, state: TreeState) -> list[Finding]:
         """Commits introducing identifiers `member` uses that the tree before it lacks."""
         if not self.symbols or member in closure.symbols_checked:
             return []
@@ -508,11 +360,11 @@ class Resolver:
                 state,  # before the member: what it uses must already be there
                 self._candidates(closure, member, "any"),
             )
-            if not self._feature_to_adapt_instead(closure, member, f)
+            if not feature_to_adapt_instead(closure, self.applier, member, f)
         ]
 
     def _candidates(
-        self, closure: _Closure, member: Oid, scope: Literal["any", "series"]
+        self, closure: Closure, member: Oid, scope: Literal["any", "series"]
     ) -> Callable[[Oid], bool]:
         """Which commits may be pulled in for `member`: absent upstream ones (or the target's
         own posting only)."""
@@ -520,13 +372,13 @@ class Resolver:
         def candidate(commit: Oid) -> bool:
             return (
                 commit != member
-                and self._is_candidate(closure, commit)
-                and (scope == "any" or self._same_series(closure, commit))
+                and closure.is_candidate(commit)
+                and (scope == "any" or closure.same_series(commit))
             )
 
         return candidate
 
-    def _conflict_scope(self, closure: _Closure, commit: Oid) -> Literal["any", "series"] | None:
+    def _conflict_scope(self, closure: Closure, commit: Oid) -> Literal["any", "series"] | None:
         """Where conflict prerequisites of a conflicting member are looked for: any absent
         upstream commit for the target and, up to the conflict depth, for the commits pulled
         in to make it apply; past that depth, only the target's own series (the same author's
@@ -541,159 +393,20 @@ class Resolver:
             return None
         if depth < self.conflict_depth:
             return "any"
-        if depth < _SERIES_DEPTH and self._same_series(closure, commit):
+        if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
         return None
 
-    def _same_series(self, closure: _Closure, commit: Oid) -> bool:
-        """Same author as the target, committed upstream within hours of it: one posting."""
-        ours = closure.ctx.index.info(commit)
-        target = closure.ctx.index.info(closure.target)
-        return (
-            ours is not None
-            and target is not None
-            and ours.author_email == target.author_email
-            and abs(ours.commit_time - target.commit_time) <= _SERIES_WINDOW
-        )
-
-    def _feature_to_adapt_instead(self, closure: _Closure, member: Oid, finding: Finding) -> bool:
-        """Stable takes fixes: when the commit that introduced a missing identifier is a
-        feature (no Fixes:, no stable tag) far larger than the member using it, or a rename
-        (its changed lines differ from the old ones only in names), adapting the member is the
-        maintainer's usual answer. Then the member needs a manual backport and the commit is
-        shown as a suggestion instead of joining the series."""
-        ctx = closure.ctx
-        commit = finding.commit
-        if commit in closure.graph or culprits(ctx, commit) or ctx.index.stable_tags_of(commit):
-            return False
-        removed, added = self.applier.changed_lines(commit)
-        size = len(removed) + len(added)
-        used_by = sum(map(len, self.applier.changed_lines(member)))
-        if is_rename(removed, added):
-            why = (
-                f"it renames identifiers ({len(added)} lines changed, nearly all only in "
-                f"names): adapt {member[:12]} to the old names, or take it"
-            )
-        elif size > _FEATURE_FACTOR * max(used_by, _FEATURE_FLOOR):
-            why = (
-                f"it is a feature of {size} changed lines for a change of {used_by}: "
-                f"adapt {member[:12]} by hand, or take it"
-            )
-        else:
-            return False
-        closure.adapt[member] = Suggestion(
-            commit,
-            ctx.subject(commit),
-            Reason("symbol", f"{finding.reason.detail}; {why}", member),
-        )
-        return True
-
-    def _is_candidate(self, closure: _Closure, commit: Oid) -> bool:
-        ctx = closure.ctx
-        if commit == closure.target or not ctx.index.is_upstream(commit):
-            return False
-        if commit in closure.graph:
-            return True
-        return not ctx.is_present(commit)
-
     # -- the answer ------------------------------------------------------------------------
 
-    def _prune_unhelpful(
-        self, closure: _Closure, order: list[Oid], results: Sequence[PickResult]
-    ) -> list[Suggestion]:
-        """Commits pulled in only to make an absent target apply that conflict themselves
-        did not make it apply; and when a member that must stay (the target, a follow-up)
-        conflicts, the series needs a human anyway, who adapts it rather than take the
-        refactors and helpers found by conflict or symbol search (measured:
-        docs/accuracy.md). Those leave the series (with whatever is there only because of
-        them) and are shown as suggestions; except the target's own posting (same author,
-        applied together), which maintainers take together, and commits that are fixes
-        themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
-        brings)."""
-        if closure.target_present:
-            return []  # an adapted backport's missing members are the answer itself
-        conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
-        helpers = {  # pulled in by a conflict or a symbol, not of the target's posting
-            commit
-            for commit in order
-            if closure.roles[commit] == "prerequisite"
-            and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
-            and not self._same_series(closure, commit)  # a posting is taken together
-        }
-        optional = {  # and not a fix the branch needs in its own right
-            commit
-            for commit in helpers
-            if not self._fixes_here(closure, commit)
-            and not closure.ctx.index.stable_tags_of(commit)
-        }
-        resolving = {  # pulled in only to resolve a conflict
-            c for c in helpers if all(r.kind == "conflict" for r in closure.graph.reasons(c))
-        }
-        # They do not apply either: no help. A fix among them is a missing fix of its own (a
-        # scan reports it), not a part of this series (measured: docs/accuracy.md).
-        pruned = (optional | resolving) & conflicting
-        if conflicting - optional:
-            # A member that must stay conflicts: the series needs a human anyway, who adapts
-            # it rather than take refactors and helpers for it (measured: docs/accuracy.md).
-            pruned |= optional
-        if not pruned:
-            return []
-        changed = True
-        while changed:  # and what is there only because of a pruned member
-            changed = False
-            for commit in closure.graph.nodes():
-                reasons = closure.graph.reasons(commit)
-                if (
-                    commit not in pruned
-                    and commit != closure.target
-                    and reasons
-                    and all(r.related in pruned for r in reasons)
-                ):
-                    pruned.add(commit)
-                    changed = True
-        suggestions = []
-        for commit in sorted(pruned, key=closure.seq):
-            reason = closure.graph.reasons(commit)[0]
-            user = reason.related
-            if reason.kind == "symbol" and user is not None and user in closure.graph:
-                # what uses its names now needs adapting by hand
-                closure.adapt.setdefault(
-                    user, Suggestion(commit, closure.ctx.subject(commit), reason)
-                )
-            suggestions.append(
-                Suggestion(
-                    commit,
-                    closure.ctx.subject(commit),
-                    Reason(
-                        reason.kind,
-                        f"{reason.detail}; the series needs a human anyway (a member "
-                        "conflicts, or this commit does not apply either): adapt instead, "
-                        "or take it",
-                        reason.related,
-                    ),
-                )
-            )
-            closure.graph.remove(commit)
-            closure.roles.pop(commit, None)
-        return suggestions
-
-    @staticmethod
-    def _fixes_here(closure: _Closure, commit: Oid) -> bool:
-        """A fix of something the branch has or the series brings; a fix of a commit the
-        branch lacks is, for this branch, a helper like any other."""
-        return any(
-            closure.ctx.is_present(c) or closure.in_closure(c)
-            for c in culprits(closure.ctx, commit)
-        )
-
-    def _report(self, closure: _Closure) -> BranchReport:
+    def _report(self, closure: Closure) -> BranchReport:
         ctx = closure.ctx
         order, cycle = closure.graph.order()
         results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         unhelpful: list[Suggestion] = []
         # To a fixpoint: without a commit that did not apply, a member that applied thanks
         # to it may conflict now, and then the other helpers are no help either.
-        while pruned := self._prune_unhelpful(closure, order, results):
+        while pruned := prune_unhelpful(closure, order, results):
             unhelpful += pruned  # the series changed: its order and trial too
             order, cycle = closure.graph.order()
             results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
@@ -728,58 +441,22 @@ class Resolver:
                 f"{ctx.describe(member)} uses identifiers the branch lacks, introduced by the "
                 f"feature {suggestion.commit[:12]}: a manual backport is needed"
             )
-        status = self._status(closure, members)
-        alternative = self._alternative(closure, status, members)
+        status = branch_status(closure, members)
+        alternative = other_way_out(closure, status, members)
         return BranchReport(
             branch=ctx.branch.name,
             status=status,
             series=tuple(members),
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
-            suggestions=_once(
+            suggestions=once(
                 (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
             ),
             files=tuple(files),
             alternative=alternative,
         )
 
-    def _status(self, closure: _Closure, members: list[Member]) -> BranchStatus:
-        if closure.target_present:
-            return "incomplete" if members else "already-present"
-        if not any(m.role == "target" for m in members):
-            return "already-present"
-        if any(m.apply == "conflict" or m.commit in closure.adapt for m in members):
-            return "conflict"
-        return "ready"
-
-    def _alternative(
-        self, closure: _Closure, status: BranchStatus, members: list[Member]
-    ) -> str | None:
-        """The other way out, as offered on the list in the IMA case: revert the backport of
-        the culprit the target fixes; or, for an adapted backport whose missing members do not
-        apply on top of it, revert it and apply the upstream series with the target."""
-        ctx = closure.ctx
-        if status == "incomplete" and any(m.apply == "conflict" for m in members):
-            carrier = closure.present.get(closure.target)
-            if carrier and carrier.how != "ancestor" and carrier.as_commit:
-                return (
-                    f"revert {carrier.as_commit[:12]} (the adapted backport of "
-                    f"{closure.target[:12]}), then apply the missing commits and "
-                    f"{closure.target[:12]} itself as upstream has them"
-                )
-            return None
-        if status not in ("ready", "conflict"):
-            return None
-        for culprit in culprits(ctx, closure.target):
-            p = ctx.presence.check(culprit, ctx.branch)
-            if p.present and p.how != "ancestor" and p.as_commit:
-                return (
-                    f"revert {p.as_commit[:12]} (the backport of {ctx.describe(culprit)}, "
-                    "which this target fixes) instead of applying the series"
-                )
-        return None
-
-    def _suggestions(self, closure: _Closure, members: list[Member]) -> list[Suggestion]:
+    def _suggestions(self, closure: Closure, members: list[Member]) -> list[Suggestion]:
         """Commits that changed the logic around members' changes: for a human to judge."""
         if not self.suggest:
             return []
@@ -791,7 +468,7 @@ class Resolver:
             for suggestion in context_suggestions(
                 closure.ctx,
                 member.commit,
-                lambda c: c not in closure.graph and self._is_candidate(closure, c),
+                lambda c: c not in closure.graph and closure.is_candidate(c),
             ):
                 if suggestion.commit not in seen:
                     seen.add(suggestion.commit)

@@ -289,6 +289,7 @@ def same_patch(repo: Path, predicted: list[str], expected: list[str]) -> list[st
 
 def without(rules: set[str]) -> None:
     """Turn rules off: their behaviour before this turn (for the per-rule gain and loss)."""
+    from backportr import closure as c
     from backportr import resolve as r
     from backportr.deps import conflicts
 
@@ -297,7 +298,7 @@ def without(rules: set[str]) -> None:
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
     if "prune" in rules:  # conflicting conflict prerequisites kept in the series
-        r.Resolver._prune_unhelpful = lambda self, closure: []  # type: ignore[method-assign]
+        r.prune_unhelpful = lambda closure, order, results: []  # type: ignore[assignment]
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
         original = r.Resolver._wanted
 
@@ -309,14 +310,14 @@ def without(rules: set[str]) -> None:
     if "rule3" in rules:  # blame only
         conflicts.history_candidates = lambda *args: {}  # type: ignore[assignment]
     if "rule4" in rules:  # follow-ups of present follow-ups not explored
-        original_link = r._Closure.link
+        original_link = c.Closure.link
 
         def link(self, finding, about):  # type: ignore[no-untyped-def]
             before = len(self.present_pending)
             original_link(self, finding, about)
             del self.present_pending[before:]
 
-        r._Closure.link = link  # type: ignore[method-assign]
+        c.Closure.link = link  # type: ignore[method-assign]
 
 
 def _selects(spec: str, case: dict) -> bool:

@@ -1,0 +1,175 @@
+"""The working state of one branch's closure: its members and their roles, what is present,
+what is still to explore, and the questions the resolver's rules ask of it."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from backportr.deps import Context, Finding
+from backportr.deps.fixes import culprits
+from backportr.graph import SeriesGraph
+from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
+
+SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
+
+
+@dataclass
+class Closure:
+    """The working state of one branch's closure."""
+
+    ctx: Context
+    target: Oid
+    target_present: bool
+    max_commits: int
+    graph: SeriesGraph = field(default_factory=SeriesGraph)
+    roles: dict[Oid, Role] = field(default_factory=dict)
+    present: dict[Oid, PresentMember] = field(default_factory=dict)
+    pending: list[Oid] = field(default_factory=list)
+    visited: set[Oid] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+    capped: bool = False
+    adapted_pending: list[Oid] = field(default_factory=list)
+    adapted_checked: set[Oid] = field(default_factory=set)
+    symbols_checked: set[Oid] = field(default_factory=set)
+    adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
+    present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
+    culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
+
+    def seq(self, commit: Oid) -> int:
+        value = self.ctx.index.upstream_seq(commit)
+        return value if value is not None else 1 << 40
+
+    def add(self, commit: Oid, role: Role, reason: Reason | None) -> bool:
+        """Add a member (or a reason to one); True when it is new."""
+        if commit == self.target and self.target_present:
+            return False
+        if commit not in self.graph:
+            if len(self.graph) >= self.max_commits:
+                if not self.capped:
+                    self.warnings.append(
+                        f"stopped at --max-commits {self.max_commits}: the series may be "
+                        "incomplete; raise the cap to see more"
+                    )
+                self.capped = True
+                return False
+            self.graph.add_node(commit, seq=self.seq(commit), subject=self.ctx.subject(commit))
+            self.roles[commit] = role
+            self.pending.append(commit)
+            if reason is not None:
+                self.graph.add_reason(commit, reason)
+            return True
+        if reason is not None:
+            self.graph.add_reason(commit, reason)
+        return False
+
+    def note_present(self, commit: Oid) -> None:
+        if commit in self.present:
+            return
+        p = self.ctx.presence.check(commit, self.ctx.branch)
+        self.present[commit] = PresentMember(commit, p.as_commit, p.how, self.ctx.subject(commit))
+
+    def conflict_depth(self, commit: Oid) -> int:
+        """How many conflict prerequisites deep a member is: 0 unless it is in the series
+        only because another member conflicted without it."""
+        depth = 0
+        seen: set[Oid] = set()
+        while commit in self.graph and commit not in seen:
+            seen.add(commit)
+            reasons = self.graph.reasons(commit)
+            if not reasons or any(r.kind not in ("conflict", "adapted") for r in reasons):
+                return depth
+            depth += 1
+            commit = reasons[0].related or ""
+        return depth
+
+    def in_closure(self, commit: Oid) -> bool:
+        return commit in self.graph or commit == self.target
+
+    def link(self, finding: Finding, about: Oid) -> None:
+        """Record a finding about `about`: add its commit (if needed) and the edge."""
+        commit = finding.commit
+        if self.ctx.is_present(commit) and commit != self.target:
+            self.note_present(commit)
+            if finding.relation == "follow-up":
+                self.present_pending.append(commit)  # its own follow-ups may be absent
+            return
+        if finding.relation == "follow-up":
+            if not self._follow_up_needed(commit):
+                return
+            role: Role = "follow-up"
+        else:
+            role = "prerequisite"
+        self.add(commit, role, finding.reason)
+        if commit not in self.graph:
+            return
+        if finding.relation == "follow-up":
+            if about in self.graph:
+                self.graph.add_dependency(commit, about, finding.reason)
+        elif about in self.graph:
+            self.graph.add_dependency(about, commit, finding.reason)
+
+    def _follow_up_needed(self, commit: Oid) -> bool:
+        """A follow-up is needed when one of its culprits is present or in the series (or is
+        the upstream copy of a member: a commit cherry-picked from it)."""
+        named = culprits(self.ctx, commit)
+        if not named:
+            return True  # a revert: needed because what it reverts is here
+        return any(
+            self.in_closure(c)
+            or self.ctx.is_present(c)
+            or self.in_closure(self.ctx.index.carried_upstream(c) or "")
+            for c in named
+        )
+
+    def same_series(self, commit: Oid) -> bool:
+        """Same author as the target, committed upstream within hours of it: one posting."""
+        ours = self.ctx.index.info(commit)
+        target = self.ctx.index.info(self.target)
+        return (
+            ours is not None
+            and target is not None
+            and ours.author_email == target.author_email
+            and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
+        )
+
+    def is_candidate(self, commit: Oid) -> bool:
+        ctx = self.ctx
+        if commit == self.target or not ctx.index.is_upstream(commit):
+            return False
+        if commit in self.graph:
+            return True
+        return not ctx.is_present(commit)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RENAME_SHARE = 0.8
+_RENAME_FLOOR = 10
+
+
+def is_rename(removed: Sequence[str], added: Sequence[str]) -> bool:
+    """A refactor that renames: at least 80% of its added lines (and at least ten) have a
+    removed line of the same shape once every name is blanked out."""
+    if len(added) < _RENAME_FLOOR:
+        return False
+    shapes = Counter(_NAME.sub("x", line) for line in removed)
+    matched = 0
+    for line in added:
+        shape = _NAME.sub("x", line)
+        if shapes[shape] > 0:
+            shapes[shape] -= 1
+            matched += 1
+    return matched >= _RENAME_SHARE * len(added) and removed != added
+
+
+def once(suggestions: Sequence[Suggestion]) -> tuple[Suggestion, ...]:
+    """Each suggested commit once, where it first appears."""
+    seen: set[Oid] = set()
+    out = []
+    for suggestion in suggestions:
+        if suggestion.commit not in seen:
+            seen.add(suggestion.commit)
+            out.append(suggestion)
+    return tuple(out)

@@ -1,0 +1,172 @@
+"""The answer's rules: which helpers leave a series that needs a human anyway, which feature
+a member should be adapted to instead of taking it, the branch status, and the other way out
+(revert the culprit's backport). Each rule is measured on real history (docs/accuracy.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from backportr.apply import PickResult, TrialApplier
+from backportr.closure import Closure, is_rename
+from backportr.deps import Finding
+from backportr.deps.fixes import culprits
+from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion
+
+FEATURE_FACTOR = 10
+FEATURE_FLOOR = 5
+
+
+def prune_unhelpful(
+    closure: Closure, order: list[Oid], results: Sequence[PickResult]
+) -> list[Suggestion]:
+    """Commits pulled in only to make an absent target apply that conflict themselves
+    did not make it apply; and when a member that must stay (the target, a follow-up)
+    conflicts, the series needs a human anyway, who adapts it rather than take the
+    refactors and helpers found by conflict or symbol search (measured:
+    docs/accuracy.md). Those leave the series (with whatever is there only because of
+    them) and are shown as suggestions; except the target's own posting (same author,
+    applied together), which maintainers take together, and commits that are fixes
+    themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
+    brings)."""
+    if closure.target_present:
+        return []  # an adapted backport's missing members are the answer itself
+    conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
+    helpers = {  # pulled in by a conflict or a symbol, not of the target's posting
+        commit
+        for commit in order
+        if closure.roles[commit] == "prerequisite"
+        and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
+        and not closure.same_series(commit)  # a posting is taken together
+    }
+    optional = {  # and not a fix the branch needs in its own right
+        commit
+        for commit in helpers
+        if not fixes_here(closure, commit) and not closure.ctx.index.stable_tags_of(commit)
+    }
+    resolving = {  # pulled in only to resolve a conflict
+        c for c in helpers if all(r.kind == "conflict" for r in closure.graph.reasons(c))
+    }
+    # They do not apply either: no help. A fix among them is a missing fix of its own (a
+    # scan reports it), not a part of this series (measured: docs/accuracy.md).
+    pruned = (optional | resolving) & conflicting
+    if conflicting - optional:
+        # A member that must stay conflicts: the series needs a human anyway, who adapts
+        # it rather than take refactors and helpers for it (measured: docs/accuracy.md).
+        pruned |= optional
+    if not pruned:
+        return []
+    changed = True
+    while changed:  # and what is there only because of a pruned member
+        changed = False
+        for commit in closure.graph.nodes():
+            reasons = closure.graph.reasons(commit)
+            if (
+                commit not in pruned
+                and commit != closure.target
+                and reasons
+                and all(r.related in pruned for r in reasons)
+            ):
+                pruned.add(commit)
+                changed = True
+    suggestions = []
+    for commit in sorted(pruned, key=closure.seq):
+        reason = closure.graph.reasons(commit)[0]
+        user = reason.related
+        if reason.kind == "symbol" and user is not None and user in closure.graph:
+            # what uses its names now needs adapting by hand
+            closure.adapt.setdefault(user, Suggestion(commit, closure.ctx.subject(commit), reason))
+        suggestions.append(
+            Suggestion(
+                commit,
+                closure.ctx.subject(commit),
+                Reason(
+                    reason.kind,
+                    f"{reason.detail}; the series needs a human anyway (a member "
+                    "conflicts, or this commit does not apply either): adapt instead, "
+                    "or take it",
+                    reason.related,
+                ),
+            )
+        )
+        closure.graph.remove(commit)
+        closure.roles.pop(commit, None)
+    return suggestions
+
+
+def fixes_here(closure: Closure, commit: Oid) -> bool:
+    """A fix of something the branch has or the series brings; a fix of a commit the
+    branch lacks is, for this branch, a helper like any other."""
+    return any(
+        closure.ctx.is_present(c) or closure.in_closure(c) for c in culprits(closure.ctx, commit)
+    )
+
+
+def feature_to_adapt_instead(
+    closure: Closure, applier: TrialApplier, member: Oid, finding: Finding
+) -> bool:
+    """Stable takes fixes: when the commit that introduced a missing identifier is a
+    feature (no Fixes:, no stable tag) far larger than the member using it, or a rename
+    (its changed lines differ from the old ones only in names), adapting the member is the
+    maintainer's usual answer. Then the member needs a manual backport and the commit is
+    shown as a suggestion instead of joining the series."""
+    ctx = closure.ctx
+    commit = finding.commit
+    if commit in closure.graph or culprits(ctx, commit) or ctx.index.stable_tags_of(commit):
+        return False
+    removed, added = applier.changed_lines(commit)
+    size = len(removed) + len(added)
+    used_by = sum(map(len, applier.changed_lines(member)))
+    if is_rename(removed, added):
+        why = (
+            f"it renames identifiers ({len(added)} lines changed, nearly all only in "
+            f"names): adapt {member[:12]} to the old names, or take it"
+        )
+    elif size > FEATURE_FACTOR * max(used_by, FEATURE_FLOOR):
+        why = (
+            f"it is a feature of {size} changed lines for a change of {used_by}: "
+            f"adapt {member[:12]} by hand, or take it"
+        )
+    else:
+        return False
+    closure.adapt[member] = Suggestion(
+        commit,
+        ctx.subject(commit),
+        Reason("symbol", f"{finding.reason.detail}; {why}", member),
+    )
+    return True
+
+
+def branch_status(closure: Closure, members: list[Member]) -> BranchStatus:
+    if closure.target_present:
+        return "incomplete" if members else "already-present"
+    if not any(m.role == "target" for m in members):
+        return "already-present"
+    if any(m.apply == "conflict" or m.commit in closure.adapt for m in members):
+        return "conflict"
+    return "ready"
+
+
+def other_way_out(closure: Closure, status: BranchStatus, members: list[Member]) -> str | None:
+    """The other way out, as offered on the list in the IMA case: revert the backport of
+    the culprit the target fixes; or, for an adapted backport whose missing members do not
+    apply on top of it, revert it and apply the upstream series with the target."""
+    ctx = closure.ctx
+    if status == "incomplete" and any(m.apply == "conflict" for m in members):
+        carrier = closure.present.get(closure.target)
+        if carrier and carrier.how != "ancestor" and carrier.as_commit:
+            return (
+                f"revert {carrier.as_commit[:12]} (the adapted backport of "
+                f"{closure.target[:12]}), then apply the missing commits and "
+                f"{closure.target[:12]} itself as upstream has them"
+            )
+        return None
+    if status not in ("ready", "conflict"):
+        return None
+    for culprit in culprits(ctx, closure.target):
+        p = ctx.presence.check(culprit, ctx.branch)
+        if p.present and p.how != "ancestor" and p.as_commit:
+            return (
+                f"revert {p.as_commit[:12]} (the backport of {ctx.describe(culprit)}, "
+                "which this target fixes) instead of applying the series"
+            )
+    return None
