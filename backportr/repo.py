@@ -8,7 +8,6 @@ HEAD, the index or the work tree; objects written by callers to the object datab
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import fnmatch
 import os
@@ -17,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -34,9 +33,9 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
-from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
-from backportr.gitproc import git_env, patch_id_pipeline, read_ahead
+from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
+from backportr.gitstream import Streams
 from backportr.model import Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
@@ -85,7 +84,7 @@ def _looks_like_a_date(text: str) -> bool:
 _DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
 
 
-class Repo(Searches):
+class Repo(Streams, Searches):
     """A read-mostly view of one git repository."""
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
@@ -257,72 +256,6 @@ class Repo(Searches):
             walker.hide(pygit2.Oid(hex=hidden))
         for commit in walker:
             yield str(commit.id)
-
-    def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
-        """One streaming `git log` pass (for volume: a million commits), newest first.
-
-        Default (date) order: --topo-order would make git walk everything before the first
-        record; ordering that matters is done on the dependency graph itself."""
-        for raw in self.log_raw(include, exclude):
-            yield log_record(raw)
-
-    def log_raw(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[bytes]:
-        """`log`'s records unsplit (`gitlog.log_record` splits one): for a bulk reader that
-        splits them in another process."""
-        args = ["log", "-z", f"--format={LOG_FORMAT}", include, *[f"^{e}" for e in exclude], "--"]
-        with subprocess.Popen(
-            ["git", "--git-dir", str(self.path), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=git_env(),
-            pipesize=1 << 20,
-        ) as proc:
-            assert proc.stdout is not None
-            pending = b""
-            with contextlib.closing(read_ahead(proc.stdout)) as chunks:
-                for chunk in chunks:
-                    pending += chunk
-                    records = pending.split(b"\0")
-                    pending = records.pop()
-                    yield from records
-            if pending.strip():
-                yield pending
-            if proc.wait() != 0:
-                raise BackportrError(f"git log failed in {self.path}")
-
-    def patch_ids(
-        self, include: Oid | Sequence[Oid], exclude: Sequence[Oid] = ()
-    ) -> Iterator[tuple[Oid, str]]:
-        """(commit, patch-id) for the non-merge commits reachable from `include` (one tip or
-        several) and not from `exclude`: one streaming `git log -p | git patch-id --stable`
-        pass, far faster than a diff per commit."""
-        tips = [include] if isinstance(include, str) else list(include)
-        log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
-        yield from patch_id_pipeline(log_args, None, self.path)
-
-    def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
-        """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
-        git patch-id --stable` pipeline for all of them, the ids fed from a thread."""
-        if not commits:
-            return
-        log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]
-        yield from patch_id_pipeline(
-            log_args, "".join(c + "\n" for c in commits).encode(), self.path
-        )
-
-    def _patch_log(self) -> list[str]:
-        """`git log -p` as git patch-id reads it: one `commit <id>` line, then the diff."""
-        return [
-            "git",
-            "--git-dir",
-            str(self.path),
-            "log",
-            "-p",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--format=commit %H",
-        ]
 
     def tree_id(self, commit: Oid) -> Oid:
         return str(self.commit(commit).tree_id)

@@ -15,160 +15,43 @@ with the same Resolver the CLI uses. A failing target is recorded and the scan g
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import hashlib
 import json
 import logging
-import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from backportr import __version__
 from backportr.apply import TreeState
-from backportr.config import Settings
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
+from backportr.findings import (
+    BranchScan,
+    Policy,
+    ScanFinding,
+    finding_from_json,
+    finding_to_json,
+    prioritize,
+    series_from_json,
+    series_to_json,
+)
 from backportr.model import (
     BranchReport,
     CulpritPolicy,
     Member,
     Oid,
     ProgressCallback,
-    Reason,
     no_progress,
 )
 from backportr.repo import GitError, Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
-from backportr.workspace import Workspace, open_workspace
+from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
-
-KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
-
-
-Untagged = Literal["include", "separate", "skip"]
-"""Missing fixes without a stable tag: reported among the others (by priority), after all
-tagged ones, or not at all. Most stable teams take what is tagged for stable."""
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """What a scan must not report."""
-
-    ignore: tuple[str, ...] = ()  # path globs: a commit touching only these is skipped
-    dropped: frozenset[tuple[str, Oid]] = frozenset()  # (X.Y, upstream id)
-    untagged: Untagged = "include"
-
-    @staticmethod
-    def load(
-        ignore_file: Path | None, dropped_file: Path | None, untagged: Untagged = "include"
-    ) -> Policy:
-        ignore: list[str] = []
-        dropped: set[tuple[str, Oid]] = set()
-        if ignore_file is not None:
-            ignore = [
-                ln.strip()
-                for ln in _read(ignore_file).splitlines()
-                if ln.strip() and not ln.lstrip().startswith("#")
-            ]
-        if dropped_file is not None:
-            for number, line in enumerate(_read(dropped_file).splitlines(), 1):
-                if not line.strip() or line.lstrip().startswith("#"):
-                    continue
-                parts = line.split()
-                if len(parts) < 2 or len(parts[1]) != 40:
-                    raise BackportrError(
-                        f"{dropped_file}:{number}: expected '<X.Y> <40 hex id>', got {line!r}"
-                    )
-                dropped.add((parts[0], parts[1].lower()))
-        return Policy(tuple(ignore), frozenset(dropped), untagged)
-
-    def ignored(self, files: Iterable[str]) -> bool:
-        paths = list(files)
-        return (
-            bool(paths)
-            and bool(self.ignore)
-            and all(
-                any(
-                    fnmatch.fnmatch(p, glob) or p.startswith(glob.rstrip("*"))
-                    for glob in self.ignore
-                )
-                for p in paths
-            )
-        )
-
-    def fingerprint(self) -> str:
-        text = "\n".join(
-            [*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped), self.untagged]
-        )
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    def is_dropped(self, branch: str, commit: Oid) -> bool:
-        version = parse_version(branch)
-        key = f"{version[0]}.{version[1]}" if version else branch
-        return (key, commit) in self.dropped
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise BackportrError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        raise BackportrError(
-            f"{path}: not UTF-8 text (byte {error.start}); expected one entry per line"
-        ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class ScanFinding:
-    kind: str
-    branch: str
-    commit: Oid
-    subject: str
-    status: str
-    series: tuple[Member, ...] = ()
-    evidence: tuple[str, ...] = ()
-    tagged: bool = False  # the fix (or a member of the series) is tagged for stable
-    culprit_seq: int = 0  # upstream position of its oldest culprit (lower: older)
-
-    @property
-    def key(self) -> str:
-        return f"{self.branch} {self.kind} {self.commit}"
-
-
-_KIND_ORDER = {"missing-fix": 0, "incomplete-backport": 1, "reverted-upstream": 2, "dropped": 3}
-
-
-def prioritize(findings: list[ScanFinding], untagged: Untagged = "include") -> list[ScanFinding]:
-    """What a maintainer acts on first: per kind, tagged for stable before untagged (with
-    `separate`, every untagged finding after every tagged one), ready before conflict, the
-    oldest culprit first; the order of the scan otherwise (stable sort)."""
-
-    def rank(f: ScanFinding) -> tuple[int, int, int, int]:
-        apart = 0 if untagged != "separate" or f.tagged or f.kind != "missing-fix" else 1
-        return (apart, _KIND_ORDER.get(f.kind, 9), 0 if f.tagged else 1, f.culprit_seq)
-
-    ready_first = sorted(findings, key=lambda f: f.status != "ready")
-    return sorted(ready_first, key=rank)
-
-
-@dataclass
-class BranchScan:
-    branch: str
-    findings: list[ScanFinding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    scanned: int = 0
-    resolved: int = 0  # targets resolved in full by this run
-    reused: int = 0  # targets whose last answer still holds (nothing new touches them)
-    tip: Oid = ""  # the branch's tip, and upstream's, when it was scanned
-    upstream: str = ""
-    upstream_tip: Oid = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +148,7 @@ class Scanner:
         key = self._key(result.branch, commit)
         cached = self.ws.index.cached_result(key)
         if cached is not None:
-            result.findings += [_finding_from_json(f) for f in json.loads(cached)]
+            result.findings += [finding_from_json(f) for f in json.loads(cached)]
             return
         before = len(result.findings)
         try:
@@ -278,7 +161,7 @@ class Scanner:
             del result.findings[before:]
             result.errors.append(f"{commit[:12]}: the repository lacks an object ({error})")
             return
-        found = [_finding_to_json(f) for f in result.findings[before:]]
+        found = [finding_to_json(f) for f in result.findings[before:]]
         self.ws.index.keep_result(key, json.dumps(found))
 
     def _key(self, branch: str, commit: Oid) -> str:
@@ -483,7 +366,7 @@ class Scanner:
             record = json.loads(kept)
             if self._still_holds(branch, record):
                 self._counts[1] += 1
-                return _Resolved(record["status"], _series_from_json(record["series"]))
+                return _Resolved(record["status"], series_from_json(record["series"]))
         report = self.resolver.resolve_branch(commit, branch)
         self._counts[0] += 1
         self.ws.index.keep_result(scope, json.dumps(self._record(branch, commit, report)))
@@ -519,7 +402,7 @@ class Scanner:
             "closure": sorted(closure),
             "files": sorted(files),
             "status": report.status,
-            "series": _series_to_json(report.series),
+            "series": series_to_json(report.series),
         }
 
     def _still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
@@ -577,147 +460,3 @@ class Scanner:
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.info(commit)
         return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
-
-
-def _series_to_json(series: Iterable[Member]) -> list[list[object]]:
-    return [
-        [
-            m.commit,
-            m.subject,
-            m.role,
-            [[r.kind, r.detail, r.related] for r in m.reasons],
-            m.apply,
-            list(m.conflict_files),
-        ]
-        for m in series
-    ]
-
-
-def _series_from_json(data: list[list[Any]]) -> tuple[Member, ...]:
-    return tuple(
-        Member(commit, subject, role, tuple(Reason(*r) for r in reasons), apply, tuple(files))
-        for commit, subject, role, reasons, apply, files in data
-    )
-
-
-def _finding_to_json(finding: ScanFinding) -> dict[str, object]:
-    return {
-        "kind": finding.kind,
-        "branch": finding.branch,
-        "commit": finding.commit,
-        "subject": finding.subject,
-        "status": finding.status,
-        "series": _series_to_json(finding.series),
-        "evidence": list(finding.evidence),
-        "tagged": finding.tagged,
-        "culprit_seq": finding.culprit_seq,
-    }
-
-
-def _finding_from_json(data: dict[str, Any]) -> ScanFinding:
-    return ScanFinding(
-        data["kind"],
-        data["branch"],
-        data["commit"],
-        data["subject"],
-        data["status"],
-        _series_from_json(data["series"]),
-        tuple(data["evidence"]),
-        bool(data.get("tagged", False)),
-        int(data.get("culprit_seq", 0)),
-    )
-
-
-def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> list[Oid] | None:
-    """--since REV|DATE or --range A..B as a list of upstream commits (None: no limit)."""
-    if range_:
-        if ".." not in range_:
-            raise BackportrError(f"--range expects A..B, got {range_!r}")
-        start, _, end = range_.partition("..")
-        return list(
-            ws.repo.walk(ws.repo.resolve_commit(end or "HEAD"), [ws.repo.resolve_commit(start)])
-        )
-    if since:
-        after = ws.repo.try_resolve_commit(since)
-        if after is not None:
-            return list(ws.repo.walk(ws.upstream.tip, [after]))
-        return ws.repo.commits_since(ws.upstream.tip, since)  # a date, as git reads one
-    return None
-
-
-def run_scan(
-    settings: Settings,
-    policy: Policy,
-    *,
-    since: str | None = None,
-    range_: str | None = None,
-    progress: ProgressCallback = no_progress,
-) -> list[BranchScan]:
-    """Open the workspace and scan every branch of the settings (one process)."""
-    with open_workspace(settings, progress=progress) as ws:
-        limit = candidate_range(ws, since, range_)
-        scanner = Scanner(
-            ws, policy, progress=progress, max_commits=settings.max_commits,
-            culprits=settings.culprits,
-        )  # fmt: skip
-        return [scanner.scan(branch, limit) for branch in ws.branches]
-
-
-def _scan_slice(
-    settings: Settings,
-    policy: Policy,
-    branch: str,
-    targets: tuple[list[Oid], list[tuple[Oid, Oid]]],
-) -> BranchScan:
-    """A worker process's share: one slice of one branch's targets."""
-    with open_workspace(settings, all_stable=True) as ws:
-        ref = next(b for b in ws.branches if b.name == branch)
-        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
-        return scanner.scan(ref, targets=targets)
-
-
-def run_scan_parallel(
-    settings: Settings,
-    policy: Policy,
-    jobs: int,
-    *,
-    since: str | None = None,
-    range_: str | None = None,
-    progress: ProgressCallback = no_progress,
-) -> list[BranchScan]:
-    """Spread the targets of every branch over `jobs` processes; findings keep the order a
-    single process gives. The index is brought up to date once, before the workers start."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    with open_workspace(settings, progress=progress) as ws:
-        limit = candidate_range(ws, since, range_)
-        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
-        plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
-    most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
-    jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
-    if jobs == 1:
-        return run_scan(settings, policy, since=since, range_=range_, progress=progress)
-    results = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, (fixes, backports) in plans:
-            slices = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
-            parts = list(
-                pool.map(_scan_slice, [settings] * jobs, [policy] * jobs, [name] * jobs, slices)
-            )
-            first = parts[0]
-            merged = BranchScan(
-                name, tip=first.tip, upstream=first.upstream, upstream_tip=first.upstream_tip
-            )
-            rank = {c: n for n, c in enumerate(fixes)}
-            rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
-            for part in parts:
-                merged.findings += part.findings
-                merged.errors += part.errors
-                merged.scanned += part.scanned
-                merged.resolved += part.resolved
-                merged.reused += part.reused
-            merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
-            merged.findings = prioritize(merged.findings, policy.untagged)
-            results.append(merged)
-            progress(f"scanning {name}", merged.scanned, merged.scanned)
-    return results

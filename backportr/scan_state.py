@@ -13,7 +13,7 @@ from typing import IO
 
 from backportr.dbfault import explain
 from backportr.errors import BackportrError
-from backportr.scan import ScanFinding
+from backportr.findings import ScanFinding
 from backportr.statefile import exclusive_lock
 
 

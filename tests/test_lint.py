@@ -42,3 +42,53 @@ def _mypy() -> subprocess.CompletedProcess[str]:
 def test_mypy_strict_on_the_core() -> None:
     checked = _mypy()
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+_GIT_LAYER = {
+    "repo.py",
+    "gitproc.py",
+    "gitsearch.py",
+    "gitstream.py",
+    "gitlog.py",
+    "gitconfig.py",
+    "apply.py",
+    "builder.py",
+}
+_MODULE_LINES = 500
+
+
+def _modules() -> list[Path]:
+    return sorted((ROOT / "backportr").rglob("*.py"))
+
+
+def test_no_module_over_500_lines_except_the_cli() -> None:
+    too_long = {
+        str(p.relative_to(ROOT)): n
+        for p in _modules()
+        if "cli" not in p.relative_to(ROOT / "backportr").parts
+        and (n := len(p.read_text(encoding="utf-8").splitlines())) > _MODULE_LINES
+    }
+    assert not too_long, too_long
+
+
+def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
+    """pygit2 and git processes stay behind `Repo` and its few companions."""
+    outside = [
+        p for p in _modules() if p.relative_to(ROOT / "backportr").as_posix() not in _GIT_LAYER
+    ]
+    imports = [
+        str(p.relative_to(ROOT))
+        for p in outside
+        if any(
+            line.startswith(("import pygit2", "from pygit2"))
+            for line in p.read_text(encoding="utf-8").splitlines()
+        )
+    ]
+    assert not imports, f"pygit2 imported outside the git layer: {imports}"
+    runs_git = [
+        str(p.relative_to(ROOT))
+        for p in outside
+        if "subprocess" in (text := p.read_text(encoding="utf-8"))
+        and ('"git"' in text or "'git'" in text)
+    ]
+    assert not runs_git, f"git run outside the git layer: {runs_git}"

@@ -243,7 +243,8 @@ def test_json_carries_the_run(repo: Kernel, tmp_path: Path) -> None:
 
 def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, str, str, list[str]]]:
     from backportr.config import Settings
-    from backportr.scan import Policy, Scanner
+    from backportr.findings import Policy
+    from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
     with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
@@ -281,8 +282,9 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(repo: Kernel, monkeypa
     """Every target's findings are kept under a key naming all its inputs: the same scan
     again resolves nothing and reports the same findings; a moved branch resolves again."""
     from backportr.config import Settings
+    from backportr.findings import Policy
     from backportr.resolve import Resolver
-    from backportr.scan import Policy, Scanner
+    from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
     def scan_once() -> list[tuple[str, str, str]]:
@@ -357,7 +359,8 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path) -> None:
     release (an unrelated backport in another file), the incremental scan resolves only the
     targets those touch, and reports exactly what a scan with a fresh index reports."""
     from backportr.config import Settings
-    from backportr.scan import Policy, Scanner
+    from backportr.findings import Policy
+    from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
     k = Kernel(tmp_path / "repo", functions=12)

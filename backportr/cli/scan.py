@@ -104,6 +104,7 @@ def scan_command(
     """Which fixes each branch lacks, and which of its backports are incomplete.
 
     Exit 0: no findings; 4: findings; 1: errors."""
+    from backportr.findings import Policy
     from backportr.output.scan import (
         RunInfo,
         render_scan_html,
@@ -111,7 +112,7 @@ def scan_command(
         render_scan_markdown,
         render_scan_text,
     )
-    from backportr.scan import Policy, run_scan, run_scan_parallel
+    from backportr.scan_run import run_scan, run_scan_parallel
     from backportr.scan_state import ScanState
 
     branch = branch or _default_branches(repo, branch_pattern)

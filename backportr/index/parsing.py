@@ -3,6 +3,7 @@ git or the database; the writer assigns row ids and inserts)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from backportr.gitlog import LogRecord, log_record
@@ -64,3 +65,14 @@ def commit_rows(record: LogRecord) -> CommitRows:
 def parse_batch(raws: list[bytes]) -> list[CommitRows]:
     """The rows of a batch of raw `git log -z` records (a worker process's unit of work)."""
     return [commit_rows(log_record(raw)) for raw in raws]
+
+
+def batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -7,87 +7,27 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.gitlog import LogRecord
-from backportr.index.parsing import CommitRows, commit_rows, parse_batch
+from backportr.index.parsing import CommitRows, batches, commit_rows, parse_batch
+from backportr.index.plan import BranchPlan, PatchIdPass
 from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _BATCH,
     _COMMIT_INDEXES,
     _SCHEMA,
     SCHEMA_VERSION,
-    IndexedRef,
     UpdateStats,
     same_subject,
 )
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.repo import Ref, Repo
-
-
-class _PatchIdPass:
-    """One `git log -p | git patch-id` pass in the background (git does the work on the other
-    core while this one reads the upstream history)."""
-
-    def __init__(self, repo: Repo, tips: list[Oid], exclude: list[Oid]) -> None:
-        self._patch_ids: list[tuple[Oid, str]] = []
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self._patch_ids = list(repo.patch_ids(tips, exclude))
-            except BaseException as error:
-                self._error = error
-
-        self._thread = threading.Thread(target=run, name="patch-ids", daemon=True)
-        self._thread.start()
-
-    def result(self) -> list[tuple[Oid, str]]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._patch_ids
-
-
-class _BranchPlan:
-    """What an update does to one branch, decided before the upstream pass starts."""
-
-    def __init__(
-        self,
-        branch: Ref,
-        stored: IndexedRef | None,
-        fork: Oid | None,
-        mode: str,
-        exclude: list[Oid],
-    ) -> None:
-        self.branch = branch
-        self.stored = stored
-        self.fork = fork
-        self.mode = mode  # noop | upstream-only | incremental | rewind | full
-        self.exclude = exclude
-        self.pass_: _PatchIdPass | None = None  # may be shared with other branches
-
-    def patch_ids(self) -> list[tuple[Oid, str]]:
-        """The patch-ids of (at least) this branch's new commits."""
-        return self.pass_.result() if self.pass_ is not None else []
-
+from backportr.repo import Ref
 
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
-
-
-def _batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
-    batch: list[bytes] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 class IndexWriter(IndexReader):
@@ -176,20 +116,20 @@ class IndexWriter(IndexReader):
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
 
-    def _start_patch_ids(self, plans: list[_BranchPlan], upstream: Ref) -> None:
+    def _start_patch_ids(self, plans: list[BranchPlan], upstream: Ref) -> None:
         """One pass for every branch read whole (they share history: each commit once, and
         two processes instead of two per branch); its own for each branch read from where
         it was."""
         full = [p for p in plans if p.mode == "full"]
         if full:
-            shared = _PatchIdPass(self.repo, [p.branch.tip for p in full], [upstream.tip])
+            shared = PatchIdPass(self.repo, [p.branch.tip for p in full], [upstream.tip])
             for plan in full:
                 plan.pass_ = shared
         for plan in plans:
             if plan.mode == "incremental":
-                plan.pass_ = _PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
+                plan.pass_ = PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
 
-    def _plan(self, branch: Ref, upstream: Ref, upstream_moved: bool) -> _BranchPlan:
+    def _plan(self, branch: Ref, upstream: Ref, upstream_moved: bool) -> BranchPlan:
         stored = self._stored_ref(branch.refname)
         if (
             stored is not None
@@ -197,16 +137,16 @@ class IndexWriter(IndexReader):
             and stored.tip == branch.tip
             and not upstream_moved
         ):
-            return _BranchPlan(branch, stored, stored.fork, "noop", [])
+            return BranchPlan(branch, stored, stored.fork, "noop", [])
         fork = self.repo.merge_base(branch.tip, upstream.tip)
         if stored is not None and stored.kind == "branch" and stored.fork == fork:
             if stored.tip == branch.tip:
-                return _BranchPlan(branch, stored, fork, "upstream-only", [])
+                return BranchPlan(branch, stored, fork, "upstream-only", [])
             if self.repo.is_ancestor(branch.tip, stored.tip):
-                return _BranchPlan(branch, stored, fork, "rewind", [branch.tip])
+                return BranchPlan(branch, stored, fork, "rewind", [branch.tip])
             if self.repo.is_ancestor(stored.tip, branch.tip):
-                return _BranchPlan(branch, stored, fork, "incremental", [stored.tip, upstream.tip])
-        return _BranchPlan(branch, stored, fork, "full", [upstream.tip])
+                return BranchPlan(branch, stored, fork, "incremental", [stored.tip, upstream.tip])
+        return BranchPlan(branch, stored, fork, "full", [upstream.tip])
 
     def _reset_upstream(self) -> None:
         self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")
@@ -278,7 +218,7 @@ class IndexWriter(IndexReader):
         ids: list[int] = []
         position = 0
         next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
-        for batch in _batches(records, _BATCH):
+        for batch in batches(records, _BATCH):
             new = [(next_id + i, -(position + i), r) for i, r in enumerate(parse_batch(batch))]
             self._insert(new)
             ids.extend(cid for cid, _, _ in new)
@@ -289,7 +229,7 @@ class IndexWriter(IndexReader):
 
     def _update_branch(
         self,
-        plan: _BranchPlan,
+        plan: BranchPlan,
         upstream: Ref,
         new_upstream_ids: list[int],
         progress: ProgressCallback,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from html import escape
 
 from backportr import __version__
+from backportr.findings import KINDS, BranchScan, ScanFinding
 from backportr.output.report import member_dict
-from backportr.scan import KINDS, BranchScan, ScanFinding
 
 SCAN_SCHEMA = 1
 
