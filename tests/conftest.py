@@ -69,15 +69,50 @@ def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
     return build(tmp_path_factory.mktemp("ima") / "linux")
 
 
-def backportr(*args: str, timeout: int = 300, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    """Run the command line as a user does: a process, text out, no exceptions on failure."""
-    return subprocess.run(
+def backportr(
+    *args: str, timeout: int = 300, process: bool = False, **kwargs: object
+) -> subprocess.CompletedProcess[str]:
+    """Run the command line as a user does, text out, no exceptions on failure: in this
+    process (the suite's start-up cost once, not per call) unless the call needs a process of
+    its own (`process`, or its own environment, working directory or stdin)."""
+    if kwargs or process:
+        return subprocess.run(
+            [sys.executable, "-m", "backportr", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            **kwargs,
+        )  # type: ignore[call-overload]
+    return _in_process(list(args))
+
+
+def _in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
+    import contextlib
+    import io
+    import logging
+
+    from backportr.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", newline="")
+    stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", newline="")
+    logger = logging.getLogger("backportr")
+    saved = (logger.handlers[:], logger.level)
+    logger.handlers.clear()  # the run's own stderr handler, as in a new process
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(args)
+    finally:
+        logger.handlers[:], level = saved
+        logger.setLevel(level)
+    stdout.flush()
+    stderr.flush()
+    return subprocess.CompletedProcess(
         [sys.executable, "-m", "backportr", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        **kwargs,
-    )  # type: ignore[call-overload]
+        code,
+        out.getvalue().decode("utf-8", "surrogateescape"),
+        err.getvalue().decode("utf-8", "replace"),
+    )
 
 
 @pytest.fixture(scope="module")

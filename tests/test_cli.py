@@ -199,7 +199,9 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert status.returncode == 0 and "linux-5.10.y" in status.stdout, status.stderr
     bad = run("-c", "backportr.culprits=sometimes", "resolve", "HEAD", "--repo", str(repo))
     assert bad.returncode == 2 and "evidence" in bad.stderr
-    bot = run("bot", "--repo", str(repo), "--once", "--dry-run")  # lore from config: unreachable
+    bot = run(
+        "bot", "--repo", str(repo), "--once", "--dry-run", "--retries", "0"
+    )  # lore unreachable
     assert bot.returncode == 1 and "127.0.0.1:9" in bot.stderr
 
 

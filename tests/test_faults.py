@@ -267,6 +267,8 @@ def test_html_instead_of_an_atom_feed_is_an_error(ima: ImaFixture, tmp_path: Pat
                 "--dry-run",
                 "--state",
                 str(tmp_path / "s.sqlite"),
+                "--retries",
+                "0",
             ],
             capture_output=True,
             text=True,
@@ -286,6 +288,8 @@ def test_html_instead_of_an_atom_feed_is_an_error(ima: ImaFixture, tmp_path: Pat
                 "--dry-run",
                 "--state",
                 str(tmp_path / "t.sqlite"),
+                "--retries",
+                "0",
             ],
             capture_output=True,
             text=True,
@@ -359,6 +363,37 @@ def test_index_rebuild_works_and_recovers_a_corrupt_index(ima: ImaFixture, tmp_p
     assert list(tmp_path.glob("index.sqlite.corrupt-*"))  # kept aside, not deleted
 
 
+def test_dev_stdout_redirected_to_a_file_is_written_through(
+    ima: ImaFixture, tmp_path: Path
+) -> None:
+    """`-o /dev/stdout > report.json`: /dev/stdout then resolves to a regular file; it is
+    written through, never replaced (as root, a replace would swap the /dev/stdout link for a
+    file). A report file that is a symlink keeps its link; the file it names is replaced."""
+    from backportr.examples.ima import B836C
+    from tests.conftest import backportr
+
+    args = ("resolve", ima.ids[B836C], "--repo", str(ima.path), "-b", "v5.10.194", "-f", "json")
+    report = tmp_path / "report.json"
+    with open(report, "w") as handle:
+        proc = subprocess.run(
+            [sys.executable, "-m", "backportr", *args, "-o", "/dev/stdout"],
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
+    assert json.loads(report.read_text())["schema"] == 1
+    real = tmp_path / "reports" / "today.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    linked = backportr(*args, "-o", str(link))
+    assert linked.returncode == 0, linked.stderr
+    assert link.is_symlink() and json.loads(real.read_text())["schema"] == 1
+
+
 def test_output_to_special_files_and_directories(ima: ImaFixture, tmp_path: Path) -> None:
     from backportr.examples.ima import B836C
     from tests.conftest import backportr
@@ -374,7 +409,7 @@ def test_output_to_special_files_and_directories(ima: ImaFixture, tmp_path: Path
     out, _ = reader.communicate(timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert fifo.is_fifo() and '"schema"' in out  # written through, not replaced
-    stdout = backportr(*args, "-o", "/dev/stdout")
+    stdout = backportr(*args, "-o", "/dev/stdout", process=True)  # the real fd 1
     assert stdout.returncode == 0 and '"schema"' in stdout.stdout
     directory = backportr(*args, "-o", str(tmp_path))
     assert directory.returncode == 1 and "is a directory" in directory.stderr

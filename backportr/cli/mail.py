@@ -197,6 +197,16 @@ def bot_command(
             metavar="SECONDS",
         ),
     ] = 600.0,
+    retries: Annotated[
+        int,
+        typer.Option(
+            "--retries",
+            min=0,
+            help="Tries again after an archive's failure, waiting 2, 4, 8... seconds between "
+            "(0: a cron run fails fast and the next run tries again).",
+            metavar="N",
+        ),
+    ] = 3,
 ) -> None:
     """Poll a public-inbox archive and answer each new actionable mail once, in its thread.
 
@@ -225,6 +235,7 @@ def bot_command(
                 sender=sender,
                 dry_run=dry_run,
                 pending_grace=pending_grace,
+                retries=retries,
             ),
             reopen=lambda: open_workspace(settings),  # every poll: today's tips and index
         )

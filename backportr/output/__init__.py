@@ -23,10 +23,13 @@ def write_atomically(path: Path, text: str) -> None:
         return
     if path.is_dir():
         raise BackportrError(f"{path} is a directory; give a file name")
-    if path.exists() and not path.is_file():  # a FIFO, a device: never replace it
+    if path.exists() and (not path.is_file() or _is_a_stream(path)):
+        # a FIFO, a device, /dev/stdout when it is a redirect to a file: never replace it
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
         return
+    if path.is_symlink():
+        path = path.resolve()  # the file a link names is replaced; the link stays
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -42,3 +45,9 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _is_a_stream(path: Path) -> bool:
+    """/dev/stdout and its kin name a process's open file (/proc/self/fd/N): a redirect
+    `> report.json` makes them regular files, which must be written through, not replaced."""
+    return any(str(p).startswith(("/dev/", "/proc/")) for p in (path.absolute(), path.resolve()))
