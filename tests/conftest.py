@@ -12,14 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
-from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build
-from tests.inbox import DATA, Archive, patch_mail, start_archive
+# Sealed before pygit2 is imported: libgit2 reads HOME and the config search path once, when
+# it is loaded, so a later change would leave in-process runs reading the user's ~/.gitconfig.
+_HOME = Path(tempfile.mkdtemp(prefix="backportr-test-home-"))
+os.environ.update(
+    {
+        "HOME": str(_HOME),
+        "XDG_CONFIG_HOME": str(_HOME / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(_HOME / ".gitconfig"),
+    }
+)
+
+from backportr.builder import RepoBuilder  # noqa: E402 (after the seal, on purpose)
+from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build  # noqa: E402
+from tests.inbox import DATA, Archive, patch_mail, start_archive  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    home = tmp_path_factory.mktemp("home")
+    home = _HOME
     scratch = tmp_path_factory.mktemp("tmp")
     saved = dict(os.environ)
     saved_tempdir = tempfile.tempdir
@@ -27,6 +39,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ.update(
         {
             "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
             "GIT_AUTHOR_NAME": "Test Author",
@@ -48,6 +61,7 @@ def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ.clear()
     os.environ.update(saved)
     tempfile.tempdir = saved_tempdir
+    shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture

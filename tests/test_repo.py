@@ -106,3 +106,14 @@ def test_commit_graph_is_seen_in_either_form(tmp_path: Path) -> None:
     single.commit("one", {"a.c": "int a;\n"})
     git(single.path, "commit-graph", "write", "--reachable")
     assert Repo(single.path).has_commit_graph()
+
+
+def test_libgit2_reads_the_sealed_home_not_the_users() -> None:
+    """conftest seals HOME before pygit2 is loaded: in-process runs see the test's git
+    config, never the developer's ~/.gitconfig."""
+    import os
+
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == os.environ["HOME"]
