@@ -540,6 +540,34 @@ def helper_hiding_a_conflicting_one(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def helper_beyond_the_targets_files(path: Path) -> Scenario:
+    """The target conflicts; another author's `enabler` resolves it, but also changes a file
+    the target does not touch (a feature with a hunk next to the fix): more than the
+    backport needs, so it is suggested and the target adapted by hand."""
+    k = Kernel(path)
+    drv, core = k.b.files("master")["drivers/drv.c"], k.b.files("master")["fs/core.c"]
+    k.b.commit(
+        "drv: add a tunable\n\nSigned-off-by: Other Dev <other@example.org>\n",
+        {
+            "drivers/drv.c": drv.replace("\ty *= 2;", "\ty *= 4;", 1),
+            "fs/core.c": core.replace("\ty += 1;", "\ty += 11;", 1),
+        },
+        author=OTHER,
+        name="enabler",
+    )
+    k.edit_in("target", "drv_fn0", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def helper_within_the_targets_files(path: Path) -> Scenario:
+    """As above, but the other author's `enabler` changes only the target's own file: a
+    context prerequisite, taken."""
+    k = Kernel(path)
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER)
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["enabler", "target"])
+
+
 def helper_fixing_an_absent_commit(path: Path) -> Scenario:
     """The target applies only after `helper`, another author's fix of a commit the branch
     lacks, which conflicts itself: for this branch that fix is a helper like any other, so it
@@ -673,6 +701,8 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "conflicting_follow_up": conflicting_follow_up,
     "helper_hiding_a_conflicting_one": helper_hiding_a_conflicting_one,
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
+    "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
+    "helper_within_the_targets_files": helper_within_the_targets_files,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "reapplied_after_revert": reapplied_after_revert,
     "fix_helper_when_a_follow_up_conflicts": fix_helper_when_a_follow_up_conflicts,

@@ -431,3 +431,13 @@ def test_trials_leave_no_objects_in_the_repository(
         assert run.stdout.strip()
     assert git(copy, "count-objects", "-v") == before
     assert not list(tmp_path.glob("backportr-objects-*"))
+
+
+def test_a_helper_beyond_the_targets_files_is_suggested_with_why(
+    scenarios: dict[str, Scenario],
+) -> None:
+    s = scenarios["helper_beyond_the_targets_files"]
+    report = resolve(s.path, s.ids["target"])
+    (suggestion,) = [x for x in report.suggestions if x.commit == s.ids["enabler"]]
+    assert "fs/core.c" in suggestion.reason.detail and "adapt" in suggestion.reason.detail
+    assert report.series[0].apply == "conflict"

@@ -47,6 +47,10 @@ class IndexReader:
         """The culprits a commit names in its Fixes: lines (resolved where possible)."""
         return self._relations_of("fixes", oid)
 
+    def reverts_of(self, oid: Oid) -> list[Relation]:
+        """What a commit reverts (empty: not a revert)."""
+        return self._relations_of("reverts", oid)
+
     def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
         rows = self.db.execute(
             f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
