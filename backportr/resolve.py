@@ -331,6 +331,7 @@ class Resolver:
                     result.conflict_files,
                     self._candidates(closure, commit, scope),
                     closure.seq,
+                    series=scope == "series",
                 )
             if not findings and (
                 result.result != "conflict"

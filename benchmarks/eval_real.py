@@ -464,9 +464,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--culprits",
-        default="evidence",
-        choices=("evidence", "always"),
-        help="the repository policy backportr.culprits to score with",
+        default="auto",
+        choices=("auto", "evidence", "always"),
+        help="the repository policy backportr.culprits to score with (default: the tool's)",
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--with-siblings", default="none", choices=("none", "earlier", "all"))

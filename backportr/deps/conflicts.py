@@ -67,13 +67,28 @@ def conflict_prerequisites(
     order_key: Callable[[Oid], int],
     *,
     kind: Literal["conflict", "adapted"] = "conflict",
+    series: bool = False,
 ) -> list[Finding]:
-    """The fewest absent upstream commits that make `member` apply onto `state`."""
+    """The fewest absent upstream commits that make `member` apply onto `state`. With
+    `series` (the candidates are the target's own posting), the posting's earlier patches
+    that touched the conflicting files are candidates beside the blamed ones: a posting's
+    steps build on each other in ways blame does not always show (a step that moved or
+    deleted what the next one edits)."""
     candidates = blame_candidates(ctx, member, files, is_candidate)
+    how = "blame of the conflicting lines"
+    if series:
+        for commit, paths in history_candidates(ctx, member, files, is_candidate).items():
+            candidates.setdefault(commit, set()).update(paths)
+        how = "blame of the conflicting lines and the posting's earlier patches"
     ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
     chosen = _fewest(ctx, member, state, ordered) if ordered else []
-    how = "blame of the conflicting lines"
-    if not chosen:
+    if not chosen and series:
+        # Nothing makes this step of the target's own posting apply: it needs a human, who
+        # takes the posting's earlier patches to the same files with it, adapting them too
+        # (the maintainers' series on real history: docs/accuracy.md).
+        chosen = [c for c in ordered if order_key(c) < order_key(member)]
+        how = "the posting's earlier patch to the same files, taken with it"
+    if not chosen and not series:
         # Blame sees only the lines that are there: a commit that *deleted* lines the member's
         # context depended on is invisible to it. Fall back to the files' own history.
         candidates = history_candidates(ctx, member, files, is_candidate)
