@@ -517,6 +517,19 @@ def own_series_chain(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["step1", "step2", "target"])
 
 
+def posting_step_that_needs_a_human(path: Path) -> Scenario:
+    """Rule 3, the target's own posting: the target applies only after `step`, an earlier
+    patch of its posting, which conflicts with a change only the branch has; nothing makes
+    `step` apply, so a human adapts it, and takes the posting's earlier patch to the same
+    file (`first`) with it, as maintainers take a posting together."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.edit_in("first", "drv_fn5", "\ty += 1;", "\ty += 50;")
+    k.edit_in("step", "drv_fn4", "\ty += 1;\n\ty *= 2;", "\ty += 10;\n\ty *= 4;")
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["first", "step", "target"], status="conflict")
+
+
 def conflicting_follow_up(path: Path) -> Scenario:
     """Rule 1: a follow-up that conflicts is kept, marked conflict; no refactor is pulled for
     it (its conflict is a human's job), and the branch status says so."""
@@ -702,6 +715,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_hiding_a_conflicting_one": helper_hiding_a_conflicting_one,
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
+    "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
     "helper_within_the_targets_files": helper_within_the_targets_files,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "reapplied_after_revert": reapplied_after_revert,
