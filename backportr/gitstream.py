@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -31,18 +32,70 @@ class Streams:
         for raw in self.log_raw(include, exclude):
             yield log_record(raw)
 
-    def log_raw(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[bytes]:
-        """`log`'s records unsplit (`gitlog.log_record` splits one): for a bulk reader that
-        splits them in another process."""
-        args = ["log", "-z", f"--format={LOG_FORMAT}", include, *[f"^{e}" for e in exclude], "--"]
+    def log_raw(
+        self,
+        include: Oid,
+        exclude: list[Oid] | tuple[Oid, ...] = (),
+        *,
+        per_process: int | None = None,
+    ) -> Iterator[bytes]:
+        """`log`'s records unsplit (`gitlog.log_record` splits one), for a bulk reader.
+
+        With `per_process`, no git process prints more than that many records: the next one
+        starts from the walk's frontier (the parents seen and not yet printed; everything
+        left is reachable from them), so a million-commit history is read by several
+        bounded processes instead of one that runs for minutes. A commit printed twice
+        (possible only where commit dates go backwards) is given once."""
+        if per_process is None:
+            yield from self._log_process([include], exclude, None)
+            return
+        seen: set[bytes] = set()
+        frontier: set[bytes] = set()
+        starts = [include]
+        while starts:
+            printed = 0
+            for raw in self._log_process(starts, exclude, per_process):
+                printed += 1
+                head = raw.lstrip(b"\n")
+                oid = head[:40]
+                if oid in seen:
+                    continue
+                seen.add(oid)
+                frontier.discard(oid)
+                parents = head[41 : head.index(b"\x1f", 41)].split()
+                frontier.update(p for p in parents if p not in seen)
+                yield raw
+            if printed < per_process:
+                return
+            starts = sorted(p.decode("ascii") for p in frontier)
+
+    def _log_process(
+        self, starts: list[Oid], exclude: Sequence[Oid], limit: int | None
+    ) -> Iterator[bytes]:
+        """One `git log -z` process's records (the start points fed on stdin)."""
+        args = ["log", "-z", f"--format={LOG_FORMAT}", "--stdin"]
+        if limit is not None:
+            args.append(f"--max-count={limit}")
+        feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)
         with subprocess.Popen(
-            ["git", "--git-dir", str(self.path), *args],
+            ["git", "--git-dir", str(self.path), *args, "--"],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=git_env(),
             pipesize=1 << 20,
         ) as proc:
-            assert proc.stdout is not None
+            assert proc.stdin is not None and proc.stdout is not None
+            stdin = proc.stdin
+
+            def write() -> None:
+                with contextlib.suppress(BrokenPipeError):
+                    stdin.write(feed.encode("ascii"))
+                with contextlib.suppress(BrokenPipeError):
+                    stdin.close()
+
+            writer = threading.Thread(target=write, name="log feed", daemon=True)
+            writer.start()
             pending = b""
             with contextlib.closing(read_ahead(proc.stdout)) as chunks:
                 for chunk in chunks:
@@ -52,16 +105,37 @@ class Streams:
                     yield from records
             if pending.strip():
                 yield pending
+            writer.join()
             if proc.wait() != 0:
                 raise BackportrError(f"git log failed in {self.path}")
 
     def patch_ids(
-        self, include: Oid | Sequence[Oid], exclude: Sequence[Oid] = ()
+        self,
+        include: Oid | Sequence[Oid],
+        exclude: Sequence[Oid] = (),
+        *,
+        per_process: int | None = None,
     ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the non-merge commits reachable from `include` (one tip or
         several) and not from `exclude`: one streaming `git log -p | git patch-id --stable`
-        pass, far faster than a diff per commit."""
+        pass, far faster than a diff per commit; with `per_process`, the commits are listed
+        first and given to pipelines of at most that many each (none runs for minutes)."""
         tips = [include] if isinstance(include, str) else list(include)
+        if per_process is not None:
+            listed = subprocess.run(
+                ["git", "--git-dir", str(self.path), "rev-list", "--no-merges", "--stdin"],
+                input="".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude),
+                capture_output=True,
+                text=True,
+                env=git_env(),
+                check=False,
+            )
+            if listed.returncode != 0:
+                raise BackportrError(f"git rev-list failed in {self.path}")
+            commits = listed.stdout.split()
+            for start in range(0, len(commits), per_process):
+                yield from self.patch_ids_of(commits[start : start + per_process])
+            return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
 

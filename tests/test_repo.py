@@ -14,6 +14,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
+from backportr.gitlog import log_record
 from backportr.repo import Repo
 from tests.conftest import git
 from tests.scenarios import ambiguous_repo
@@ -117,3 +118,40 @@ def test_libgit2_reads_the_sealed_home_not_the_users() -> None:
     from pygit2.enums import ConfigLevel
 
     assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == os.environ["HOME"]
+
+
+def test_a_log_read_by_bounded_processes_gives_every_commit_once(tmp_path: Path) -> None:
+    """`per_process`: each git process prints at most that many commits, the next starting
+    from the walk's frontier; merges of long-lived branches and commit dates that go
+    backwards (a skewed clock) included."""
+    b = RepoBuilder(tmp_path / "repo")
+    base = b.commit("base", {"a.c": "int a;\n"})
+    for n in range(4):
+        b.branch(f"topic{n}", "master")
+        for i in range(5):
+            b.commit(f"topic{n} {i}", {f"t{n}.c": f"int t{i};\n"}, branch=f"topic{n}")
+            if i == 2:
+                b._clock -= 3 * 3600  # dates going backwards
+        b.commit(f"main {n}", {"a.c": f"int a{n};\n"})
+        b.merge("master", f"topic{n}", f"Merge topic{n}")
+    repo = Repo(b.path)
+    tip = repo.upstream("master").tip
+    whole = [log_record(r).oid for r in repo.log_raw(tip)]
+    for per_process in (1, 2, 3, 7, 1000):
+        sliced = [log_record(r).oid for r in repo.log_raw(tip, per_process=per_process)]
+        assert len(sliced) == len(set(sliced)) == len(whole)
+        assert set(sliced) == set(whole)
+    above = {log_record(r).oid for r in repo.log_raw(tip, [base], per_process=2)}
+    assert above == set(whole) - {base}
+
+
+def test_patch_ids_by_bounded_pipelines_match_one_pass(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "repo")
+    base = b.commit("base", {"a.c": "int a;\n"})
+    for i in range(7):
+        b.commit(f"change {i}", {"a.c": f"int a{i};\n", f"f{i}.c": "int f;\n"})
+    repo = Repo(b.path)
+    tip = repo.upstream("master").tip
+    whole = dict(repo.patch_ids(tip, [base]))
+    assert len(whole) == 7
+    assert dict(repo.patch_ids(tip, [base], per_process=3)) == whole

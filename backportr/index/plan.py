@@ -9,6 +9,8 @@ from backportr.index.schema import IndexedRef
 from backportr.model import Oid
 from backportr.repo import Ref, Repo
 
+_PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
+
 
 class PatchIdPass:
     """One `git log -p | git patch-id` pass in the background (git does the work on the other
@@ -20,7 +22,7 @@ class PatchIdPass:
 
         def run() -> None:
             try:
-                self._patch_ids = list(repo.patch_ids(tips, exclude))
+                self._patch_ids = list(repo.patch_ids(tips, exclude, per_process=_PATCH_SLICE))
             except BaseException as error:
                 self._error = error
 

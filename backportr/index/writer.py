@@ -27,6 +27,7 @@ from backportr.index.schema import (
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
 
+_LOG_SLICE = 200_000  # commits per git process of the bulk read: none runs for minutes
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
@@ -169,7 +170,9 @@ class IndexWriter(IndexReader):
         else:
             if stored is not None:
                 self._reset_upstream()
-            ids = self._store_stream(self.repo.log_raw(upstream.tip), progress)
+            ids = self._store_stream(
+                self.repo.log_raw(upstream.tip, per_process=_LOG_SLICE), progress
+            )
         self.db.execute(
             "INSERT OR REPLACE INTO refs VALUES(?, ?, 'upstream', ?, NULL)",
             (upstream.refname, upstream.name, upstream.tip),
