@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -35,6 +36,23 @@ def timed(command: list[str], **kw: object) -> tuple[float, subprocess.Completed
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, check=True, **kw)  # type: ignore[call-overload]
     return time.perf_counter() - start, proc
+
+
+def longest_git_process(trace: Path) -> tuple[float, str]:
+    """The longest git process in a GIT_TRACE2_EVENT file: (seconds, its command line)."""
+    argv: dict[str, str] = {}
+    longest = (0.0, "")
+    for line in trace.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        sid = str(event.get("sid", ""))
+        if event.get("event") == "start":
+            argv[sid] = " ".join(event.get("argv", []))[:80]
+        elif event.get("event") == "exit" and "/" not in sid:  # a top-level process
+            longest = max(longest, (float(event.get("t_abs", 0.0)), argv.get(sid, "?")))
+    return longest
 
 
 def main() -> int:
@@ -76,7 +94,10 @@ def main() -> int:
         "--index",
         str(index_file),
     ]
-    figures["index_build"], _ = timed(cli)
+    trace = scratch / "trace2.json"
+    figures["index_build"], _ = timed(cli, env={**os.environ, "GIT_TRACE2_EVENT": str(trace)})
+    figures["longest_git_process"], longest = longest_git_process(trace)
+    print(f"longest git process of the build: {figures['longest_git_process']:.1f} s ({longest})")
 
     # 2. incremental update after N new upstream commits, in a clone sharing the objects: the
     # index is built with upstream N first-parent commits back, then upstream moves to its tip
