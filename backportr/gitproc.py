@@ -153,3 +153,14 @@ def credential_password(protocol: str, host: str, user: str) -> str | None:
         if line.startswith("password="):
             return line[len("password=") :]
     return None
+
+
+def git_version() -> str:
+    """`git version x.y.z`, or why there is none."""
+    try:
+        proc = subprocess.run(
+            ["git", "version"], capture_output=True, text=True, env=git_env(), timeout=10
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"git: not usable ({error})"
+    return proc.stdout.strip() or f"git: exit {proc.returncode}"

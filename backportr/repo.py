@@ -40,6 +40,14 @@ from backportr.model import Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
 
+
+def library_versions() -> tuple[str, str]:
+    """pygit2's version and the libgit2 it runs on."""
+    from importlib.metadata import version
+
+    return version("pygit2"), pygit2.LIBGIT2_VERSION
+
+
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")

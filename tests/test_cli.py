@@ -220,7 +220,10 @@ def test_internal_error_exit_3_with_crash_log(
     assert code == 3
     assert "internal error" in err and "boom" in err and "Traceback" not in err
     log = err.rsplit("details in ", 1)[1].strip()
-    assert "RuntimeError: boom" in Path(log).read_text()
+    text = Path(log).read_text()
+    assert "RuntimeError: boom" in text
+    assert "python 3." in text and "pygit2 " in text and "libgit2 " in text
+    assert "git version" in text
 
 
 def test_version() -> None:

@@ -310,9 +310,23 @@ def _say(line: str) -> None:
 def _write_crash_log() -> str:
     fd, path = tempfile.mkstemp(prefix=f"backportr-crash-{int(time.time())}-", suffix=".log")
     with os.fdopen(fd, "w") as handle:
-        handle.write(f"backportr {__version__}\nargv: {sys.argv!r}\n\n")
+        handle.write(f"backportr {__version__}\nargv: {sys.argv!r}\n{_versions()}\n\n")
         handle.write(traceback.format_exc())
     return path
+
+
+def _versions() -> str:
+    """What a bug report needs besides the traceback: Python, pygit2, libgit2 and git."""
+    import platform
+
+    from backportr.gitproc import git_version
+    from backportr.repo import library_versions
+
+    pygit2_version, libgit2_version = library_versions()
+    return (
+        f"python {platform.python_version()} ({platform.platform()})\n"
+        f"pygit2 {pygit2_version}, libgit2 {libgit2_version}\n{git_version()}"
+    )
 
 
 # The commands register themselves on `app` when imported (after everything they share).
