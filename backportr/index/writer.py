@@ -27,7 +27,7 @@ from backportr.index.schema import (
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
 
-_LOG_SLICE = 200_000  # commits per git process of the bulk read: none runs for minutes
+_LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on the parser)
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
