@@ -5,8 +5,10 @@ No behaviour beyond small conveniences; no I/O.
 
 from __future__ import annotations
 
+import email.utils
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 Oid = str
@@ -253,3 +255,24 @@ class Report:
     target: Oid
     subject: str
     branches: tuple[BranchReport, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """A commit's author: name, address, time (seconds) and zone (minutes east of UTC)."""
+
+    name: str
+    email: str
+    time: int
+    offset: int
+
+    def rfc2822(self) -> str:
+        """The date as a mail's Date: header writes it."""
+        zone = timezone(timedelta(minutes=self.offset))
+        return email.utils.format_datetime(datetime.fromtimestamp(self.time, zone))
+
+    def raw_date(self) -> str:
+        """git's raw date: `<seconds> <+hhmm>`."""
+        sign = "-" if self.offset < 0 else "+"
+        offset = abs(self.offset)
+        return f"{self.time} {sign}{offset // 60:02d}{offset % 60:02d}"

@@ -8,7 +8,6 @@ HEAD, the index or the work tree; objects written by callers to the object datab
 
 from __future__ import annotations
 
-import email.utils
 import fnmatch
 import os
 import re
@@ -18,7 +17,6 @@ import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pygit2
@@ -36,7 +34,7 @@ from backportr.errors import (
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
 from backportr.gitstream import Streams
-from backportr.model import Oid
+from backportr.model import Author, Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
 
@@ -60,27 +58,6 @@ class Ref:
     name: str
     refname: str
     tip: Oid
-
-
-@dataclass(frozen=True, slots=True)
-class Author:
-    """A commit's author: name, address, time (seconds) and zone (minutes east of UTC)."""
-
-    name: str
-    email: str
-    time: int
-    offset: int
-
-    def rfc2822(self) -> str:
-        """The date as a mail's Date: header writes it."""
-        zone = timezone(timedelta(minutes=self.offset))
-        return email.utils.format_datetime(datetime.fromtimestamp(self.time, zone))
-
-    def raw_date(self) -> str:
-        """git's raw date: `<seconds> <+hhmm>`."""
-        sign = "-" if self.offset < 0 else "+"
-        offset = abs(self.offset)
-        return f"{self.time} {sign}{offset // 60:02d}{offset % 60:02d}"
 
 
 def _looks_like_a_date(text: str) -> bool:
