@@ -135,12 +135,6 @@ class Closure:
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
         )
 
-    def same_author(self, commit: Oid) -> bool:
-        """Written by the target's author (any time): their own earlier work."""
-        ours = self.ctx.index.info(commit)
-        target = self.ctx.index.info(self.target)
-        return ours is not None and target is not None and ours.author_email == target.author_email
-
     def is_candidate(self, commit: Oid) -> bool:
         ctx = self.ctx
         if commit == self.target or not ctx.index.is_upstream(commit):

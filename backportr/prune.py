@@ -37,7 +37,6 @@ def prune_unhelpful(
         if closure.roles[commit] == "prerequisite"
         and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
         and not closure.same_series(commit)  # a posting is taken together
-        and not closure.same_author(commit)  # nor the author's own earlier steps
     }
     optional = {  # and not a fix the branch needs in its own right
         commit

@@ -50,7 +50,6 @@ Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
 DEFAULT_CONFLICT_DEPTH = 1
 _SERIES_DEPTH = 8
-Scope = Literal["any", "series", "author"]
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
 (measured on real history: docs/accuracy.md)."""
@@ -365,21 +364,22 @@ class Resolver:
             if not feature_to_adapt_instead(closure, self.applier, member, f)
         ]
 
-    def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
+    def _candidates(
+        self, closure: Closure, member: Oid, scope: Literal["any", "series"]
+    ) -> Callable[[Oid], bool]:
         """Which commits may be pulled in for `member`: absent upstream ones (or the target's
-        own posting only, or its author's own commits only)."""
-        within = {"any": None, "series": closure.same_series, "author": closure.same_author}[scope]
+        own posting only)."""
 
         def candidate(commit: Oid) -> bool:
             return (
                 commit != member
                 and closure.is_candidate(commit)
-                and (within is None or within(commit))
+                and (scope == "any" or closure.same_series(commit))
             )
 
         return candidate
 
-    def _conflict_scope(self, closure: Closure, commit: Oid) -> Scope | None:
+    def _conflict_scope(self, closure: Closure, commit: Oid) -> Literal["any", "series"] | None:
         """Where conflict prerequisites of a conflicting member are looked for: any absent
         upstream commit for the target and, up to the conflict depth, for the commits pulled
         in to make it apply; past that depth, only the target's own series (the same author's
@@ -396,8 +396,6 @@ class Resolver:
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
-        if depth < _SERIES_DEPTH and closure.same_author(commit):
-            return "author"  # the author's own earlier step: their own earlier steps only
         return None
 
     # -- the answer ------------------------------------------------------------------------

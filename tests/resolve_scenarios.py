@@ -530,21 +530,6 @@ def posting_step_that_needs_a_human(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["first", "step", "target"], status="conflict")
 
 
-def authors_own_earlier_steps(path: Path) -> Scenario:
-    """The target's author's own earlier work, weeks apart (not one posting): the target
-    applies only after `step`, which applies only after `early`; both conflict with the
-    branch's own change, so the series needs a human, who takes the author's steps with the
-    target and adapts them (as the OVN maintainers did) rather than dropping them."""
-    k = Kernel(path)
-    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
-    k.edit_in("early", "drv_fn4", "\ty += 1;", "\ty += 10;")
-    k.b._clock += 3 * 86400
-    k.edit_in("step", "drv_fn4", "\ty += 10;\n\ty *= 2;", "\ty += 10;\n\ty *= 4;")
-    k.b._clock += 3 * 86400
-    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["early", "step", "target"], status="conflict")
-
-
 def conflicting_follow_up(path: Path) -> Scenario:
     """Rule 1: a follow-up that conflicts is kept, marked conflict; no refactor is pulled for
     it (its conflict is a human's job), and the branch status says so."""
@@ -731,7 +716,6 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
-    "authors_own_earlier_steps": authors_own_earlier_steps,
     "helper_within_the_targets_files": helper_within_the_targets_files,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "reapplied_after_revert": reapplied_after_revert,
