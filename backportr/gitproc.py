@@ -87,17 +87,8 @@ def patch_id_pipeline(
         log.stdout.close()
         writer = None
         if feed is not None:
-            stdin = log.stdin
-            assert stdin is not None
-
-            def write() -> None:
-                with contextlib.suppress(BrokenPipeError):
-                    stdin.write(feed)
-                with contextlib.suppress(BrokenPipeError):
-                    stdin.close()
-
-            writer = threading.Thread(target=write, name="patch-id feed", daemon=True)
-            writer.start()
+            assert log.stdin is not None
+            writer = feed_in_background(log.stdin, feed)
         for line in patch_id.stdout:
             value, commit = line.decode("ascii").split()
             yield commit, value
@@ -105,6 +96,21 @@ def patch_id_pipeline(
             writer.join()
     if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
         raise BackportrError(f"git log -p | git patch-id failed in {where}")
+
+
+def feed_in_background(stdin: IO[bytes], data: bytes) -> threading.Thread:
+    """Write `data` to a process's stdin from a thread, then close it, so the process and
+    the reader of its output never block each other; join the thread when done reading."""
+
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError):
+            stdin.write(data)
+        with contextlib.suppress(BrokenPipeError):
+            stdin.close()
+
+    writer = threading.Thread(target=write, name="git feed", daemon=True)
+    writer.start()
+    return writer
 
 
 def config_entries(path: Path) -> dict[str, tuple[str, str]]:

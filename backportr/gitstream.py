@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backportr.errors import BackportrError
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
-from backportr.gitproc import git_env, patch_id_pipeline, read_ahead
+from backportr.gitproc import feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
 
 
@@ -23,6 +23,16 @@ class Streams:
     """What `Repo` offers to stream history."""
 
     path: Path
+
+    if TYPE_CHECKING:
+
+        def run_git(
+            self,
+            *args: str,
+            check: bool = True,
+            input: bytes | None = None,
+            env: dict[str, str] | None = None,
+        ) -> str: ...
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
         """One streaming `git log` pass (for volume: a million commits), newest first.
@@ -86,16 +96,7 @@ class Streams:
             pipesize=1 << 20,
         ) as proc:
             assert proc.stdin is not None and proc.stdout is not None
-            stdin = proc.stdin
-
-            def write() -> None:
-                with contextlib.suppress(BrokenPipeError):
-                    stdin.write(feed.encode("ascii"))
-                with contextlib.suppress(BrokenPipeError):
-                    stdin.close()
-
-            writer = threading.Thread(target=write, name="log feed", daemon=True)
-            writer.start()
+            writer = feed_in_background(proc.stdin, feed.encode("ascii"))
             pending = b""
             with contextlib.closing(read_ahead(proc.stdout)) as chunks:
                 for chunk in chunks:
@@ -122,17 +123,10 @@ class Streams:
         first and given to pipelines of at most that many each (none runs for minutes)."""
         tips = [include] if isinstance(include, str) else list(include)
         if per_process is not None:
-            listed = subprocess.run(
-                ["git", "--git-dir", str(self.path), "rev-list", "--no-merges", "--stdin"],
-                input="".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude),
-                capture_output=True,
-                text=True,
-                env=git_env(),
-                check=False,
-            )
-            if listed.returncode != 0:
-                raise BackportrError(f"git rev-list failed in {self.path}")
-            commits = listed.stdout.split()
+            listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
+            commits = self.run_git(
+                "rev-list", "--no-merges", "--stdin", input=listed.encode("ascii")
+            ).split()
             for start in range(0, len(commits), per_process):
                 yield from self.patch_ids_of(commits[start : start + per_process])
             return
