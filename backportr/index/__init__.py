@@ -16,10 +16,8 @@ deps/ ask it questions.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from backportr.dbfault import explain
@@ -32,7 +30,7 @@ from backportr.index.schema import (
     Relation,
     UpdateStats,
 )
-from backportr.index.writer import IndexWriter
+from backportr.index.writer import IndexWriter, held
 from backportr.repo import Repo
 
 __all__ = [
@@ -71,7 +69,7 @@ class CommitIndex(IndexWriter):
             # answers one of them "database is locked" at once, without waiting (its deadlock
             # rule). The writers' lock is not the one: an update holds it for minutes, and
             # readers must not wait for that.
-            with _held(self.path.with_suffix(".open-lock")):
+            with held(self.path.with_suffix(".open-lock")):
                 if recover and self.path.exists() and not _readable(self.path):
                     _move_aside(self.path)
                 self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -117,16 +115,6 @@ def _move_aside(path: Path) -> None:
     path.rename(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
     for suffix in ("-wal", "-shm"):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _held(lock_path: Path) -> Iterator[None]:
-    with open(lock_path, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _readable(path: Path) -> bool:

@@ -31,6 +31,17 @@ _LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on th
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
+@contextlib.contextmanager
+def held(lock_path: Path) -> Iterator[None]:
+    """An exclusive `flock` on `lock_path` for the block: other runs queue behind it."""
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class IndexWriter(IndexReader):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
 
@@ -61,23 +72,19 @@ class IndexWriter(IndexReader):
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """An exclusive file lock plus one transaction: concurrent runs queue, never corrupt."""
-        with open(self._lock_path, "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with held(self._lock_path):
+            self.db.execute("BEGIN IMMEDIATE")
             try:
-                self.db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield
-                except BaseException as error:
-                    # SQLite may already have rolled back (a full disk does that): the
-                    # original error is the one to report, never "cannot rollback".
-                    with contextlib.suppress(sqlite3.Error):
-                        self.db.execute("ROLLBACK")
-                    if isinstance(error, sqlite3.DatabaseError):
-                        raise IndexCorruptError(explain(error, self.path)) from None
-                    raise
-                self.db.execute("COMMIT")
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                yield
+            except BaseException as error:
+                # SQLite may already have rolled back (a full disk does that): the
+                # original error is the one to report, never "cannot rollback".
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+                if isinstance(error, sqlite3.DatabaseError):
+                    raise IndexCorruptError(explain(error, self.path)) from None
+                raise
+            self.db.execute("COMMIT")
 
     def update(
         self,
