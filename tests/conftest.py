@@ -31,17 +31,13 @@ from tests.inbox import DATA, Archive, patch_mail, start_archive  # noqa: E402
 
 @pytest.fixture(autouse=True, scope="session")
 def _hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    home = _HOME
+    home = _HOME  # HOME and git's config paths: sealed above, at import
     scratch = tmp_path_factory.mktemp("tmp")
     saved = dict(os.environ)
     saved_tempdir = tempfile.tempdir
     tempfile.tempdir = str(scratch)  # crash logs of in-process runs too, not the real /tmp
     os.environ.update(
         {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
             "GIT_AUTHOR_NAME": "Test Author",
             "GIT_AUTHOR_EMAIL": "author@example.org",
             "GIT_COMMITTER_NAME": "Test Committer",
