@@ -14,9 +14,13 @@ import pytest
 
 # Sealed before pygit2 is imported: libgit2 reads HOME and the config search path once, when
 # it is loaded, so a later change would leave in-process runs reading the user's ~/.gitconfig.
-_HOME = Path(tempfile.mkdtemp(prefix="backportr-test-home-"))
+# Once per session: pytest imports this file as `conftest`, test modules as `tests.conftest`.
+_HOME = Path(
+    os.environ.get("BACKPORTR_TEST_HOME") or tempfile.mkdtemp(prefix="backportr-test-home-")
+)
 os.environ.update(
     {
+        "BACKPORTR_TEST_HOME": str(_HOME),
         "HOME": str(_HOME),
         "XDG_CONFIG_HOME": str(_HOME / ".config"),
         "GIT_CONFIG_NOSYSTEM": "1",
