@@ -27,7 +27,8 @@ def prune_unhelpful(
     them) and are shown as suggestions; except the target's own posting (same author,
     applied together), which maintainers take together, and commits that are fixes
     themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
-    brings)."""
+    brings). A helper that applies leaves too when it reaches beyond the files of what it
+    helps (`reaches_beyond`)."""
     if closure.target_present:
         return []  # an adapted backport's missing members are the answer itself
     conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
@@ -96,8 +97,9 @@ def prune_unhelpful(
 
 
 def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
-    """A commit found only to resolve a conflict, by another author than the target, that is
-    not a fix or a revert and changes files the member it helps does not touch: it brings
+    """A commit found only to resolve a conflict (and not a fix: the caller asks only of
+    those), by another author than the target, that is not a revert and changes files the
+    member it helps does not touch: it brings
     changes the backport does not need (a feature, a CI or test rework), and maintainers
     adapt the member instead (measured on the three shared projects: docs/accuracy.md).
     Why, or None when it stays."""
