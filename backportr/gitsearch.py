@@ -8,10 +8,12 @@ one bounded git process or one in-process pass, never one per commit or per hunk
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pygit2
 
+from backportr.githistory import Changes, RangeHistory
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
@@ -33,6 +35,33 @@ class Searches:
 
         def commit(self, oid: Oid) -> pygit2.Commit: ...
 
+        git: pygit2.Repository
+        _history_tip: Oid | None
+        _ranges: dict[Oid, RangeHistory]
+
+        def range_changes(
+            self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
+        ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]: ...
+
+    def remember_history(self, tip: Oid) -> None:
+        """From now on, blame and path-limited logs bounded by a fork are answered from one
+        pass over fork..tip, read at the first such question (`githistory`): for a scan,
+        which asks them thousands of times over one range."""
+        self._history_tip = tip
+        self._ranges.clear()
+
+    def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
+        """The remembered history of oldest..tip when `newest` is in it."""
+        if self._history_tip is None or oldest is None:
+            return None
+        history = self._ranges.get(oldest)
+        if history is None:
+            history = RangeHistory(self.git, oldest, self.range_changes(oldest, self._history_tip))
+            if len(self._ranges) >= 2:
+                self._ranges.pop(next(iter(self._ranges)))
+            self._ranges[oldest] = history
+        return history if newest in history else None
+
     def blame(
         self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
     ) -> dict[Oid, int]:
@@ -41,14 +70,34 @@ class Searches:
 
         One `git blame` process per file with every range at once: libgit2's blame walks the
         whole history past the boundary and is an order of magnitude slower on big trees.
-        Lines older than `oldest` are attributed to the boundary and left out."""
+        Lines older than `oldest` are attributed to the boundary and left out. Where the
+        range's history was read once (`Repo.remember_history`), blame walks only the commits
+        that changed the file (`githistory`)."""
         if not ranges:
             return {}
         args = ["blame", "--porcelain"]
         for first, last in ranges:
             args += ["-L", f"{first},{last}"]
-        args.append(f"{oldest}..{newest}" if oldest else newest)
-        out = self.run_git(*args, "--", path, check=False)
+        history = self.range_history(oldest, newest)
+        grafts = history.blame_grafts(path, newest) if history is not None else None
+        if grafts is not None:
+            top, lines = grafts
+            if not lines:
+                return {}  # nothing in the range changed the file: every line is older
+            out = self.run_git(
+                *args[:1],
+                "-S",
+                "/dev/stdin",
+                *args[1:],
+                f"{oldest}..{top}",
+                "--",
+                path,
+                check=False,
+                input="".join(f"{line}\n" for line in lines).encode("ascii"),
+            )
+        else:
+            args.append(f"{oldest}..{newest}" if oldest else newest)
+            out = self.run_git(*args, "--", path, check=False)
         counts: dict[Oid, int] = {}
         boundary: set[Oid] = set()
         current: Oid | None = None
@@ -143,7 +192,11 @@ class Searches:
         self, paths: list[str], newest: Oid, oldest: Oid | None, limit: int
     ) -> list[Oid]:
         """The newest `limit` commits in oldest..newest that changed `paths`, newest first
-        (one path-limited `git log`, bounded by the range and the count)."""
+        (one path-limited `git log`, bounded by the range and the count; from memory where the
+        range's history was read once)."""
+        history = self.range_history(oldest, newest)
+        if history is not None:
+            return history.log(paths, newest, limit)
         revision = f"{oldest}..{newest}" if oldest else newest
         out = self.run_git(
             "log",

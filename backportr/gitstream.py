@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backportr.errors import BackportrError
+from backportr.githistory import Changes, parse_changes
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
 from backportr.gitproc import feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
@@ -56,17 +57,45 @@ class Streams:
         left is reachable from them), so a million-commit history is read by several
         bounded processes instead of one that runs for minutes. A commit printed twice
         (possible only where commit dates go backwards) is given once."""
+        yield from self._bounded_log(
+            [include], exclude, per_process, ["-z", f"--format={LOG_FORMAT}"]
+        )
+
+    def range_changes(
+        self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
+    ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]:
+        """The commits of oldest..tip with their parents, commit dates and the paths each
+        changed against its first parent (`git log --name-status --no-renames
+        --diff-merges=first-parent`, bounded processes)."""
+        args = ["--format=%x00%H%x1f%P%x1f%ct", "--name-status", "--no-renames"]
+        args.append("--diff-merges=first-parent")
+        for raw in self._bounded_log([tip], [oldest], per_process, args):
+            record = parse_changes(raw)
+            if record is not None:
+                yield record
+
+    def _bounded_log(
+        self,
+        include: list[Oid],
+        exclude: Sequence[Oid],
+        per_process: int | None,
+        args: list[str],
+    ) -> Iterator[bytes]:
+        """Records (`%H%x1f%P%x1f...`, NUL-separated) of `git log` processes printing at
+        most `per_process` each, the next started from the walk's frontier."""
         if per_process is None:
-            yield from self._log_process([include], exclude, None)
+            yield from self._log_process(include, exclude, None, args)
             return
         seen: set[bytes] = set()
         frontier: set[bytes] = set()
-        starts = [include]
+        starts = include
         while starts:
             printed = 0
-            for raw in self._log_process(starts, exclude, per_process):
-                printed += 1
+            for raw in self._log_process(starts, exclude, per_process, args):
                 head = raw.lstrip(b"\n")
+                if not head:
+                    continue
+                printed += 1
                 oid = head[:40]
                 if oid in seen:
                     continue
@@ -80,10 +109,10 @@ class Streams:
             starts = sorted(p.decode("ascii") for p in frontier)
 
     def _log_process(
-        self, starts: list[Oid], exclude: Sequence[Oid], limit: int | None
+        self, starts: list[Oid], exclude: Sequence[Oid], limit: int | None, how: list[str]
     ) -> Iterator[bytes]:
-        """One `git log -z` process's records (the start points fed on stdin)."""
-        args = ["log", "-z", f"--format={LOG_FORMAT}", "--stdin"]
+        """One `git log` process's NUL-separated records (the start points fed on stdin)."""
+        args = ["log", *how, "--stdin"]
         if limit is not None:
             args.append(f"--max-count={limit}")
         feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)

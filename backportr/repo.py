@@ -31,6 +31,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
+from backportr.githistory import RangeHistory
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
 from backportr.gitstream import Streams
@@ -93,6 +94,8 @@ class Repo(Streams, Searches):
         self._scratch: Path | None = None  # where objects written by trials go
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
+        self._history_tip: Oid | None = None  # see remember_history
+        self._ranges: dict[Oid, RangeHistory] = {}
 
     # -- names -----------------------------------------------------------------------------
 

@@ -97,6 +97,9 @@ class Scanner:
         )
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
         self._counts = [0, 0]  # resolved, reused: of the branch being scanned
+        # The conflict searches blame and log one range (fork..upstream) thousands of times:
+        # read it once (one `git log --name-status` pass) instead of walking it per question.
+        ws.repo.remember_history(ws.upstream.tip)
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None

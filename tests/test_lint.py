@@ -50,6 +50,7 @@ _GIT_LAYER = {
     "gitsearch.py",
     "gitstream.py",
     "gitlog.py",
+    "githistory.py",
     "gitconfig.py",
     "apply.py",
     "builder.py",

@@ -1,0 +1,134 @@
+"""A range's history read once (`githistory`): blame and path-limited logs answered from it
+give what git gives walking the whole range, file by file and commit by commit."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from backportr.builder import RepoBuilder
+from backportr.githistory import parse_changes
+from backportr.repo import Repo
+
+
+def _lines(tag: str, count: int = 12) -> list[str]:
+    return [f"{tag} line {n}" for n in range(count)]
+
+
+def _text(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _history(path: Path, seed: int) -> tuple[RepoBuilder, str]:
+    """Upstream after a fork: topic branches (some from before the fork) merged back, one
+    merged straight into the fork (a merge whose first parent is the range's bottom, bringing
+    a change the fork has already), files
+    edited, deleted, re-added and renamed, a shared file edited by everyone in its own
+    region, and a clock that goes backwards on one topic."""
+    rnd = random.Random(seed)
+    b = RepoBuilder(path)
+    shared = _lines("shared", 60)
+    files = {f"main{n}.c": _lines(f"main{n}") for n in range(3)}
+    b.commit("base", {**{p: _text(t) for p, t in files.items()}, "shared.c": _text(shared)})
+    b.commit("old work", {"main0.c": _text(["old", *files["main0.c"][1:]])})
+    files["main0.c"][0] = "old"
+    early = b.tip("master")
+    b.commit("before the fork", {"main1.c": _text([*files["main1.c"][:-1], "late"])})
+    files["main1.c"][-1] = "late"
+    fork = b.tip("master")
+    b.branch("stable", "master")
+
+    b.branch("window", early)
+    b.commit("merged into the fork", {"window.c": _text(_lines("window"))}, branch="window")
+    b.commit("the fork's change again", {"main1.c": _text(files["main1.c"])}, branch="window")
+    b.commit("more of it", {"shared.c": _text(["window", *shared[1:]])}, branch="window")
+    shared[0] = "window"
+    b.merge("master", "window", "Merge the window into the fork")
+
+    for topic in range(4):
+        name = f"topic{topic}"
+        b.branch(name, "master" if topic % 2 else early)
+        own = {f"t{topic}.c": _lines(f"t{topic}")}
+        b.commit(f"{name}: add", {f"t{topic}.c": _text(own[f"t{topic}.c"])}, branch=name)
+        for step in range(4):
+            lines = own[f"t{topic}.c"]
+            lines[rnd.randrange(len(lines))] = f"{name} step {step}"
+            if rnd.random() < 0.3:
+                del lines[rnd.randrange(len(lines))]
+            b.commit(f"{name}: step {step}", {f"t{topic}.c": _text(lines)}, branch=name)
+            if topic == 2 and step == 1:
+                b._clock -= 3 * 3600  # dates going backwards
+        if topic == 3:
+            b.commit(
+                f"{name}: rename",
+                {"t3.c": None, "t3-renamed.c": _text(own["t3.c"])},
+                branch=name,
+            )
+        region = 12 * (topic + 1)
+        edit = _text([*shared[:region], f"{name} shared", *shared[region + 1 :]])
+        b.commit(f"{name}: shared", {"shared.c": edit}, branch=name)
+        for step in range(2):
+            path_ = f"main{rnd.randrange(3)}.c"
+            lines = files[path_]
+            lines[rnd.randrange(len(lines))] = f"master {topic}.{step}"
+            b.commit(f"master {topic}.{step}", {path_: _text(lines)})
+        b.merge("master", name, f"Merge {name}")
+        shared[region] = f"{name} shared"
+    b.commit("gone", {"main2.c": None})
+    b.commit("back again", {"main2.c": _text(_lines("again"))})
+    b.commit("after", {"main2.c": _text(["after", *_lines("again")[1:]])})
+    return b, fork
+
+
+def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> None:
+    for seed in (1, 2):
+        b, fork = _history(tmp_path / f"r{seed}", seed)
+        plain = Repo(b.path)
+        tip = plain.upstream("master").tip
+        read = Repo(b.path)
+        read.remember_history(tip)
+        commits = list(plain.walk(tip, [fork]))
+        history = read.range_history(fork, tip)
+        assert history is not None and len(history) == len(commits)
+        paths = sorted({p for c in commits for p in b.files(c)})
+        rnd = random.Random(seed)
+        pairs = [(rnd.choice(commits), rnd.choice(paths)) for _ in range(120)]
+        differences = []
+        for commit, path in pairs:
+            for ranges in ([(1, 4), (8, 12)], [(1, 60)]):
+                if plain.blame(path, commit, ranges, fork) != read.blame(
+                    path, commit, ranges, fork
+                ):
+                    differences.append(("blame", commit, path, ranges))
+            for limit in (2, 50):
+                other = rnd.choice(paths)
+                if plain.file_history([path, other], commit, fork, limit) != read.file_history(
+                    [path, other], commit, fork, limit
+                ):
+                    differences.append(("log", commit, path, limit))
+        assert differences == []
+        assert any(plain.blame("shared.c", tip, [(1, 60)], fork).values())
+
+
+def test_only_a_question_inside_the_remembered_range_is_answered_from_it(
+    tmp_path: Path,
+) -> None:
+    b, fork = _history(tmp_path / "r", 3)
+    repo = Repo(b.path)
+    assert repo.range_history(fork, repo.upstream("master").tip) is None  # not asked for
+    repo.remember_history(repo.upstream("master").tip)
+    assert repo.range_history(None, fork) is None
+    assert repo.range_history(fork, repo.branch("stable").tip) is None  # below the range
+
+
+def test_a_changes_record_with_quoted_paths() -> None:
+    raw = (
+        b"\n" + b"a" * 40 + b"\x1f" + b"b" * 40 + b"\x1f1700000000\n\n"
+        b'M\tplain.c\nA\t"with \\"quote\\" and \\303\\251.c"\nD\tgone.c\n'
+    )
+    record = parse_changes(raw)
+    assert record is not None
+    oid, parents, date, changes = record
+    assert (oid, parents, date) == ("a" * 40, ("b" * 40,), 1700000000)
+    assert changes == {"plain.c": "M", 'with "quote" and \u00e9.c': "A", "gone.c": "D"}
+    assert parse_changes(b"") is None
