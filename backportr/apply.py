@@ -131,8 +131,7 @@ class TrialApplier:
     def changes(self, commit: Oid) -> list[FileChange]:
         """The commit's file changes against its first parent (renames detected)."""
         if commit not in self._changes:
-            diff = self.repo.diff_to_parent(commit)
-            diff.find_similar()
+            diff = self.repo.diff_with_renames(commit)
             out = []
             for delta in diff.deltas:
                 old = (

@@ -88,6 +88,10 @@ class RangeHistory:
     def __len__(self) -> int:
         return len(self._parents)
 
+    def paths(self, oid: Oid) -> tuple[str, ...]:
+        """The paths the commit changed against its first parent, sorted."""
+        return tuple(sorted(self._changes.get(oid, {})))
+
     # -- blame ---------------------------------------------------------------------------------
 
     def blame_grafts(self, path: str, newest: Oid) -> tuple[Oid, list[str]] | None:

@@ -1,5 +1,6 @@
-"""Repository access, the git layer's centre (with gitproc.py, gitsearch.py, gitlog.py,
-gitconfig.py, apply.py and builder.py, the only modules that import pygit2 or run git).
+"""Repository access, the git layer's centre (with gitproc.py, gitsearch.py, gitstream.py,
+gitdiff.py, githistory.py, gitlog.py, gitconfig.py, apply.py and builder.py, the only modules
+that import pygit2 or run git).
 
 Opens work trees and bare repositories, resolves ids, prefixes, refs and tags, finds the
 upstream ref and stable branches, walks history and answers ancestry. It never writes refs,
@@ -22,7 +23,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import SortMode
 
-from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.diffs import CommitDiff
 from backportr.errors import (
     AmbiguousCommitError,
     BackportrError,
@@ -31,6 +32,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
+from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
@@ -67,10 +69,7 @@ def _looks_like_a_date(text: str) -> bool:
     return any(c.isdigit() for c in text) or any(w in text.lower() for w in words)
 
 
-_DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
-
-
-class Repo(Streams, Searches):
+class Repo(Streams, Searches, Diffs):
     """A read-mostly view of one git repository."""
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
@@ -93,6 +92,7 @@ class Repo(Streams, Searches):
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
+        self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
         self._history_tip: Oid | None = None  # see remember_history
         self._ranges: dict[Oid, RangeHistory] = {}
@@ -319,59 +319,9 @@ class Repo(Streams, Searches):
     def parents(self, oid: Oid) -> list[Oid]:
         return [str(p) for p in self.commit(oid).parent_ids]
 
-    def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
-        """The commit's change against its first parent (the empty tree for a root)."""
-        commit = self.commit(oid)
-        if commit.parents:
-            return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
-        return commit.tree.diff_to_tree(swap=True, context_lines=3)
-
-    def tree_diff_text(self, old: Oid, new: Oid, width: int = 72) -> tuple[str, str]:
-        """The change from one tree to another as `git format-patch` prints it: the diffstat
-        (with the summary of created and deleted files) and the diff, three lines of context."""
-        before = self.git[old].peel(pygit2.Tree)
-        diff = before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
-        stat = diff.stats.format(
-            pygit2.enums.DiffStatsFormat.FULL | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
-            width,
-        )
-        return stat, diff.patch or ""
-
     def author(self, oid: Oid) -> Author:
         signature = self.commit(oid).author
         return Author(signature.name, signature.email, signature.time, signature.offset)
-
-    def diff(self, oid: Oid) -> CommitDiff:
-        """The commit's change against its first parent as the diff model (the most recent
-        `_DIFF_CACHE` commits' kept: trial, blame, symbol and context finders ask for the same
-        ones, and a diff of a 20,000-line file costs tens of milliseconds)."""
-        cached = self._diff_cache.get(oid)
-        if cached is not None:
-            self._diff_cache.move_to_end(oid)
-            return cached
-        diff = tuple(_file_diff(patch) for patch in self.diff_to_parent(oid) if patch is not None)
-        self._diff_cache[oid] = diff
-        if len(self._diff_cache) > _DIFF_CACHE:
-            self._diff_cache.popitem(last=False)
-        return diff
-
-    def files_touched(self, oid: Oid) -> tuple[str, ...]:
-        if oid not in self._files:
-            self._files[oid] = paths_of(self.diff(oid))
-        return self._files[oid]
-
-    def patch_id(self, oid: Oid) -> str | None:
-        """The patch-id of the commit, as `git patch-id --stable` computes it (None for merges
-        and empty commits)."""
-        commit = self.commit(oid)
-        if len(commit.parents) > 1:
-            return None
-        diff = self.diff_to_parent(oid)
-        if len(diff) == 0:
-            return None
-        return str(diff.patchid)
-
-    # -- scratch objects -------------------------------------------------------------------
 
     def keep_writes_apart(self) -> None:
         """From now on, objects this process writes (the blobs and trees of trial merges, the
@@ -456,29 +406,3 @@ class Repo(Streams, Searches):
 def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:
     numbers = tuple(int(n) for n in re.findall(r"\d+", name))
     return numbers, name
-
-
-def _file_diff(patch: pygit2.Patch) -> FileDiff:
-    delta = patch.delta
-    return FileDiff(
-        delta.old_file.path,
-        delta.new_file.path,
-        tuple(
-            DiffHunk(
-                hunk.old_start,
-                hunk.old_lines,
-                hunk.new_start,
-                hunk.new_lines,
-                hunk.header,
-                tuple(
-                    DiffLine(line.origin, line.content)  # type: ignore[arg-type]
-                    for line in hunk.lines
-                    if line.origin in _ORIGINS
-                ),
-            )
-            for hunk in patch.hunks
-        ),
-    )
-
-
-_ORIGINS = frozenset(" -+")  # not git's "no newline at end of file" markers

@@ -123,7 +123,7 @@ class Scanner:
         )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
         if self.staged:
-            self.prepare(backports)
+            self.prepare(fixes, backports)
         total = len(fixes) + len(backports)
         self._counts = [0, 0]
         for done, commit in enumerate(fixes, 1):
@@ -330,10 +330,11 @@ class Scanner:
             index.keep_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
 
-    def prepare(self, backports: list[tuple[Oid, Oid]]) -> None:
-        """Stage 1's bulk work: the upstream patch-ids of every backported commit, in one git
-        pipeline (kept in the index, so the next scan pays nothing)."""
-        self.ws.index.fill_patch_ids([u for _, u in backports])
+    def prepare(self, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> None:
+        """Stage 1's bulk work: the patch-ids of every fix and backported upstream commit, in
+        git pipelines (kept in the index, so the next scan pays nothing): half the fixes are
+        looked for in the branch by patch-id, and one diff each in Python costs more."""
+        self.ws.index.fill_patch_ids([*fixes, *(u for _, u in backports)])
 
     def _tagged(self, commit: Oid) -> bool:
         """Tagged for stable: a `Cc: stable@...` line (any project's stable address)."""

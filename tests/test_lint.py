@@ -51,6 +51,7 @@ _GIT_LAYER = {
     "gitstream.py",
     "gitlog.py",
     "githistory.py",
+    "gitdiff.py",
     "gitconfig.py",
     "apply.py",
     "builder.py",

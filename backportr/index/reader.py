@@ -8,9 +8,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+from backportr.errors import BackportrError
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.repo import Repo
+
+_PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 
 
 class IndexReader:
@@ -232,12 +235,20 @@ class IndexReader:
         ]
         if not missing:
             return
-        computed = dict(self.repo.patch_ids_of(missing))
+        rows: list[tuple[str, Oid]] = []
+        for start in range(0, len(missing), _PATCH_ID_SLICE):  # no pipeline runs for minutes
+            part = missing[start : start + _PATCH_ID_SLICE]
+            computed: dict[Oid, str] = {}
+            try:
+                computed.update(self.repo.patch_ids_of(part))
+            except BackportrError:
+                # A commit git cannot read: what was computed is kept, the rest is left to
+                # the commit-by-commit path, where it is one target's error, not the scan's.
+                rows += [(value, oid) for oid, value in computed.items()]
+                continue
+            rows += [(computed.get(oid, ""), oid) for oid in part]  # "": has no patch-id
         with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
-            self.db.executemany(
-                "UPDATE commits SET patch_id=? WHERE oid=?",
-                [(computed.get(oid, ""), oid) for oid in missing],
-            )
+            self.db.executemany("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 
     def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
         row: tuple[int, str | None] | None = self.db.execute(

@@ -1,0 +1,139 @@
+"""Diffs of commits: libgit2's diff against the first parent (kept for the last few
+commits, shared by everything that reads it), the diff model built from it, the files a
+commit touches and its patch-id.
+
+Part of the git layer: a mixin of `Repo`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+import pygit2
+from pygit2.enums import DeltaStatus
+
+from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.model import Oid
+
+if TYPE_CHECKING:
+    from backportr.githistory import RangeHistory
+
+_DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
+_RAW_DIFFS = 64  # libgit2 diffs kept (Repo.diff_to_parent)
+
+
+class Diffs:
+    """What `Repo` offers to read a commit's change."""
+
+    git: pygit2.Repository
+    _diff_cache: OrderedDict[Oid, CommitDiff]
+    _raw_diffs: OrderedDict[Oid, pygit2.Diff]
+    _files: dict[Oid, tuple[str, ...]]
+    _ranges: dict[Oid, RangeHistory]
+
+    if TYPE_CHECKING:
+
+        def commit(self, oid: Oid) -> pygit2.Commit: ...
+
+    def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
+        """The commit's change against its first parent (the empty tree for a root). Shared
+        by the diff model, the patch-id and the trial's file changes, so never changed in
+        place (rename detection works on a diff of its own: `diff_with_renames`)."""
+        cached = self._raw_diffs.get(oid)
+        if cached is not None:
+            self._raw_diffs.move_to_end(oid)
+            return cached
+        diff = self._new_diff(oid)
+        self._raw_diffs[oid] = diff
+        if len(self._raw_diffs) > _RAW_DIFFS:
+            self._raw_diffs.popitem(last=False)
+        return diff
+
+    def diff_with_renames(self, oid: Oid) -> pygit2.Diff:
+        """The commit's change with renames found (only a change that both adds and deletes
+        files can hold one, and only then is the diff computed again)."""
+        diff = self.diff_to_parent(oid)
+        kinds = {delta.status for delta in diff.deltas}
+        if DeltaStatus.ADDED in kinds and DeltaStatus.DELETED in kinds:
+            diff = self._new_diff(oid)
+            diff.find_similar()
+        return diff
+
+    def _new_diff(self, oid: Oid) -> pygit2.Diff:
+        commit = self.commit(oid)
+        if commit.parents:
+            return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
+        return commit.tree.diff_to_tree(swap=True, context_lines=3)
+
+    def tree_diff_text(self, old: Oid, new: Oid, width: int = 72) -> tuple[str, str]:
+        """The change from one tree to another as `git format-patch` prints it: the diffstat
+        (with the summary of created and deleted files) and the diff, three lines of context."""
+        before = self.git[old].peel(pygit2.Tree)
+        diff = before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
+        stat = diff.stats.format(
+            pygit2.enums.DiffStatsFormat.FULL | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
+            width,
+        )
+        return stat, diff.patch or ""
+
+    def diff(self, oid: Oid) -> CommitDiff:
+        """The commit's change against its first parent as the diff model (the most recent
+        `_DIFF_CACHE` commits' kept: trial, blame, symbol and context finders ask for the same
+        ones, and a diff of a 20,000-line file costs tens of milliseconds)."""
+        cached = self._diff_cache.get(oid)
+        if cached is not None:
+            self._diff_cache.move_to_end(oid)
+            return cached
+        diff = tuple(_file_diff(patch) for patch in self.diff_to_parent(oid) if patch is not None)
+        self._diff_cache[oid] = diff
+        if len(self._diff_cache) > _DIFF_CACHE:
+            self._diff_cache.popitem(last=False)
+        return diff
+
+    def files_touched(self, oid: Oid) -> tuple[str, ...]:
+        """Every path the commit reads or writes against its first parent, sorted (from a
+        remembered range's history when it holds the commit: no diff)."""
+        if oid not in self._files:
+            known = next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
+            self._files[oid] = known if known is not None else paths_of(self.diff(oid))
+        return self._files[oid]
+
+    def patch_id(self, oid: Oid) -> str | None:
+        """The patch-id of the commit, as `git patch-id --stable` computes it (None for merges
+        and empty commits)."""
+        commit = self.commit(oid)
+        if len(commit.parents) > 1:
+            return None
+        diff = self.diff_to_parent(oid)
+        if len(diff) == 0:
+            return None
+        return str(diff.patchid)
+
+    # -- scratch objects -------------------------------------------------------------------
+
+
+def _file_diff(patch: pygit2.Patch) -> FileDiff:
+    delta = patch.delta
+    return FileDiff(
+        delta.old_file.path,
+        delta.new_file.path,
+        tuple(
+            DiffHunk(
+                hunk.old_start,
+                hunk.old_lines,
+                hunk.new_start,
+                hunk.new_lines,
+                hunk.header,
+                tuple(
+                    DiffLine(line.origin, line.content)  # type: ignore[arg-type]
+                    for line in hunk.lines
+                    if line.origin in _ORIGINS
+                ),
+            )
+            for hunk in patch.hunks
+        ),
+    )
+
+
+_ORIGINS = frozenset(" -+")  # not git's "no newline at end of file" markers
