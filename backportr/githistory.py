@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import sys
 from collections.abc import Iterable
 
 import pygit2
@@ -214,7 +215,7 @@ def parse_changes(raw: bytes) -> tuple[Oid, tuple[Oid, ...], int, Changes] | Non
     for line in body.decode("utf-8", "surrogateescape").splitlines():
         status, tab, path = line.partition("\t")
         if tab:
-            changes[_unquote(path)] = status[:1]
+            changes[sys.intern(_unquote(path))] = status[:1]  # a path is stored once
     parents = tuple(fields[1].decode("ascii").split())
     return fields[0].decode("ascii"), parents, int(fields[2] or 0), changes
 
