@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from backportr.errors import BackportrError
 from backportr.githistory import Changes, RangeHistory
 from backportr.model import Oid
 
@@ -51,12 +52,20 @@ class Searches:
         self._ranges.clear()
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
-        """The remembered history of oldest..tip when `newest` is in it."""
+        """The remembered history of oldest..tip when `newest` is in it. A range git cannot
+        read in one pass (an unreadable object, a git older than 2.31) is not remembered:
+        each question then walks it as before, and meets the fault where it lies."""
         if self._history_tip is None or oldest is None:
             return None
         history = self._ranges.get(oldest)
         if history is None:
-            history = RangeHistory(self.git, oldest, self.range_changes(oldest, self._history_tip))
+            try:
+                history = RangeHistory(
+                    self.git, oldest, self.range_changes(oldest, self._history_tip)
+                )
+            except BackportrError:
+                self._history_tip = None
+                return None
             if len(self._ranges) >= 2:
                 self._ranges.pop(next(iter(self._ranges)))
             self._ranges[oldest] = history

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pygit2
+
 from backportr.builder import RepoBuilder
 from backportr.githistory import parse_changes
 from backportr.repo import Repo
@@ -132,3 +134,23 @@ def test_a_changes_record_with_quoted_paths() -> None:
     assert (oid, parents, date) == ("a" * 40, ("b" * 40,), 1700000000)
     assert changes == {"plain.c": "M", 'with "quote" and \u00e9.c': "A", "gone.c": "D"}
     assert parse_changes(b"") is None
+
+
+def test_a_range_git_cannot_read_is_walked_per_question_as_before(tmp_path: Path) -> None:
+    """A tree of the range missing: the one-pass read fails, the repository forgets the range
+    and blame asks git over the range as it did without it (the same answer: blame of
+    another file never reads that tree)."""
+    b = RepoBuilder(tmp_path / "r")
+    fork = b.commit("base", {"a.c": _text(_lines("a")), "sub/b.c": _text(_lines("b"))})
+    b.commit("one", {"a.c": _text(["one", *_lines("a")[1:]])})
+    lost = b.commit("two", {"sub/b.c": _text(["two", *_lines("b")[1:]])})
+    tip = b.commit("three", {"a.c": _text(["one", "three", *_lines("a")[2:]])})
+    plain = Repo(b.path)
+    expected = plain.blame("a.c", tip, [(1, 4)], fork)
+    subtree = str(b.repo[lost].peel(pygit2.Commit).tree["sub"].id)
+    (b.path / ".git" / "objects" / subtree[:2] / subtree[2:]).unlink()
+    read = Repo(b.path)
+    read.remember_history(tip)
+    assert len(expected) == 2 and read.blame("a.c", tip, [(1, 4)], fork) == expected
+    assert Repo(b.path).blame("a.c", tip, [(1, 4)], fork) == expected
+    assert read.range_history(fork, tip) is None  # forgotten, not retried per question
