@@ -14,6 +14,7 @@ import pygit2
 from pygit2.enums import DeltaStatus
 
 from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.gitproc import GitAccess
 from backportr.model import Oid
 
 if TYPE_CHECKING:
@@ -23,18 +24,13 @@ _DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
 _RAW_DIFFS = 64  # libgit2 diffs kept (Repo.diff_to_parent)
 
 
-class Diffs:
+class Diffs(GitAccess):
     """What `Repo` offers to read a commit's change."""
 
-    git: pygit2.Repository
     _diff_cache: OrderedDict[Oid, CommitDiff]
     _raw_diffs: OrderedDict[Oid, pygit2.Diff]
     _files: dict[Oid, tuple[str, ...]]
     _ranges: dict[Oid, RangeHistory]
-
-    if TYPE_CHECKING:
-
-        def commit(self, oid: Oid) -> pygit2.Commit: ...
 
     def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
         """The commit's change against its first parent (the empty tree for a root). Shared

@@ -1,7 +1,7 @@
 """git processes: their environment, a reader that keeps ahead of a streaming one, the
 `git log -p | git patch-id` pipeline, the user's git configuration and credential helpers.
 
-Part of the git layer (with repo.py, gitsearch.py, gitlog.py, gitconfig.py, apply.py and
+Part of the git layer (with repo.py and its mixins, gitlog.py, gitconfig.py, apply.py and
 builder.py): nothing else runs git.
 """
 
@@ -14,9 +14,31 @@ import subprocess
 import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from backportr.errors import BackportrError
+from backportr.model import Oid
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+class GitAccess:
+    """What the mixins of `Repo` (streams, searches, diffs) ask of it: its one way of
+    running git and of reading a commit (declared for the type checker; `Repo` has them)."""
+
+    if TYPE_CHECKING:
+        git: pygit2.Repository
+
+        def run_git(
+            self,
+            *args: str,
+            check: bool = True,
+            input: bytes | None = None,
+            env: dict[str, str] | None = None,
+        ) -> str: ...
+
+        def commit(self, oid: Oid) -> pygit2.Commit: ...
 
 
 def git_env() -> dict[str, str]:

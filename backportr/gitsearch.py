@@ -15,28 +15,17 @@ import pygit2
 
 from backportr.errors import BackportrError
 from backportr.githistory import Changes, RangeHistory
+from backportr.gitproc import GitAccess
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
 _WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
-class Searches:
+class Searches(GitAccess):
     """What `Repo` offers to search history and trees."""
 
     if TYPE_CHECKING:
-
-        def run_git(
-            self,
-            *args: str,
-            check: bool = True,
-            input: bytes | None = None,
-            env: dict[str, str] | None = None,
-        ) -> str: ...
-
-        def commit(self, oid: Oid) -> pygit2.Commit: ...
-
-        git: pygit2.Repository
         _history_tip: Oid | None
         _ranges: dict[Oid, RangeHistory]
 

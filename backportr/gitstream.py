@@ -11,29 +11,18 @@ import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backportr.errors import BackportrError
 from backportr.githistory import Changes, parse_changes
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
-from backportr.gitproc import feed_in_background, git_env, patch_id_pipeline, read_ahead
+from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
 
 
-class Streams:
+class Streams(GitAccess):
     """What `Repo` offers to stream history."""
 
     path: Path
-
-    if TYPE_CHECKING:
-
-        def run_git(
-            self,
-            *args: str,
-            check: bool = True,
-            input: bytes | None = None,
-            env: dict[str, str] | None = None,
-        ) -> str: ...
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
         """One streaming `git log` pass (for volume: a million commits), newest first.
