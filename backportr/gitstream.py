@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from backportr.errors import BackportrError
@@ -17,6 +18,25 @@ from backportr.githistory import Changes, parse_changes
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
 from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
+
+
+@dataclass
+class Walk:
+    """A history walk read by bounded git processes: where the next one starts (the
+    frontier: parents seen and not yet printed; everything left is reachable from them),
+    what was printed (a commit printed twice, possible only where commit dates go
+    backwards, is given once), and whether anything is left."""
+
+    starts: list[Oid]
+    exclude: Sequence[Oid] = ()
+    seen: set[bytes] = field(default_factory=set)
+    frontier: set[bytes] = field(default_factory=set)
+    done: bool = False
+
+    def __post_init__(self) -> None:
+        # A starting point the first process does not reach before its limit stays to be
+        # read by the next one.
+        self.frontier.update(s.encode("ascii") for s in self.starts)
 
 
 class Streams(GitAccess):
@@ -75,27 +95,31 @@ class Streams(GitAccess):
         if per_process is None:
             yield from self._log_process(include, exclude, None, args)
             return
-        seen: set[bytes] = set()
-        frontier: set[bytes] = set()
-        starts = include
-        while starts:
-            printed = 0
-            for raw in self._log_process(starts, exclude, per_process, args):
-                head = raw.lstrip(b"\n")
-                if not head:
-                    continue
-                printed += 1
-                oid = head[:40]
-                if oid in seen:
-                    continue
-                seen.add(oid)
-                frontier.discard(oid)
-                parents = head[41 : head.index(b"\x1f", 41)].split()
-                frontier.update(p for p in parents if p not in seen)
-                yield raw
-            if printed < per_process:
-                return
-            starts = sorted(p.decode("ascii") for p in frontier)
+        walk = Walk(list(include), exclude)
+        while not walk.done:
+            yield from self.walk_step(walk, per_process, args)
+
+    def walk_step(self, walk: Walk, limit: int, args: list[str] | None = None) -> Iterator[bytes]:
+        """The records of the walk's next git process (at most `limit`), `log_raw`'s format
+        unless told; the walk then knows where the process after it starts, or that it is
+        done."""
+        printed = 0
+        how = args if args is not None else ["-z", f"--format={LOG_FORMAT}"]
+        for raw in self._log_process(walk.starts, walk.exclude, limit, how):
+            head = raw.lstrip(b"\n")
+            if not head:
+                continue
+            printed += 1
+            oid = head[:40]
+            if oid in walk.seen:
+                continue
+            walk.seen.add(oid)
+            walk.frontier.discard(oid)
+            parents = head[41 : head.index(b"\x1f", 41)].split()
+            walk.frontier.update(p for p in parents if p not in walk.seen)
+            yield raw
+        walk.starts = sorted(p.decode("ascii") for p in walk.frontier)
+        walk.done = printed < limit or not walk.starts
 
     def _log_process(
         self, starts: list[Oid], exclude: Sequence[Oid], limit: int | None, how: list[str]

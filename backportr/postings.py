@@ -17,13 +17,12 @@ out, linear in the input.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _MAX_LINE = 1000  # a trailer longer than this is not one: skipped unread
 
 
-@dataclass(frozen=True, slots=True)
-class MessageKey:
+class MessageKey(NamedTuple):
     """One patch mail of a posting: the posting's stem and the patch's number in it."""
 
     stem: str
@@ -77,6 +76,9 @@ def _message_id_in_link(url: str) -> str | None:
     if not colon:
         return None
     path = rest.partition("?")[0].partition("#")[0]
+    _, slash, last = path.rpartition("/")
+    if slash and "@" in last:  # the usual case: the id is the last segment
+        return last.replace("%40", "@").strip("<>")
     for part in reversed(path.split("/")[1:]):
         if "@" in part:
             return part.replace("%40", "@").strip("<>")
@@ -99,13 +101,19 @@ def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey
     Linear: each line is looked at from its first hit to its end, once."""
     if low is None:
         low = raw.lower()
+    return keys_of_posting_lines(posting_lines(raw, low, 0, len(raw)))
+
+
+def posting_lines(buf: bytes, low: bytes, lo: int, hi: int) -> list[tuple[int, str]]:
+    """The `Link:`/`Message-Id:` lines of the message `buf[lo:hi]` (`low` is `buf`
+    lowercased: a batch of messages is lowercased once), with their offsets."""
     found: list[tuple[int, str]] = []
     for needle in (b"link", b"message-id"):
-        hit = low.find(needle)
+        hit = low.find(needle, lo, hi)
         while hit != -1:
-            start = low.rfind(b"\n", 0, hit) + 1
-            end = low.find(b"\n", hit)
-            end = len(low) if end == -1 else end
+            start = max(low.rfind(b"\n", lo, hit) + 1, lo)
+            end = low.find(b"\n", hit, hi)
+            end = hi if end == -1 else end
             colon = hit + len(needle)
             while colon < end and low[colon] in b" \t":
                 colon += 1
@@ -115,8 +123,49 @@ def posting_keys_of_raw(raw: bytes, low: bytes | None = None) -> list[MessageKey
                 and end - colon - 1 <= _MAX_LINE
                 and not low[start:hit].strip(b" \t")
             ):
-                found.append((start, raw[start:end].decode("utf-8", "replace")))
-            hit = low.find(needle, end)
+                found.append((start, buf[start:end].decode("utf-8", "replace")))
+            hit = low.find(needle, end, hi)
+    return found
+
+
+_CANONICAL_LINKS = (
+    (b"\nLink: https://lore.kernel.org/r/", 1),
+    (b"\nLink: https://patch.msgid.link/", 2),  # the host names "link" once more
+)
+_PLAIN_ID = re.compile(rb"[^\x00-\x20\x7f-\xff/?#]{1,900}")  # one printable ASCII word
+
+
+def usual_link_keys(buf: bytes, hits: list[int], end: int) -> list[MessageKey] | None:
+    """The posting keys of a message all of whose `link`s (`hits`: the offsets, in order,
+    where the lowercased `buf` says "link", none before the message; `end`: where it ends)
+    are `Link:` lines in one of the two forms the kernel's tools write
+    (`Link: https://lore.kernel.org/r/<id>`, `Link: https://patch.msgid.link/<id>`, the id
+    one plain word), read without the general line parse; None when some other line or
+    word says "link". Such lines are all `posting_lines` would find, and these keys what
+    `keys_of_posting_lines` gives (a property test holds them equal)."""
+    keys: list[MessageKey] = []
+    k = 0
+    while k < len(hits):
+        at = hits[k] - 1
+        usual = next(((p, n) for p, n in _CANONICAL_LINKS if buf.startswith(p, at)), None)
+        if usual is None:
+            return None
+        prefix, links = usual
+        begin = at + len(prefix)
+        stop = buf.find(b"\n", begin, end)
+        word = buf[begin : end if stop == -1 else stop]
+        if not _PLAIN_ID.fullmatch(word):
+            return None
+        k += links
+        text = word.decode("ascii")
+        key = message_key(text.replace("%40", "@").strip("<>")) if "@" in text else None
+        if key is not None and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def keys_of_posting_lines(found: list[tuple[int, str]]) -> list[MessageKey]:
+    """The posting keys of `posting_lines`' lines, in the order the lines appear."""
     keys: list[MessageKey] = []
     for _, line in sorted(found):
         if len(line) > _MAX_LINE:

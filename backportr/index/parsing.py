@@ -3,27 +3,35 @@ git or the database; the writer assigns row ids and inserts)."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from backportr.gitlog import LogRecord, log_record
 from backportr.index.schema import tags_json
 from backportr.model import ParsedMessage
-from backportr.postings import posting_keys_of_raw
-from backportr.trailers import lowered_mentions_relations, parse_message
+from backportr.postings import (
+    keys_of_posting_lines,
+    posting_keys_of_raw,
+    posting_lines,
+    usual_link_keys,
+)
+from backportr.trailers import RELATION_WORDS, lowered_mentions_relations, parse_message
+
+COMMIT_COLUMNS = 8
 
 
-@dataclass(frozen=True, slots=True)
-class CommitRows:
-    """One commit's values for the commits table and its relation tables (no row ids)."""
+class CommitRows(NamedTuple):
+    """One commit's values for the commits table (its first `COMMIT_COLUMNS`, in the
+    table's order) and its relation tables (no row ids)."""
 
     oid: str
-    parents: int
+    subject: str
     author_name: str
     author_email: str
     author_time: int
     commit_time: int
-    subject: str
+    parents: int
     stable_tags: str | None
     fixes: tuple[tuple[str, str | None], ...]
     reverts: tuple[tuple[str | None, str | None], ...]
@@ -36,35 +44,154 @@ def commit_rows(record: LogRecord) -> CommitRows:
     """The rows of one commit. Most commits name no relation: a keyword test on the message,
     lowercased once, lets them skip the trailer parse."""
     low = record.raw_message.lower()
+    postings = tuple((k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low))
     if lowered_mentions_relations(low):
-        parsed = parse_message(record.message, trailers=False)
-    else:
-        parsed = ParsedMessage(subject=record.subject)
+        return _related_rows(record, postings)
+    return CommitRows(
+        record.oid,
+        record.subject,
+        record.author_name,
+        record.author_email,
+        record.author_time,
+        record.commit_time,
+        len(record.parents),
+        None,
+        (),
+        (),
+        (),
+        (),
+        postings,
+    )
+
+
+def _related_rows(record: LogRecord, postings: tuple[tuple[str, int], ...]) -> CommitRows:
+    """The rows of a commit whose message may name relations: the full trailer parse."""
+    parsed: ParsedMessage = parse_message(record.message, trailers=False)
     reverts: list[tuple[str | None, str | None]] = [
         (r, parsed.reverted_subject) for r in parsed.reverts
     ]
     if parsed.reverted_subject and not parsed.reverts:
         reverts.append((None, parsed.reverted_subject))
     return CommitRows(
-        oid=record.oid,
-        parents=len(record.parents),
-        author_name=record.author_name,
-        author_email=record.author_email,
-        author_time=record.author_time,
-        commit_time=record.commit_time,
-        subject=parsed.subject,
-        stable_tags=tags_json(parsed.stable_tags),
-        fixes=tuple((f.ref, f.subject) for f in parsed.fixes),
-        reverts=tuple(reverts),
-        upstream_refs=tuple((r.oid, r.form) for r in parsed.upstream_refs),
-        stable_deps=tuple((d.ref, d.subject) for d in parsed.stable_deps),
-        postings=tuple((k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low)),
+        record.oid,
+        parsed.subject,
+        record.author_name,
+        record.author_email,
+        record.author_time,
+        record.commit_time,
+        len(record.parents),
+        tags_json(parsed.stable_tags),
+        tuple((f.ref, f.subject) for f in parsed.fixes),
+        tuple(reverts),
+        tuple((r.oid, r.form) for r in parsed.upstream_refs),
+        tuple((d.ref, d.subject) for d in parsed.stable_deps),
+        postings,
     )
 
 
+Fields = tuple[str, str, str, str, int, int, int]
+"""A commit's values for the commits table up to its stable tags (`CommitRows`' first)."""
+
+
+Postings = tuple[tuple[str, int], ...]
+
+
+class PreparedBatch(NamedTuple):
+    """A batch as `prepare_batch` leaves it, in plain values (it crosses a pipe): per
+    record its fields, or its raw record when its message may name relations (parsed in
+    full by `finish_batch`); and the posting keys of the records that have some."""
+
+    items: list[Fields | bytes]
+    postings: dict[int, Postings]
+
+
 def parse_batch(raws: list[bytes]) -> list[CommitRows]:
-    """The rows of a batch of raw `git log -z` records (a worker process's unit of work)."""
-    return [commit_rows(log_record(raw)) for raw in raws]
+    """`commit_rows` of each of a batch of raw `git log -z` records (a property test holds
+    them equal), in two steps that can run in two processes."""
+    return finish_batch(prepare_batch(raws))
+
+
+def finish_batch(batch: PreparedBatch) -> list[CommitRows]:
+    """The rows of a prepared batch: the trailer parse of the records that may name
+    relations."""
+    postings = batch.postings
+    return [
+        _related_rows(log_record(item), postings.get(i, ()))
+        if isinstance(item, bytes)
+        else CommitRows(*item, None, (), (), (), (), postings.get(i, ()))
+        for i, item in enumerate(batch.items)
+    ]
+
+
+def prepare_batch(raws: list[bytes]) -> PreparedBatch:
+    """A batch of raw records searched as one buffer: lowercased once, each keyword found by
+    one scan over all of them; most records (no relation) split and decoded, their usual
+    `Link:` lines read by `canonical_link_keys`, the others by the general line parse."""
+    buf = b"\0".join(raws)
+    low = buf.lower()
+    starts = [0] * (len(raws) + 1)
+    offset = 0
+    for i, raw in enumerate(raws):
+        offset += len(raw) + 1
+        starts[i + 1] = offset
+    related = _records_holding(low, starts, RELATION_WORDS)
+    links = _occurrences(low, starts, b"link")
+    named_ids = _records_holding(low, starts, (b"message-id",))
+    items: list[Fields | bytes] = []
+    postings: dict[int, Postings] = {}
+    for i, raw in enumerate(raws):
+        oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
+        if i in links or i in named_ids:
+            end = starts[i + 1] - 1
+            begin = end - len(message)
+            hits = links.get(i, [])
+            usual = None
+            if i not in named_ids and hits[0] > begin:
+                usual = usual_link_keys(buf, hits, end)
+            if usual is None:
+                usual = keys_of_posting_lines(posting_lines(buf, low, begin, end))
+            if usual:
+                postings[i] = tuple((k.stem, k.number) for k in usual)
+        if i in related or message[:6].lower() == b"revert":
+            items.append(raw)
+            continue
+        newline = message.find(b"\n")
+        subject = message if newline == -1 else message[:newline]
+        items.append(
+            (
+                oid.decode("ascii"),
+                subject.decode("utf-8", "replace").strip(),
+                name.decode("utf-8", "replace"),
+                email.decode("utf-8", "replace"),
+                int(atime or 0),
+                int(ctime or 0),
+                len(parents.split()),
+            )
+        )
+    return PreparedBatch(items, postings)
+
+
+def _occurrences(low: bytes, starts: list[int], word: bytes) -> dict[int, list[int]]:
+    """Where each record holding the word holds it."""
+    found: dict[int, list[int]] = {}
+    at = low.find(word)
+    while at != -1:
+        found.setdefault(bisect_right(starts, at) - 1, []).append(at)
+        at = low.find(word, at + len(word))
+    return found
+
+
+def _records_holding(low: bytes, starts: list[int], words: tuple[bytes, ...]) -> set[int]:
+    """The indexes of the records (record i is `low[starts[i]:starts[i + 1] - 1]`) holding
+    any of the words: one scan per word over the whole batch, one lookup per hit."""
+    holding: set[int] = set()
+    for word in words:
+        at = low.find(word)
+        while at != -1:
+            i = bisect_right(starts, at) - 1
+            holding.add(i)
+            at = low.find(word, starts[i + 1])
+    return holding
 
 
 def batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:

@@ -7,23 +7,31 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.gitlog import LogRecord
-from backportr.index.parsing import CommitRows, batches, commit_rows, parse_batch
+from backportr.gitstream import Walk
+from backportr.index.parsing import (
+    COMMIT_COLUMNS,
+    CommitRows,
+    batches,
+    commit_rows,
+    finish_batch,
+    parse_batch,
+)
 from backportr.index.plan import BranchPlan, PatchIdPass
-from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _BATCH,
     _COMMIT_INDEXES,
     _SCHEMA,
     SCHEMA_VERSION,
     UpdateStats,
-    same_subject,
 )
+from backportr.index.worker import BulkWorker
+from backportr.index.written import WrittenIds
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
 
@@ -42,9 +50,11 @@ def held(lock_path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-class IndexWriter(IndexReader):
+class IndexWriter(WrittenIds):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
 
+    worker_after = 10_000
+    """A full read longer than this many commits goes on in a worker process."""
     _lock_path: Path
 
     def _drop_all(self) -> None:
@@ -177,9 +187,7 @@ class IndexWriter(IndexReader):
         else:
             if stored is not None:
                 self._reset_upstream()
-            ids = self._store_stream(
-                self.repo.log_raw(upstream.tip, per_process=_LOG_SLICE), progress
-            )
+            ids = self._store_stream(upstream.tip, progress)
         self.db.execute(
             "INSERT OR REPLACE INTO refs VALUES(?, ?, 'upstream', ?, NULL)",
             (upstream.refname, upstream.name, upstream.tip),
@@ -196,7 +204,7 @@ class IndexWriter(IndexReader):
             self.db.execute(f"UPDATE commits SET upstream_seq=NULL WHERE id IN ({marks})", chunk)
             self.db.execute(f"DELETE FROM after_fork WHERE commit_id IN ({marks})", chunk)
 
-    def _store_stream(self, records: Iterable[bytes], progress: ProgressCallback) -> list[int]:
+    def _store_stream(self, tip: Oid, progress: ProgressCallback) -> list[int]:
         """A full upstream pass, newest first: sequence numbers count down from 0.
 
         Into an empty table the indexes are dropped first and rebuilt at the end."""
@@ -210,32 +218,67 @@ class IndexWriter(IndexReader):
             self.db.execute(f"PRAGMA cache_size=-{_BULK_CACHE_KIB}")
             self.db.execute("PRAGMA temp_store=MEMORY")
         try:
-            return self._store_all(records, progress)
+            return self._store_all(tip, progress)
         finally:
             if bulk:
                 self._bulk = False
                 progress("building the index's lookup tables", 0, None)
-                for statement in _COMMIT_INDEXES.strip().split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)  # executescript would COMMIT
+                self._create_commit_indexes()
                 self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
                 self.db.execute("PRAGMA temp_store=DEFAULT")
 
-    def _store_all(self, records: Iterable[bytes], progress: ProgressCallback) -> list[int]:
-        """Raw upstream records, newest first, parsed and inserted in batches. (Parsing in
-        worker processes was measured: on two cores it was no faster, the main process's
-        reading and inserting being the other half of the work; docs/performance.md.)"""
+    def _store_all(self, tip: Oid, progress: ProgressCallback) -> list[int]:
+        """The history of `tip`, newest first, parsed and inserted in batches: its first
+        slice here, the rest (a long history) prepared by a worker process (`worker.py`)
+        while this one parses what names relations and inserts. The worker is started as
+        soon as the first slice is long enough to need it, so it is ready when the slice
+        ends; the rows are the same either way (a test compares the two)."""
+        walk = Walk([tip])
         ids: list[int] = []
-        position = 0
-        next_id = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
-        for batch in batches(records, _BATCH):
-            new = [(next_id + i, -(position + i), r) for i, r in enumerate(parse_batch(batch))]
-            self._insert(new)
-            ids.extend(cid for cid, _, _ in new)
-            position += len(new)
-            next_id += len(new)
-            progress("indexing upstream", position, None)
-        return ids
+        worker: BulkWorker | None = None
+        try:
+            for batch in batches(self.repo.walk_step(walk, self.worker_after), _BATCH):
+                ids += self._insert_bulk(parse_batch(batch), -len(ids))
+                progress("indexing upstream", len(ids), None)
+                if worker is None and len(ids) * 2 >= self.worker_after:
+                    worker = BulkWorker(self.repo.path, _LOG_SLICE)
+            if walk.done:
+                return ids
+            worker = worker or BulkWorker(self.repo.path, _LOG_SLICE)
+            for prepared in worker.batches(walk):
+                rows = [r for r in finish_batch(prepared) if r.oid.encode() not in walk.seen]
+                ids += self._insert_bulk(rows, -len(ids))
+                progress("indexing upstream", len(ids), None)
+            return ids
+        finally:
+            if worker is not None:
+                worker.close()
+
+    def _create_commit_indexes(self) -> None:
+        for statement in _COMMIT_INDEXES.strip().split(";"):
+            if statement.strip():
+                self.db.execute(statement)  # executescript would COMMIT
+
+    def _insert_bulk(self, rows: list[CommitRows], top_seq: int) -> list[int]:
+        """Insert new upstream commits, the first with sequence number `top_seq` and each
+        next one less, and their relations; return their row ids. The commits' values go in
+        as the parser made them (no row built per commit): SQLite gives the rows the ids one
+        past the largest, consecutively, and one statement sets their sequence numbers."""
+        first = (self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] or 0) + 1
+        self.db.executemany(
+            "INSERT INTO commits(oid, subject, author_name, author_email, author_time, "
+            "commit_time, parents, stable_tags) VALUES(?,?,?,?,?,?,?,?)",
+            [r[:COMMIT_COLUMNS] for r in rows],
+        )
+        last = first + len(rows) - 1
+        if rows and self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] != last:
+            raise IndexCorruptError(f"{self.path}: commit ids not consecutive; rebuild the index")
+        self.db.execute(
+            "UPDATE commits SET upstream_seq=? - id WHERE id BETWEEN ? AND ?",
+            (top_seq + first, first, last),
+        )
+        self._insert_relations([(first + i, r) for i, r in enumerate(rows) if _relates(r)])
+        return list(range(first, last + 1))
 
     def _update_branch(
         self,
@@ -363,12 +406,16 @@ class IndexWriter(IndexReader):
             )
             for cid, seq, r in new
         ]  # fmt: skip
-        fixes_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.fixes]
-        revert_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.reverts]
-        ref_rows = [(cid, oid, form) for cid, _, r in new for oid, form in r.upstream_refs]
-        dep_rows = [(cid, ref, subject) for cid, _, r in new for ref, subject in r.stable_deps]
-        posting_rows = [(cid, stem, n) for cid, _, r in new for stem, n in r.postings]
         self.db.executemany("INSERT INTO commits VALUES(?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self._insert_relations([(cid, r) for cid, _, r in new])
+
+    def _insert_relations(self, new: Sequence[tuple[int, CommitRows]]) -> None:
+        """The relation rows of new commits (row id, rows)."""
+        fixes_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.fixes]
+        revert_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.reverts]
+        ref_rows = [(cid, oid, form) for cid, r in new for oid, form in r.upstream_refs]
+        dep_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.stable_deps]
+        posting_rows = [(cid, stem, n) for cid, r in new for stem, n in r.postings]
         self.db.executemany("INSERT INTO fixes(commit_id, ref, subject) VALUES(?,?,?)", fixes_rows)
         self.db.executemany(
             "INSERT INTO reverts(commit_id, ref, subject) VALUES(?,?,?)", revert_rows
@@ -385,73 +432,9 @@ class IndexWriter(IndexReader):
             marks = ",".join("?" * len(chunk))
             yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
 
-    # -- resolving ids written in messages -------------------------------------------------
 
-    def _resolve_pending(self, progress: ProgressCallback) -> None:
-        """Resolve the ids written in new Fixes:, revert and Stable-dep-of: lines.
-
-        One range-join query finds the commits every written prefix names; only the rows
-        whose id is wrong or ambiguous fall back to a query by subject."""
-        for table in ("fixes", "reverts", "stable_deps"):
-            candidates: dict[int, list[tuple[Oid, str, int | None, int]]] = {}
-            pending: dict[int, tuple[int, str | None, str | None]] = {}
-            rows = self.db.execute(
-                f"SELECT t.rowid, t.commit_id, t.ref, t.subject, c.oid, c.subject, "
-                f"c.upstream_seq, c.id FROM {table} t LEFT JOIN commits c "
-                f"ON c.oid >= t.ref AND c.oid < t.ref || 'g' WHERE t.how IS NULL"
-            )
-            for rowid, writer, ref, subject, oid, found_subject, seq, cid in rows:
-                pending[rowid] = (writer, ref, subject)
-                if oid is not None:
-                    candidates.setdefault(rowid, []).append((oid, found_subject, seq, cid))
-            updates = []
-            for done, (rowid, (writer, ref, subject)) in enumerate(pending.items(), 1):
-                target, how = self._resolve_written(
-                    ref, subject, writer, candidates.get(rowid, []), to_upstream=table != "reverts"
-                )
-                updates.append((target, how, rowid))
-                if done % 5000 == 0:
-                    progress(f"resolving {table}", done, len(pending))
-            self.db.executemany(f"UPDATE {table} SET target=?, how=? WHERE rowid=?", updates)
-
-    def _resolve_written(
-        self,
-        ref: str | None,
-        subject: str | None,
-        writer: int,
-        matches: list[tuple[Oid, str, int | None, int]],
-        *,
-        to_upstream: bool,
-    ) -> tuple[Oid | None, str]:
-        """An id as written plus its quoted subject -> (target id, how it was matched).
-
-        By id when it names exactly one commit whose subject agrees; else by exact subject;
-        with to_upstream, an id of a stable backport is mapped to the upstream commit it
-        carries (a Fixes: naming the backport means the upstream original).
-        """
-        by_id: Oid | None = None
-        if ref and len(matches) == 1:
-            oid, found_subject, seq, cid = matches[0]
-            how = "id"
-            if seq is None and to_upstream:
-                carried = self.db.execute(
-                    "SELECT upstream FROM upstream_refs WHERE commit_id=?", (cid,)
-                ).fetchone()
-                if carried is not None:
-                    oid, how = carried[0], "stable-id"
-            by_id = oid
-            if subject is None or same_subject(subject, found_subject):
-                return oid, how
-        if subject:
-            row = self.db.execute(
-                "SELECT oid FROM commits WHERE subject = ? AND upstream_seq IS NOT NULL "
-                "AND id != ? ORDER BY upstream_seq DESC LIMIT 1",
-                (subject.strip(), writer),
-            ).fetchone()
-            if row is not None:
-                return row[0], "subject"
-        if by_id is not None:
-            return by_id, "id"
-        return None, "unresolved"
-
-    # -- queries ---------------------------------------------------------------------------
+def _relates(rows: CommitRows) -> bool:
+    """Does the commit have rows in a relation table?"""
+    return bool(
+        rows.postings or rows.fixes or rows.reverts or rows.upstream_refs or rows.stable_deps
+    )

@@ -1,0 +1,142 @@
+"""The bulk read of a long history in a second process.
+
+On two cores a full build was one core of git and one of Python, the Python side three times
+git's time. So past its first slice a long walk is read by a worker process: it runs the
+bounded `git log` processes, splits the records and prepares each batch (keyword scans,
+posting keys, the rows of every commit that names no relation); the indexing process parses
+the rest and inserts. Batches come back in walk order, pickled, each prefixed by its length;
+a zero length says the walk is done. The worker is `main` of this module, given GIT_DIR and
+PER_PROCESS as arguments, the walk's starting points (and `^`-prefixed exclusions) on stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, BinaryIO
+
+import backportr
+from backportr.errors import BackportrError
+from backportr.gitstream import Streams, Walk
+from backportr.index.parsing import PreparedBatch, batches, prepare_batch
+from backportr.index.schema import _BATCH
+from backportr.model import Oid
+
+_LENGTH = 8  # bytes of a frame's length prefix
+_ENTRY = "import sys; from backportr.index.worker import main; sys.exit(main(sys.argv[1:]))"
+
+
+class _History(Streams):
+    """The streaming passes of `Repo`, without opening the repository (the worker needs
+    no object access: only `git log`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+class BulkWorker:
+    """The indexing process's side: start the worker early (it imports while the first
+    slice is parsed here), hand it the walk's frontier, read its batches."""
+
+    def __init__(self, git_dir: Path, per_process: int) -> None:
+        package_root = str(Path(backportr.__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _ENTRY, str(git_dir), str(per_process)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            env=env,
+            pipesize=1 << 20,
+        )
+
+    def batches(self, walk: Walk) -> Iterator[PreparedBatch]:
+        """The prepared batches of the rest of the walk, in walk order."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        feed = "".join(f"{s}\n" for s in walk.starts) + "".join(f"^{e}\n" for e in walk.exclude)
+        try:
+            self._proc.stdin.write(feed.encode("ascii"))
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass  # the worker failed to start: its error is read below
+        while True:
+            head = _read_exactly(self._proc.stdout, _LENGTH)
+            size = int.from_bytes(head, "big") if len(head) == _LENGTH else -1
+            if size == 0:
+                break
+            data = _read_exactly(self._proc.stdout, size) if size > 0 else b""
+            if size < 0 or len(data) != size:
+                raise BackportrError(self._failure())
+            yield PreparedBatch(*pickle.loads(data))
+        if self._proc.wait() != 0:
+            raise BackportrError(self._failure())
+
+    def _failure(self) -> str:
+        self._proc.kill()
+        self._proc.wait()
+        self._errors.seek(0)
+        lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+        cause = lines[-1] if lines else f"exit status {self._proc.returncode}"
+        return f"the index's reader process failed: {cause.removeprefix('backportr: ')}"
+
+    def close(self) -> None:
+        """Stop the worker if it still runs (the build ended early or failed)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._errors.close()
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO) -> None:
+    """The worker's side: read the walk from `lines`, write its prepared batches to `out`."""
+    starts: list[Oid] = [line for line in lines if not line.startswith("^")]
+    exclude: list[Oid] = [line[1:] for line in lines if line.startswith("^")]
+    walk = Walk(starts, exclude, done=not starts)
+    for batch in batches(_records(_History(git_dir), walk, per_process), _BATCH):
+        # Plain values: a named tuple pickles as a call of its class, four times slower.
+        data = pickle.dumps(tuple(prepare_batch(batch)), protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(len(data).to_bytes(_LENGTH, "big"))
+        out.write(data)
+    out.write((0).to_bytes(_LENGTH, "big"))
+    out.flush()
+
+
+def _records(history: Streams, walk: Walk, per_process: int) -> Iterator[bytes]:
+    while not walk.done:
+        yield from history.walk_step(walk, per_process)
+
+
+def main(argv: Sequence[str]) -> int:
+    git_dir, per_process = argv
+    try:
+        serve(Path(git_dir), int(per_process), sys.stdin.read().split(), sys.stdout.buffer)
+    except BackportrError as error:
+        print(f"backportr: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 1  # the indexing process went away
+    return 0

@@ -1,0 +1,177 @@
+"""The bulk read of the index: the batch parser gives what the one-record parser gives, the
+per-line trailer search what a search of the whole body gives, and a long history read by
+the worker process the same index as one read in process."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import backportr.index.writer as writer_module
+from backportr.builder import RepoBuilder
+from backportr.errors import BackportrError
+from backportr.gitlog import log_record
+from backportr.gitstream import Walk
+from backportr.index import CommitIndex
+from backportr.index.parsing import commit_rows, parse_batch
+from backportr.index.worker import BulkWorker
+from backportr.repo import Repo
+from backportr.trailers import _CC_LINE, _FIXES, _MASTER_COMMIT, _UPSTREAM_LINE, _lines_matching
+
+_LINES = [
+    'Fixes: 0123456789ab ("subsystem: a fix")',
+    'fixes : abcdef1 ("lower case")',
+    "Cc: stable@vger.kernel.org # 5.10.x",
+    "Cc: <stable@dpdk.org>",
+    "cc: someone <cc@example.org>",
+    "commit 0123456789abcdef0123456789abcdef01234567 upstream.",
+    "[ Upstream commit 0123456789abcdef0123456789abcdef01234567 ]",
+    "(cherry picked from commit 0123456789abcdef0123456789abcdef01234567)",
+    "master commit: 0123456789abcdef0123456789abcdef01234567",
+    "This reverts commit 0123456789abcdef0123456789abcdef01234567.",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org",
+    "Link: https://patch.msgid.link/20240131-topic-name-v2-3-1a2b3c4d5e6f@kernel.org",
+    "Message-Id: <20230124193025.185781-2-jlayton@kernel.org>",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-5-jlayton@kernel.org/",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-6-jlayton%40kernel.org",
+    "Link: https://lore.kernel.org/r/<20230124193025.185781-7-jlayton@kernel.org>",
+    "Link: https://lore.kernel.org/r/no-at-sign-here",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-8-link@kernel.org",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-9-jlayton@kernel.org trailing",
+    "Link: https://patch.msgid.link/20230124193025.185781-3-jlayton@kernel.org\r",
+    "Link: https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org?x#y",
+    "  link:https://lore.kernel.org/netdev/20230124193025.185781-1-a@b.c/",
+    "Signed-off-by: Jörg Rödel <joro@8bytes.org>",
+    "upstream is where this came from",
+    "a mainline inclusion",
+    "İstanbul fıxes ſtable",  # noqa: RUF001 (letters whose case folding is not ASCII's)
+    'Stable-dep-of: 0123456789ab ("a later fix")',
+    "",
+]
+_SUBJECTS = ["net: fix a leak", 'Revert "net: fix a leak"', "revert: something", "Ünïcode"]
+
+messages = st.builds(
+    lambda subject, lines: "\n\n".join([subject, "\n".join(lines)]),
+    st.sampled_from(_SUBJECTS),
+    st.lists(st.one_of(st.sampled_from(_LINES), st.text(max_size=30)), max_size=12),
+)
+
+
+def _record(n: int, message: str, parents: str = "") -> bytes:
+    oid = f"{n:040x}"
+    fields = [oid, parents, "Ada Lövelace", "ada@example.org", "1700000000", "1700000100"]
+    return "\x1f".join([*fields, message]).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(messages, min_size=1, max_size=8))
+def test_a_batch_parses_as_each_record_alone(batch: list[str]) -> None:
+    raws = [_record(n, m, parents=f"{n + 1:040x}") for n, m in enumerate(batch)]
+    raws[0] = b"\n" + raws[0]  # `git log -z` puts a newline before a record after the first
+    assert parse_batch(raws) == [commit_rows(log_record(r)) for r in raws]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(st.sampled_from(_LINES), st.text(max_size=30)), max_size=15))
+def test_searching_only_the_lines_with_the_word_finds_what_the_whole_search_finds(
+    lines: list[str],
+) -> None:
+    body = "\n".join(lines)
+    low = body.lower()
+    for pattern, word in (
+        (_FIXES, "fixes"),
+        (_CC_LINE, "cc"),
+        (_MASTER_COMMIT, "commit"),
+        (_UPSTREAM_LINE, "upstream"),
+    ):
+        whole = list(pattern.finditer(body)) if word in low else []
+        found = _lines_matching(pattern, body, low, word)
+        assert [m.span() for m in found] == [m.span() for m in whole], pattern.pattern
+
+
+def _history(path: Path) -> RepoBuilder:
+    """Topic branches merged, a clock going backwards, and messages naming relations."""
+    b = RepoBuilder(path)
+    first = b.commit("base", {"a.c": "int a;\n"})
+    for n in range(3):
+        b.branch(f"topic{n}", "master")
+        for i in range(6):
+            body = f"topic{n} step {i}\n\nLink: https://lore.kernel.org/r/20230124193025.18{n}-{i}-x@y.z"
+            if i == 3:
+                body += f'\nFixes: {first[:12]} ("base")\nCc: stable@vger.kernel.org'
+                b._clock -= 3 * 3600  # dates going backwards
+            b.commit(body, {f"t{n}.c": f"int t{i};\n"}, branch=f"topic{n}")
+        b.commit(f"main {n}", {"a.c": f"int a{n};\n"})
+        b.merge("master", f"topic{n}", f"Merge topic{n}")
+    b.commit(f'Revert "main 2"\n\nThis reverts commit {first}.', {"a.c": "int a;\n"})
+    return b
+
+
+def _dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table, rows named by commit ids instead of row ids, in a stable order."""
+    db = sqlite3.connect(path)
+    queries = {
+        "commits": "SELECT oid, subject, author_name, author_email, author_time, commit_time,"
+        " parents, upstream_seq IS NOT NULL, patch_id, stable_tags FROM commits",
+        "fixes": "SELECT c.oid, ref, f.subject, target, how FROM fixes f JOIN commits c"
+        " ON c.id = f.commit_id",
+        "reverts": "SELECT c.oid, ref, r.subject, target, how FROM reverts r JOIN commits c"
+        " ON c.id = r.commit_id",
+        "postings": "SELECT c.oid, stem, number FROM postings p JOIN commits c"
+        " ON c.id = p.commit_id",
+        "after_fork": "SELECT refname, c.oid FROM after_fork a JOIN commits c"
+        " ON c.id = a.commit_id",
+    }
+    dumped = {name: sorted(db.execute(q).fetchall(), key=repr) for name, q in queries.items()}
+    db.close()
+    return dumped
+
+
+@pytest.mark.parametrize("per_process", [3, 50_000])
+def test_a_long_history_read_by_the_worker_gives_the_same_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_process: int
+) -> None:
+    b = _history(tmp_path / "repo")
+    b.branch("linux-5.10.y", "master~3")
+    repo = Repo(b.path)
+    whole = CommitIndex(repo, tmp_path / "whole.sqlite")
+    whole.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
+    monkeypatch.setattr(writer_module, "_LOG_SLICE", per_process)
+    split = CommitIndex(repo, tmp_path / "split.sqlite")
+    split.worker_after = 4  # the first 4 commits here, the rest by the worker
+    split.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
+    expected = _dump(whole.path)
+    assert len(expected["commits"]) > 20 and expected["fixes"] and expected["postings"]
+    assert _dump(split.path) == expected
+    base = repo.resolve_commit("master~0")
+    first = repo.run_git("rev-list", "--max-parents=0", base).split()[0]
+    assert split.fixed_by(first) == whole.fixed_by(first) != []
+
+
+def test_a_worker_that_cannot_read_the_history_is_a_one_line_error(tmp_path: Path) -> None:
+    worker = BulkWorker(tmp_path / "not-a-repository", 10)
+    try:
+        with pytest.raises(BackportrError) as info:
+            list(worker.batches(Walk(["0" * 40])))
+    finally:
+        worker.close()
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert re.match(
+        r"the index's reader process failed: git log failed in .*not-a-repository", message
+    )
+
+
+def test_a_worker_left_early_is_stopped(tmp_path: Path) -> None:
+    b = _history(tmp_path / "repo")
+    repo = Repo(b.path)
+    worker = BulkWorker(repo.path, 2)
+    batches = worker.batches(Walk([repo.upstream("master").tip]))
+    assert next(batches)  # one batch read, then the consumer goes away
+    worker.close()
+    assert worker._proc.returncode is not None
