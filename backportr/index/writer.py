@@ -24,7 +24,6 @@ from backportr.index.parsing import (
 )
 from backportr.index.plan import BranchPlan, PatchIdPass
 from backportr.index.schema import (
-    _BATCH,
     _COMMIT_INDEXES,
     _SCHEMA,
     SCHEMA_VERSION,
@@ -230,17 +229,18 @@ class IndexWriter(WrittenIds):
     def _store_all(self, tip: Oid, progress: ProgressCallback) -> list[int]:
         """The history of `tip`, newest first, parsed and inserted in batches: its first
         slice here, the rest (a long history) prepared by a worker process (`worker.py`)
-        while this one parses what names relations and inserts. The worker is started as
-        soon as the first slice is long enough to need it, so it is ready when the slice
-        ends; the rows are the same either way (a test compares the two)."""
+        while this one parses what names relations and inserts. The worker is started when
+        a fifth of the first slice is in (it imports while the rest is parsed here), so it
+        is ready when the slice ends; the rows are the same either way (a test compares)."""
         walk = Walk([tip])
         ids: list[int] = []
         worker: BulkWorker | None = None
+        first = max(1, self.worker_after // 5)  # read before the worker is started
         try:
-            for batch in batches(self.repo.walk_step(walk, self.worker_after), _BATCH):
+            for batch in batches(self.repo.walk_step(walk, self.worker_after), first):
                 ids += self._insert_bulk(parse_batch(batch), -len(ids))
                 progress("indexing upstream", len(ids), None)
-                if worker is None and len(ids) * 2 >= self.worker_after:
+                if worker is None and len(ids) >= first:
                     worker = BulkWorker(self.repo.path, _LOG_SLICE)
             if walk.done:
                 return ids
