@@ -1,6 +1,6 @@
 """Diffs of commits: libgit2's diff against the first parent (kept for the last few
-commits, shared by everything that reads it), the diff model built from it, the files a
-commit touches and its patch-id.
+commits, shared by everything that reads it), the diff model built from it and the files a
+commit touches.
 
 Part of the git layer: a mixin of `Repo`.
 """
@@ -94,17 +94,6 @@ class Diffs(GitAccess):
             known = next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
-
-    def patch_id(self, oid: Oid) -> str | None:
-        """The patch-id of the commit, as `git patch-id --stable` computes it (None for merges
-        and empty commits)."""
-        commit = self.commit(oid)
-        if len(commit.parents) > 1:
-            return None
-        diff = self.diff_to_parent(oid)
-        if len(diff) == 0:
-            return None
-        return str(diff.patchid)
 
     # -- scratch objects -------------------------------------------------------------------
 

@@ -85,7 +85,7 @@ def read_ahead(
 
 
 def patch_id_pipeline(
-    log_args: list[str], feed: bytes | None, where: Path
+    log_args: list[str], feed: bytes | None, where: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
     """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
     `--stdin`) is written from a thread so neither process can block the other."""
@@ -95,7 +95,7 @@ def patch_id_pipeline(
             stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=git_env(),
+            env={**git_env(), **(env or {})},
         ) as log,
         subprocess.Popen(
             ["git", "patch-id", "--stable"],

@@ -175,14 +175,17 @@ class Streams(GitAccess):
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
 
-    def patch_ids_of(self, commits: list[Oid]) -> Iterator[tuple[Oid, str]]:
+    def patch_ids_of(
+        self, commits: list[Oid], *, env: dict[str, str] | None = None
+    ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
-        git patch-id --stable` pipeline for all of them, the ids fed from a thread."""
+        git patch-id --stable` pipeline for all of them, the ids fed from a thread (`env`:
+        what lets git see objects outside the repository)."""
         if not commits:
             return
         log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]
         yield from patch_id_pipeline(
-            log_args, "".join(c + "\n" for c in commits).encode(), self.path
+            log_args, "".join(c + "\n" for c in commits).encode(), self.path, env
         )
 
     def _patch_log(self) -> list[str]:

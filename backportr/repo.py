@@ -338,6 +338,15 @@ class Repo(Streams, Searches, Diffs):
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
+    def patch_id(self, oid: Oid) -> str | None:
+        """The commit's patch-id (None for merges and empty changes), computed by `git
+        patch-id --stable` as every other patch-id here is: libgit2's diff places some hunks
+        differently (git slides an inserted block to where its indentation reads best), and
+        a patch-id of a different diff would not match the branch commits' ids."""
+        if len(self.commit(oid).parents) > 1:
+            return None
+        return dict(self.patch_ids_of([oid], env=self._scratch_env())).get(oid)
+
     def _scratch_env(self, *, writes: bool = False) -> dict[str, str]:
         """The environment that lets a git process see (and, with `writes`, write to) the
         scratch objects; the repository's own objects stay readable as an alternate."""

@@ -118,3 +118,25 @@ def test_other_reference_forms(tmp_path: Path, form: str) -> None:
     index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
     assert (p.present, p.how, p.as_commit) == (True, "annotation", carrier)
+
+
+def test_a_change_libgit2_diffs_differently_is_found_by_its_patch_id(tmp_path: Path) -> None:
+    """An inserted function between two that start alike: git slides the hunk to where the
+    indentation reads best, libgit2 does not; the two diffs' patch-ids differ (seen on 54
+    of OVN's 461 branch-24.03 backports). Every patch-id comes from git, so the backport
+    picked without `-x` under another subject is still found by its patch-id."""
+    before = "int x;\n}\n\nstatic void\nold(void)\n{\n\told_body();\n}\n"
+    after = before.replace(
+        "static void\nold", "static void\nnew(void)\n{\n\tnew_body();\n}\n\nstatic void\nold"
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"b.c": before, "other.c": "int o;\n"})
+    b.branch("linux-5.10.y", "master")
+    b.commit("other: unrelated", {"other.c": "int o2;\n"})
+    upstream = b.commit("b: add new()", {"b.c": after})
+    carrier = b.commit("b: a helper for the stable branch", {"b.c": after}, branch="linux-5.10.y")
+    repo = Repo(b.path)
+    index = CommitIndex(repo)
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
+    assert (p.present, p.how, p.as_commit) == (True, "patch-id", carrier)
