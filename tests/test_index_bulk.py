@@ -175,3 +175,17 @@ def test_a_worker_left_early_is_stopped(tmp_path: Path) -> None:
     assert next(batches)  # one batch read, then the consumer goes away
     worker.close()
     assert worker._proc.returncode is not None
+
+
+def test_a_bug_in_the_worker_is_a_bug_here(tmp_path: Path) -> None:
+    """A worker that meets a bug exits 3 with its traceback; the indexing process raises it
+    as a bug (the command's exit 3), not as a fault of the environment."""
+    b = _history(tmp_path / "repo")
+    repo = Repo(b.path)
+    worker = BulkWorker(repo.path, "not a number")  # type: ignore[arg-type]
+    try:
+        with pytest.raises(RuntimeError) as info:
+            list(worker.batches(Walk([repo.upstream("master").tip])))
+    finally:
+        worker.close()
+    assert "ValueError" in str(info.value) and not isinstance(info.value, BackportrError)

@@ -17,12 +17,13 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, NoReturn
 
 import backportr
-from backportr.errors import BackportrError
+from backportr.errors import BackportrError, ExitCode
 from backportr.gitstream import Streams, Walk
 from backportr.index.parsing import PreparedBatch, batches, prepare_batch
 from backportr.index.schema import _BATCH
@@ -74,18 +75,24 @@ class BulkWorker:
                 break
             data = _read_exactly(self._proc.stdout, size) if size > 0 else b""
             if size < 0 or len(data) != size:
-                raise BackportrError(self._failure())
+                self._fail()
             yield PreparedBatch(*pickle.loads(data))
         if self._proc.wait() != 0:
-            raise BackportrError(self._failure())
+            self._fail()
 
-    def _failure(self) -> str:
-        self._proc.kill()
-        self._proc.wait()
+    def _fail(self) -> NoReturn:
+        """The worker stopped short: its error (its last line) raised here, as a fault of
+        the environment (exit 1), or as a bug when the worker met one (exit 3)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        status = self._proc.wait()
         self._errors.seek(0)
         lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
-        cause = lines[-1] if lines else f"exit status {self._proc.returncode}"
-        return f"the index's reader process failed: {cause.removeprefix('backportr: ')}"
+        cause = lines[-1] if lines else f"exit status {status}"
+        message = f"the index's reader process failed: {cause.removeprefix('backportr: ')}"
+        if status == ExitCode.INTERNAL:
+            raise RuntimeError(message)
+        raise BackportrError(message)
 
     def close(self) -> None:
         """Stop the worker if it still runs (the build ended early or failed)."""
@@ -136,7 +143,10 @@ def main(argv: Sequence[str]) -> int:
         serve(Path(git_dir), int(per_process), sys.stdin.read().split(), sys.stdout.buffer)
     except BackportrError as error:
         print(f"backportr: {error}", file=sys.stderr)
-        return 1
+        return ExitCode.BAD_INPUT
     except BrokenPipeError:
-        return 1  # the indexing process went away
-    return 0
+        return ExitCode.BAD_INPUT  # the indexing process went away
+    except Exception:  # a bug: its traceback for the record, its last line for the user
+        traceback.print_exc()
+        return ExitCode.INTERNAL
+    return ExitCode.OK
