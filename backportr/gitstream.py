@@ -165,15 +165,19 @@ class Streams(GitAccess):
         first and given to pipelines of at most that many each (none runs for minutes)."""
         tips = [include] if isinstance(include, str) else list(include)
         if per_process is not None:
-            listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
-            commits = self.run_git(
-                "rev-list", "--no-merges", "--stdin", input=listed.encode("ascii")
-            ).split()
+            commits = self.commits_between(tips, exclude)
             for start in range(0, len(commits), per_process):
                 yield from self.patch_ids_of(commits[start : start + per_process])
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
+
+    def commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
+        """The non-merge commits reachable from the tips and not from `exclude`."""
+        listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
+        return self.run_git(
+            "rev-list", "--no-merges", "--stdin", input=listed.encode("ascii")
+        ).split()
 
     def patch_ids_of(
         self, commits: list[Oid], *, env: dict[str, str] | None = None

@@ -3,18 +3,24 @@ the background `git log -p | git patch-id` pass that gives a branch's patch-ids.
 
 from __future__ import annotations
 
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
 from backportr.repo import Ref, Repo
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
+_PIPELINES = max(1, min(2, os.cpu_count() or 1))  # pipelines at once
 
 
 class PatchIdPass:
-    """One `git log -p | git patch-id` pass in the background (git does the work on the other
-    core while this one reads the upstream history)."""
+    """The `git log -p | git patch-id` pipelines of a branch's new commits, in the
+    background (git does the work on the other cores while this one reads the upstream
+    history). The commits are listed first and shared among up to `_PIPELINES` pipelines at
+    once, none given more than `_PATCH_SLICE`: the diffs are git's work, and a branch whose
+    backports touch 40,000-line files keeps one core busy for seconds."""
 
     def __init__(self, repo: Repo, tips: list[Oid], exclude: list[Oid]) -> None:
         self._patch_ids: list[tuple[Oid, str]] = []
@@ -22,7 +28,12 @@ class PatchIdPass:
 
         def run() -> None:
             try:
-                self._patch_ids = list(repo.patch_ids(tips, exclude, per_process=_PATCH_SLICE))
+                commits = repo.commits_between(tips, exclude)
+                size = min(_PATCH_SLICE, max(1, -(-len(commits) // _PIPELINES)))
+                parts = [commits[i : i + size] for i in range(0, len(commits), size)]
+                with ThreadPoolExecutor(_PIPELINES, thread_name_prefix="patch-ids") as pool:
+                    for found in pool.map(lambda part: list(repo.patch_ids_of(part)), parts):
+                        self._patch_ids += found
             except BaseException as error:
                 self._error = error
 
