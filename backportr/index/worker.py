@@ -12,6 +12,7 @@ PER_PROCESS as arguments, the walk's starting points (and `^`-prefixed exclusion
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import subprocess
@@ -22,7 +23,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, NoReturn
 
-import backportr
 from backportr.errors import BackportrError, ExitCode
 from backportr.gitstream import Streams, Walk
 from backportr.index.parsing import PreparedBatch, batches, prepare_batch
@@ -30,7 +30,11 @@ from backportr.index.schema import _BATCH
 from backportr.model import Oid
 
 _LENGTH = 8  # bytes of a frame's length prefix
-_ENTRY = "import sys; from backportr.index.worker import main; sys.exit(main(sys.argv[1:]))"
+# The worker imports as this process does: its module search path is this one's.
+_ENTRY = (
+    "import json, os, sys; sys.path[:] = json.loads(os.environ['BACKPORTR_SYS_PATH']); "
+    "from backportr.index.worker import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 class _History(Streams):
@@ -46,9 +50,7 @@ class BulkWorker:
     slice is parsed here), hand it the walk's frontier, read its batches."""
 
     def __init__(self, git_dir: Path, per_process: int) -> None:
-        package_root = str(Path(backportr.__file__).resolve().parent.parent)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _ENTRY, str(git_dir), str(per_process)],
