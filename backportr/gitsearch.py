@@ -8,7 +8,7 @@ one bounded git process or one in-process pass, never one per commit or per hunk
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -27,17 +27,20 @@ class Searches(GitAccess):
 
     if TYPE_CHECKING:
         _history_tip: Oid | None
+        _history_reading: Callable[[], None] | None
         _ranges: dict[Oid, RangeHistory]
 
         def range_changes(
             self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
         ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]: ...
 
-    def remember_history(self, tip: Oid) -> None:
+    def remember_history(self, tip: Oid, *, reading: Callable[[], None] | None = None) -> None:
         """From now on, blame and path-limited logs bounded by a fork are answered from one
         pass over fork..tip, read at the first such question (`githistory`): for a scan,
-        which asks them thousands of times over one range."""
+        which asks them thousands of times over one range. `reading` is told when a range
+        is about to be read (seconds at kernel scale: the caller's progress line says so)."""
         self._history_tip = tip
+        self._history_reading = reading
         self._ranges.clear()
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
@@ -48,6 +51,8 @@ class Searches(GitAccess):
             return None
         history = self._ranges.get(oldest)
         if history is None:
+            if self._history_reading is not None:
+                self._history_reading()
             try:
                 history = RangeHistory(
                     self.git, oldest, self.range_changes(oldest, self._history_tip)

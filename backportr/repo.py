@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +95,7 @@ class Repo(Streams, Searches, Diffs):
         self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
         self._history_tip: Oid | None = None  # see remember_history
+        self._history_reading: Callable[[], None] | None = None
         self._ranges: dict[Oid, RangeHistory] = {}
 
     # -- names -----------------------------------------------------------------------------

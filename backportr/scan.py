@@ -99,7 +99,10 @@ class Scanner:
         self._counts = [0, 0]  # resolved, reused: of the branch being scanned
         # The conflict searches blame and log one range (fork..upstream) thousands of times:
         # read it once (one `git log --name-status` pass) instead of walking it per question.
-        ws.repo.remember_history(ws.upstream.tip)
+        ws.repo.remember_history(
+            ws.upstream.tip,
+            reading=lambda: progress("reading the history since the fork", 0, None),
+        )
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None

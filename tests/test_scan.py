@@ -406,3 +406,25 @@ def test_since_takes_a_date_or_a_revision(repo: Kernel, tmp_path: Path) -> None:
     assert ids["missing"] not in findings(revision)  # after it, not it
     bad = scan(repo, tmp_path, "--since", "no-such-thing")
     assert bad.returncode == 1 and "neither a revision nor a date" in bad.stderr
+
+
+def test_the_range_read_has_a_progress_line(ima: ImaFixture, tmp_path: Path) -> None:
+    """The conflict search reads the fork's history once per scan (seconds at kernel scale):
+    the progress line says so, once, instead of standing still on the first target."""
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan import Scanner
+    from backportr.workspace import open_workspace
+
+    stages: list[str] = []
+    settings = Settings(
+        repo=ima.path, branches=("linux-5.10.y",), index_path=tmp_path / "index.sqlite"
+    )  # an index of its own: nothing answered from an earlier scan's results
+    with open_workspace(settings) as ws:
+        scanner = Scanner(ws, Policy(), progress=lambda stage, done, total: stages.append(stage))
+        result = scanner.scan(ws.branches[0])
+    assert [f.commit for f in result.findings] == [ima.ids[B836C]]
+    assert stages.count("reading the history since the fork") == 1
+    assert stages.index("reading the history since the fork") > stages.index(
+        "scanning linux-5.10.y"
+    )
