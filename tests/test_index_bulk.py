@@ -189,3 +189,22 @@ def test_a_bug_in_the_worker_is_a_bug_here(tmp_path: Path) -> None:
     finally:
         worker.close()
     assert "ValueError" in str(info.value) and not isinstance(info.value, BackportrError)
+
+
+def test_where_no_worker_can_start_the_rest_is_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = _history(tmp_path / "repo")
+    repo = Repo(b.path)
+    whole = CommitIndex(repo, tmp_path / "whole.sqlite")
+    whole.update(repo.upstream("master"))
+
+    def no_process(*args: object) -> None:
+        raise OSError("no interpreter to start")
+
+    monkeypatch.setattr(writer_module, "BulkWorker", no_process)
+    monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
+    alone = CommitIndex(repo, tmp_path / "alone.sqlite")
+    alone.worker_after = 4
+    alone.update(repo.upstream("master"))
+    assert _dump(alone.path) == _dump(whole.path)

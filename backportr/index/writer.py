@@ -24,6 +24,7 @@ from backportr.index.parsing import (
 )
 from backportr.index.plan import BranchPlan, PatchIdPass
 from backportr.index.schema import (
+    _BATCH,
     _COMMIT_INDEXES,
     _SCHEMA,
     SCHEMA_VERSION,
@@ -241,18 +242,28 @@ class IndexWriter(WrittenIds):
                 ids += self._insert_bulk(parse_batch(batch), -len(ids))
                 progress("indexing upstream", len(ids), None)
                 if worker is None and len(ids) >= first:
-                    worker = BulkWorker(self.repo.path, _LOG_SLICE)
+                    worker = _start_worker(self.repo.path)
             if walk.done:
                 return ids
-            worker = worker or BulkWorker(self.repo.path, _LOG_SLICE)
-            for prepared in worker.batches(walk):
-                rows = [r for r in finish_batch(prepared) if r.oid.encode() not in walk.seen]
+            rest: Iterator[list[CommitRows]]
+            if worker is not None:  # what this process read too is left out
+                rest = (
+                    [r for r in finish_batch(prepared) if r.oid.encode() not in walk.seen]
+                    for prepared in worker.batches(walk)
+                )
+            else:
+                rest = (parse_batch(batch) for batch in batches(self._rest(walk), _BATCH))
+            for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
                 progress("indexing upstream", len(ids), None)
             return ids
         finally:
             if worker is not None:
                 worker.close()
+
+    def _rest(self, walk: Walk) -> Iterator[bytes]:
+        while not walk.done:
+            yield from self.repo.walk_step(walk, _LOG_SLICE)
 
     def _create_commit_indexes(self) -> None:
         for statement in _COMMIT_INDEXES.strip().split(";"):
@@ -431,6 +442,14 @@ class IndexWriter(WrittenIds):
             chunk = oids[start : start + 900]
             marks = ",".join("?" * len(chunk))
             yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
+
+
+def _start_worker(git_dir: Path) -> BulkWorker | None:
+    """The worker, or None where no second process can be started (the rest is read here)."""
+    try:
+        return BulkWorker(git_dir, _LOG_SLICE)
+    except OSError:
+        return None
 
 
 def _relates(rows: CommitRows) -> bool:
