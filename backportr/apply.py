@@ -131,6 +131,10 @@ class TrialApplier:
     def changes(self, commit: Oid) -> list[FileChange]:
         """The commit's file changes against its first parent (renames detected)."""
         if commit not in self._changes:
+            known = self.repo.file_changes(commit)
+            if known is not None:  # no tree diff needed
+                self._changes[commit] = [FileChange(p, p, old, new) for p, old, new in known]
+                return self._changes[commit]
             diff = self.repo.diff_with_renames(commit)
             out = []
             for delta in diff.deltas:

@@ -11,6 +11,7 @@ import pygit2
 from backportr.builder import RepoBuilder
 from backportr.githistory import parse_changes
 from backportr.repo import Repo
+from tests.conftest import git
 
 
 def _lines(tag: str, count: int = 12) -> list[str]:
@@ -154,3 +155,54 @@ def test_a_range_git_cannot_read_is_walked_per_question_as_before(tmp_path: Path
     assert len(expected) == 2 and read.blame("a.c", tip, [(1, 4)], fork) == expected
     assert Repo(b.path).blame("a.c", tip, [(1, 4)], fork) == expected
     assert read.range_history(fork, tip) is None  # forgotten, not retried per question
+
+
+def _odd_files(b: RepoBuilder) -> None:
+    """Commits a tree diff reports in its own ways: a mode change, a binary file, a symlink,
+    a submodule, a file turned into a symlink."""
+    work = b.path.parent / f"{b.path.name}-work"
+    git(b.path.parent, "clone", "-q", str(b.path), str(work))
+    git(work, "config", "user.name", "T")
+    git(work, "config", "user.email", "t@example.org")
+
+    def commit(message: str, *args: str) -> None:
+        git(work, *args)
+        git(work, "commit", "-q", "-m", message)
+
+    (work / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    commit("script", "add", "run.sh")
+    commit("executable", "update-index", "--chmod=+x", "run.sh")
+    (work / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    commit("binary", "add", "blob.bin")
+    (work / "blob.bin").write_bytes(bytes(range(255, -1, -1)) * 4 + b"\0tail")
+    commit("binary changed", "add", "blob.bin")
+    (work / "link").symlink_to("run.sh")
+    commit("symlink", "add", "link")
+    commit("submodule", "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub")
+    (work / "run.sh").unlink()
+    (work / "run.sh").symlink_to("link")
+    commit("file to symlink", "add", "run.sh")
+    git(b.path, "fetch", "-q", str(work), "HEAD")
+    git(b.path, "update-ref", "refs/heads/master", git(work, "rev-parse", "HEAD").strip())
+
+
+def test_a_commits_changes_from_the_range_equal_the_tree_diffs(tmp_path: Path) -> None:
+    """For a commit of a remembered range the diff model and the trial's file changes are
+    read from the changed paths' entries instead of a tree diff: the same answers, in the
+    same order; renames, submodules and the like are left to the tree diff."""
+    from backportr.apply import TrialApplier
+
+    for seed in (1, 2):
+        b, fork = _history(tmp_path / f"r{seed}", seed)
+        _odd_files(b)
+        plain = Repo(b.path)
+        tip = plain.upstream("master").tip
+        read = Repo(b.path)
+        read.remember_history(tip)
+        assert read.range_history(fork, tip) is not None
+        commits = list(plain.walk(tip, [fork]))
+        fast = [c for c in commits if read.file_changes(c) is not None]
+        assert len(fast) > len(commits) // 2
+        for commit in commits:
+            assert read.diff(commit) == plain.diff(commit), commit
+            assert TrialApplier(read).changes(commit) == TrialApplier(plain).changes(commit)

@@ -28,17 +28,28 @@ def blame_candidates(
     parents = ctx.repo.parents(member)
     if not parents:
         return {}
-    found: dict[Oid, set[str]] = {}
+    blamed: list[tuple[Oid, str]] = []
     for path in files:
         hunks = [h for h in ctx.applier.hunks(member, path) if h.old_lines > 0]
         if not hunks:
             continue
         ranges = [(h.old_start, h.old_start + h.old_lines - 1) for h in hunks]
         old_path = hunks[0].path
-        for commit in ctx.repo.blame(old_path, parents[0], ranges, ctx.fork):
-            if is_candidate(commit):
-                found.setdefault(commit, set()).add(path)
-    return found
+        blamed += [(c, path) for c in ctx.repo.blame(old_path, parents[0], ranges, ctx.fork)]
+    return _candidates(ctx, blamed, is_candidate)
+
+
+def _candidates(
+    ctx: Context, found: list[tuple[Oid, str]], is_candidate: Callable[[Oid], bool]
+) -> dict[Oid, set[str]]:
+    """The commits found (with the file each was found for) that are candidates; their
+    patch-ids, which the presence check asks for, computed by one git pipeline first."""
+    ctx.index.fill_patch_ids(list(dict.fromkeys(c for c, _ in found)))
+    candidates: dict[Oid, set[str]] = {}
+    for commit, path in found:
+        if is_candidate(commit):
+            candidates.setdefault(commit, set()).add(path)
+    return candidates
 
 
 def history_candidates(
@@ -49,13 +60,12 @@ def history_candidates(
     parents = ctx.repo.parents(member)
     if not parents:
         return {}
-    found: dict[Oid, set[str]] = {}
+    found: list[tuple[Oid, str]] = []
     for path in files:
         old_paths = {h.path for h in ctx.applier.hunks(member, path)} or {path}
-        for commit in ctx.repo.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY):
-            if is_candidate(commit):
-                found.setdefault(commit, set()).add(path)
-    return found
+        history = ctx.repo.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
+        found += [(commit, path) for commit in history]
+    return _candidates(ctx, found, is_candidate)
 
 
 def conflict_prerequisites(
