@@ -95,7 +95,12 @@ class Streams(GitAccess):
         if per_process is None:
             yield from self._log_process(include, exclude, None, args)
             return
-        walk = Walk(list(include), exclude)
+        yield from self.walk_all(Walk(list(include), exclude), per_process, args)
+
+    def walk_all(
+        self, walk: Walk, per_process: int, args: list[str] | None = None
+    ) -> Iterator[bytes]:
+        """The records of the rest of the walk, by bounded processes (`walk_step` each)."""
         while not walk.done:
             yield from self.walk_step(walk, per_process, args)
 

@@ -125,18 +125,13 @@ def serve(git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO) 
     starts: list[Oid] = [line for line in lines if not line.startswith("^")]
     exclude: list[Oid] = [line[1:] for line in lines if line.startswith("^")]
     walk = Walk(starts, exclude, done=not starts)
-    for batch in batches(_records(_History(git_dir), walk, per_process), _BATCH):
+    for batch in batches(_History(git_dir).walk_all(walk, per_process), _BATCH):
         # Plain values: a named tuple pickles as a call of its class, four times slower.
         data = pickle.dumps(tuple(prepare_batch(batch)), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(len(data).to_bytes(_LENGTH, "big"))
         out.write(data)
     out.write((0).to_bytes(_LENGTH, "big"))
     out.flush()
-
-
-def _records(history: Streams, walk: Walk, per_process: int) -> Iterator[bytes]:
-    while not walk.done:
-        yield from history.walk_step(walk, per_process)
 
 
 def main(argv: Sequence[str]) -> int:

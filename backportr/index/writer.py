@@ -252,7 +252,8 @@ class IndexWriter(WrittenIds):
                     for prepared in worker.batches(walk)
                 )
             else:
-                rest = (parse_batch(batch) for batch in batches(self._rest(walk), _BATCH))
+                records = self.repo.walk_all(walk, _LOG_SLICE)
+                rest = (parse_batch(batch) for batch in batches(records, _BATCH))
             for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
                 progress("indexing upstream", len(ids), None)
@@ -260,10 +261,6 @@ class IndexWriter(WrittenIds):
         finally:
             if worker is not None:
                 worker.close()
-
-    def _rest(self, walk: Walk) -> Iterator[bytes]:
-        while not walk.done:
-            yield from self.repo.walk_step(walk, _LOG_SLICE)
 
     def _create_commit_indexes(self) -> None:
         for statement in _COMMIT_INDEXES.strip().split(";"):
