@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,21 +164,26 @@ class Streams(GitAccess):
         exclude: Sequence[Oid] = (),
         *,
         per_process: int | None = None,
+        pipelines: int = 1,
     ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the non-merge commits reachable from `include` (one tip or
         several) and not from `exclude`: one streaming `git log -p | git patch-id --stable`
         pass, far faster than a diff per commit; with `per_process`, the commits are listed
-        first and given to pipelines of at most that many each (none runs for minutes)."""
+        first and shared among pipelines of at most that many each (none runs for minutes),
+        `pipelines` of them at once (the diffs are git's work: of large files, seconds)."""
         tips = [include] if isinstance(include, str) else list(include)
         if per_process is not None:
-            commits = self.commits_between(tips, exclude)
-            for start in range(0, len(commits), per_process):
-                yield from self.patch_ids_of(commits[start : start + per_process])
+            commits = self._commits_between(tips, exclude)
+            size = min(per_process, max(1, -(-len(commits) // pipelines)))
+            parts = [commits[i : i + size] for i in range(0, len(commits), size)]
+            with ThreadPoolExecutor(pipelines, thread_name_prefix="patch-ids") as pool:
+                for found in pool.map(lambda part: list(self.patch_ids_of(part)), parts):
+                    yield from found
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
 
-    def commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
+    def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
         """The non-merge commits reachable from the tips and not from `exclude`."""
         listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
         return self.run_git(

@@ -155,3 +155,4 @@ def test_patch_ids_by_bounded_pipelines_match_one_pass(tmp_path: Path) -> None:
     whole = dict(repo.patch_ids(tip, [base]))
     assert len(whole) == 7
     assert dict(repo.patch_ids(tip, [base], per_process=3)) == whole
+    assert dict(repo.patch_ids(tip, [base], per_process=3, pipelines=2)) == whole

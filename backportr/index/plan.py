@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
@@ -28,12 +27,9 @@ class PatchIdPass:
 
         def run() -> None:
             try:
-                commits = repo.commits_between(tips, exclude)
-                size = min(_PATCH_SLICE, max(1, -(-len(commits) // _PIPELINES)))
-                parts = [commits[i : i + size] for i in range(0, len(commits), size)]
-                with ThreadPoolExecutor(_PIPELINES, thread_name_prefix="patch-ids") as pool:
-                    for found in pool.map(lambda part: list(repo.patch_ids_of(part)), parts):
-                        self._patch_ids += found
+                self._patch_ids = list(
+                    repo.patch_ids(tips, exclude, per_process=_PATCH_SLICE, pipelines=_PIPELINES)
+                )
             except BaseException as error:
                 self._error = error
 
