@@ -84,7 +84,7 @@ class Diffs(GitAccess):
         diff walks every entry of each directory a change touches: 3 ms a commit where
         directories hold hundreds of files, this a tenth of it). None when the paths are not
         known, or when the change could hold a rename or touches a non-file entry."""
-        paths = next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
+        paths = self._range_paths(oid)
         if not paths:
             return None
         commit = self.commit(oid)
@@ -127,9 +127,13 @@ class Diffs(GitAccess):
         """Every path the commit reads or writes against its first parent, sorted (from a
         remembered range's history when it holds the commit: no diff)."""
         if oid not in self._files:
-            known = next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
+            known = self._range_paths(oid)
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
+
+    def _range_paths(self, oid: Oid) -> tuple[str, ...] | None:
+        """The paths the commit changed, when a remembered range holds it (no diff)."""
+        return next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
 
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
         """One file's change as the tree diff gives it (three lines of context). The blobs

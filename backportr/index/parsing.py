@@ -126,7 +126,7 @@ def finish_batch(batch: PreparedBatch) -> list[CommitRows]:
 def prepare_batch(raws: list[bytes]) -> PreparedBatch:
     """A batch of raw records searched as one buffer: lowercased once, each keyword found by
     one scan over all of them; most records (no relation) split and decoded, their usual
-    `Link:` lines read by `canonical_link_keys`, the others by the general line parse."""
+    `Link:` lines read by `usual_link_keys`, the others by the general line parse."""
     buf = b"\0".join(raws)
     low = buf.lower()
     starts = [0] * (len(raws) + 1)
