@@ -74,9 +74,7 @@ class IndexWriter(WrittenIds):
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        for statement in (_SCHEMA + _COMMIT_INDEXES).split(";"):
-            if statement.strip():
-                self.db.execute(statement)  # executescript would COMMIT a transaction
+        self._execute_script(_SCHEMA + _COMMIT_INDEXES)
         self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
     @contextlib.contextmanager
@@ -223,7 +221,7 @@ class IndexWriter(WrittenIds):
             if bulk:
                 self._bulk = False
                 progress("building the index's lookup tables", 0, None)
-                self._create_commit_indexes()
+                self._execute_script(_COMMIT_INDEXES)
                 self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
                 self.db.execute("PRAGMA temp_store=DEFAULT")
 
@@ -262,10 +260,12 @@ class IndexWriter(WrittenIds):
             if worker is not None:
                 worker.close()
 
-    def _create_commit_indexes(self) -> None:
-        for statement in _COMMIT_INDEXES.strip().split(";"):
+    def _execute_script(self, script: str) -> None:
+        """Each statement of `script` inside the open transaction (executescript would
+        COMMIT it)."""
+        for statement in script.split(";"):
             if statement.strip():
-                self.db.execute(statement)  # executescript would COMMIT
+                self.db.execute(statement)
 
     def _insert_bulk(self, rows: list[CommitRows], top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
