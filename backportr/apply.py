@@ -167,22 +167,30 @@ class TrialApplier:
             for hunk in file.hunks
         ]
 
-    def pick(self, commit: Oid, state: TreeState) -> PickResult:
-        """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side."""
-        paths = sorted({p for c in self.changes(commit) for p in (c.old_path, c.new_path)})
-        key = (commit, *(self.lookup(state, p) for p in paths))
+    def paths(self, commit: Oid) -> frozenset[str]:
+        """The paths a pick of `commit` reads and may change (both sides of a rename)."""
+        return frozenset(p for c in self.changes(commit) for p in (c.old_path, c.new_path))
+
+    def pick(self, commit: Oid, state: TreeState, only: frozenset[str] | None = None) -> PickResult:
+        """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side.
+        With `only`, just the commit's changes that touch those paths (a pick is path by
+        path, so on them the outcome is the whole pick's)."""
+        paths = sorted(self.paths(commit) if only is None else self.paths(commit) & only)
+        key = (commit, only is not None, *paths, *(self.lookup(state, p) for p in paths))
         if key not in self._picks:
-            self._picks[key] = self._pick(commit, state)
+            self._picks[key] = self._pick(commit, state, only)
         result, changes, conflicts = self._picks[key]
         if result == "empty":
             return PickResult("empty", state)
         return PickResult(result, state.with_changes(changes), conflicts)  # type: ignore[arg-type]
 
-    def _pick(self, commit: Oid, state: TreeState) -> _PickOutcome:
+    def _pick(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> _PickOutcome:
         changes: dict[str, _Entry | None] = {}
         conflicts: list[str] = []
         applied_anything = False
         for change in self.changes(commit):
+            if only is not None and change.old_path not in only and change.new_path not in only:
+                continue
             outcome = self._merge_change(change, state)
             if outcome is None:
                 conflicts.append(change.new_path if change.new is not None else change.old_path)
@@ -210,10 +218,17 @@ class TrialApplier:
         return results, state
 
     def applies(self, commits: list[Oid], state: TreeState, *, last_only: bool = False) -> bool:
-        """Do the commits apply in order? With last_only, earlier conflicts take their side."""
-        results, _ = self.pick_series(commits, state)
+        """Do the commits apply in order? With last_only, earlier conflicts take their side,
+        and the earlier commits are picked only on the paths the last one reads: the rest
+        cannot change its outcome (the fewest-prerequisites search asks this many times of
+        commits that touch large files the member does not)."""
         if last_only:
-            return results[-1].result != "conflict"
+            last = commits[-1]
+            only = self.paths(last)
+            for commit in commits[:-1]:
+                state = self.pick(commit, state, only).state
+            return self.pick(last, state).result != "conflict"
+        results, _ = self.pick_series(commits, state)
         return all(r.result != "conflict" for r in results)
 
     def _merge_change(
