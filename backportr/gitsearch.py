@@ -140,28 +140,40 @@ class Searches(GitAccess):
         )
         return {line.rsplit(":", 1)[-1].strip() for line in out.splitlines()} & set(words)
 
-    def grep_files(self, commit: Oid, word: str, suffixes: tuple[str, ...]) -> dict[str, list[str]]:
-        """Files of the commit's tree mentioning `word`, with the matching lines."""
-        out = self.run_git(
-            "grep",
-            "-w",
-            "-F",
-            "-I",
-            "-e",
-            word,
-            commit,
-            "--",
-            *[f"*{s}" for s in suffixes],
-            check=False,
-        )
-        files: dict[str, list[str]] = {}
-        prefix = f"{commit}:"
-        for line in out.splitlines():
-            if line.startswith(prefix):
-                line = line[len(prefix) :]
-            path, _, text = line.partition(":")
-            files.setdefault(path, []).append(text)
-        return files
+    def grep_files(
+        self, commit: Oid, words: list[str], suffixes: tuple[str, ...]
+    ) -> dict[str, dict[str, list[str]]]:
+        """For each of `words`: the files of the commit's tree with those suffixes that
+        mention it as a whole word, with the lines that do. One `git grep` per 200 words
+        (each process reads the whole tree; the words share it)."""
+        found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
+        for start in range(0, len(words), _GREP_PATTERNS):
+            chunk = words[start : start + _GREP_PATTERNS]
+            patterns = [a for word in chunk for a in ("-e", word)]
+            out = self.run_git(
+                "grep",
+                "-w",
+                "-F",
+                "-I",
+                *patterns,
+                commit,
+                "--",
+                *[f"*{s}" for s in suffixes],
+                check=False,
+            )
+            # git's -w: no ASCII letter, digit or underscore on either side of an occurrence
+            regexes = [
+                (w, re.compile(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])")) for w in chunk
+            ]
+            prefix = f"{commit}:"
+            for line in out.splitlines():
+                if line.startswith(prefix):
+                    line = line[len(prefix) :]
+                path, _, text = line.partition(":")
+                for word, regex in regexes:
+                    if word in text and regex.search(text):
+                        found[word].setdefault(path, []).append(text)
+        return found
 
     def pickaxe(
         self, text: str, newest: Oid, oldest: Oid | None, paths: list[str]

@@ -59,3 +59,29 @@ def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:
         lookup.present([f"helper_{i}" for i in range(start, start + 50)])
     lookup.present([f"other_{i}" for i in range(1000)])
     assert sizes and max(sizes) <= words_module.GREP_CHUNK
+
+
+def test_many_names_share_one_grep_of_the_files_mentioning_them(tmp_path: Path) -> None:
+    """The symbol finder asks where each missing name occurs: one git grep for all of
+    them, the same files and lines as a grep per name (whole words only)."""
+    b = RepoBuilder(tmp_path / "r")
+    tip = b.commit(
+        "init",
+        {
+            "a.c": "int foo = bar;\nint foobar;\nint foo_bar = foo + bar;\n",
+            "b.h": "#define BAR_MAX 3 /* bar */\nextern int xfoo;\n",
+            "c.txt": "foo bar\n",
+        },
+    )
+    repo = Repo(b.path)
+    names = ["foo", "bar", "BAR_MAX", "foobar", "absent", "xfoo"]
+    together = repo.grep_files(tip, names, (".c", ".h"))
+    for name in names:
+        alone = repo.grep_files(tip, [name], (".c", ".h"))[name]
+        assert together[name] == alone
+    assert together["foo"] == {"a.c": ["int foo = bar;", "int foo_bar = foo + bar;"]}
+    assert together["bar"] == {
+        "a.c": ["int foo = bar;", "int foo_bar = foo + bar;"],
+        "b.h": ["#define BAR_MAX 3 /* bar */"],
+    }
+    assert together["absent"] == {}

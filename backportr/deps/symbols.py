@@ -226,9 +226,10 @@ def symbol_prerequisites(
     if not missing or not parents:
         return []
     parent = parents[0]
+    mentions = _Mentions(ctx, parent, missing)
     found: dict[Oid, list[tuple[str, str]]] = {}
     for name in missing:
-        introduced = _introducer(ctx, name, parent)
+        introduced = _introducer(ctx, name, parent, mentions)
         if introduced is None:
             continue
         commit, path = introduced
@@ -279,18 +280,46 @@ _WEAK_DEFINITION = (  # a function definition at the start of a line, a struct m
 )
 
 
-def _introducer(ctx: Context, name: str, parent: Oid) -> tuple[Oid, str] | None:
+class _Mentions:
+    """Where the missing names occur at the member's parent: the files mentioning each, with
+    the lines; one `git grep` for all of them per kind of file, each asked once."""
+
+    def __init__(self, ctx: Context, parent: Oid, names: list[str]) -> None:
+        self._ctx = ctx
+        self._parent = parent
+        self._names = names
+        self._found: dict[tuple[str, ...], dict[str, dict[str, list[str]]]] = {}
+
+    def kconfig(self, option: str) -> dict[str, list[str]]:
+        options = [o for n in self._names if (o := kconfig_name(n))]
+        return self._of(options, _KCONFIG_FILES).get(option, {})
+
+    def sources(self, name: str) -> dict[str, list[str]]:
+        """The C files mentioning `name`, else the build files (a name of the build)."""
+        found = self._of(self._names, _C_FILES)
+        if found.get(name):
+            return found[name]
+        unmentioned = [n for n in self._names if not found.get(n)]
+        return self._of(unmentioned, _BUILD_FILES).get(name, {})
+
+    def _of(self, names: list[str], suffixes: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
+        if suffixes not in self._found:
+            self._found[suffixes] = self._ctx.repo.grep_files(self._parent, names, suffixes)
+        return self._found[suffixes]
+
+
+def _introducer(
+    ctx: Context, name: str, parent: Oid, mentions: _Mentions
+) -> tuple[Oid, str] | None:
     """The oldest commit after the fork (up to `parent`) that added `name` to the file that
     defines it (or, without a definition, to a file that mentions it)."""
     if option := kconfig_name(name):  # defined by `config FOO` in a Kconfig file
-        kconfig = ctx.repo.grep_files(parent, option, _KCONFIG_FILES)
+        kconfig = mentions.kconfig(option)
         regex = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(option)}\s*$")
         defining = [f for f, lines in kconfig.items() if any(regex.match(ln) for ln in lines)]
         if defining:
             return ctx.repo.pickaxe(option, parent, ctx.fork, defining[:20])
-    files = ctx.repo.grep_files(parent, name, _C_FILES) or ctx.repo.grep_files(
-        parent, name, _BUILD_FILES
-    )
+    files = mentions.sources(name)
     if not files:
         return None
 
