@@ -8,12 +8,15 @@ Part of the git layer: a mixin of `Repo`.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import DeltaStatus
 
 from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.errors import BackportrError
+from backportr.githistory import parse_changes
 from backportr.gitproc import GitAccess
 from backportr.model import Oid
 
@@ -25,6 +28,7 @@ FileEntries = tuple[str, Entry | None, Entry | None]
 _TYPE_BITS = 0o170000  # of a mode: regular file, symlink
 
 _DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
+_LISTED_PER_PROCESS = 5_000  # commits whose paths one `git log --no-walk` lists (learn_paths)
 _RAW_DIFFS = 64  # libgit2 diffs kept (Repo.diff_to_parent)
 
 
@@ -34,6 +38,7 @@ class Diffs(GitAccess):
     _diff_cache: OrderedDict[Oid, CommitDiff]
     _raw_diffs: OrderedDict[Oid, pygit2.Diff]
     _files: dict[Oid, tuple[str, ...]]
+    _listed: dict[Oid, tuple[str, ...]]
     _ranges: dict[Oid, RangeHistory]
 
     def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
@@ -131,8 +136,46 @@ class Diffs(GitAccess):
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
 
+    def learn_paths(self, oids: Iterable[Oid]) -> None:
+        """List the paths these commits change with one git process (`git log --no-walk
+        --name-status --no-renames`, as a remembered range lists them): `files_touched` and
+        `file_changes` then need no tree diff for them. At kernel scale libgit2's tree diff
+        takes about 3 ms a commit, git's listing 0.3 ms. A commit git cannot list, or a root
+        commit, is left to the tree diff."""
+        wanted = [
+            oid
+            for oid in dict.fromkeys(oids)
+            if oid not in self._files and oid not in self._listed and not self._in_range(oid)
+        ]
+        for start in range(0, len(wanted), _LISTED_PER_PROCESS):
+            part = wanted[start : start + _LISTED_PER_PROCESS]
+            try:
+                out = self.run_git_bytes(
+                    "log",
+                    "--no-walk=unsorted",
+                    "--stdin",
+                    "--format=%x00%H%x1f%P%x1f%ct",
+                    "--name-status",
+                    "--no-renames",
+                    "--diff-merges=first-parent",
+                    input="".join(f"{oid}\n" for oid in part).encode("ascii"),
+                )
+            except BackportrError:
+                return
+            for raw in out.split(b"\0"):
+                record = parse_changes(raw)
+                if record is not None and record[1]:
+                    self._listed[record[0]] = tuple(sorted(record[3]))
+
+    def _in_range(self, oid: Oid) -> bool:
+        return any(oid in h for h in self._ranges.values())
+
     def _range_paths(self, oid: Oid) -> tuple[str, ...] | None:
-        """The paths the commit changed, when a remembered range holds it (no diff)."""
+        """The paths the commit changed, when a remembered range holds it or they were
+        listed (`learn_paths`): no diff."""
+        listed = self._listed.get(oid)
+        if listed is not None:
+            return listed
         return next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
 
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:

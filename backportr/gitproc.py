@@ -38,6 +38,14 @@ class GitAccess:
             env: dict[str, str] | None = None,
         ) -> str: ...
 
+        def run_git_bytes(
+            self,
+            *args: str,
+            check: bool = True,
+            input: bytes | None = None,
+            env: dict[str, str] | None = None,
+        ) -> bytes: ...
+
         def commit(self, oid: Oid) -> pygit2.Commit: ...
 
 

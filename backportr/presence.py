@@ -16,6 +16,8 @@ from backportr.model import Oid, Presence
 from backportr.repo import Ref, Repo
 
 _MAX_REVERT_DEPTH = 8
+_LIST_PATHS_AFTER = 50  # patch-ids asked about a branch before its commits' paths are listed
+_LIST_PATHS_SHARE = 20  # ... or one for every this many of its own commits, if more
 
 
 class PresenceChecker:
@@ -25,6 +27,9 @@ class PresenceChecker:
         self.repo = repo
         self.index = index
         self._cache: dict[tuple[Oid, str], Presence] = {}
+        self._path_sets: dict[str, set[tuple[str, ...]]] = {}
+        self._asked: dict[str, int] = {}
+        self._own: dict[str, list[Oid]] = {}
 
     def check(self, commit: Oid, branch: Ref) -> Presence:
         key = (commit, branch.refname)
@@ -48,7 +53,7 @@ class PresenceChecker:
         candidates: list[tuple[Oid, str]] = [
             (c, "annotation") for c in self.index.carriers(commit, branch.refname)
         ]
-        if not candidates:
+        if not candidates and self._may_share_patch_id(commit, branch):
             patch_id = self.index.patch_id(commit)
             if patch_id:
                 candidates = [
@@ -81,6 +86,39 @@ class PresenceChecker:
             reverted_in_branch=True,
             reverted_by=reverter,
         )
+
+    def needs_patch_id(self, commit: Oid, branch: Ref) -> bool:
+        """Would a presence check of `commit` in `branch` ask for its patch-id?"""
+        return (
+            not self.contains(commit, branch)
+            and not self.index.carriers(commit, branch.refname)
+            and self._may_share_patch_id(commit, branch)
+        )
+
+    def _may_share_patch_id(self, commit: Oid, branch: Ref) -> bool:
+        """Could one of the branch's own commits carry `commit`'s patch-id? A patch-id hashes
+        every `diff --git` header of the patch, so two commits share one only when they
+        change the same paths. A commit's patch-id costs a `git log -p` of it (of a large
+        file, tens of milliseconds); the branch's paths are listed once, by one git process,
+        when its patch-ids are asked for in bulk (a scan), and then a commit whose paths
+        no commit of the branch changes needs none."""
+        sets = self._path_sets.get(branch.refname)
+        if sets is None:
+            asked = self._asked[branch.refname] = self._asked.get(branch.refname, 0) + 1
+            if asked < _LIST_PATHS_AFTER:
+                return True
+            if branch.refname not in self._own:
+                self._own[branch.refname] = self.index.branch_commits_patched(branch.refname)
+            own = self._own[branch.refname]
+            if asked < len(own) // _LIST_PATHS_SHARE:
+                return True
+            self.repo.learn_paths(own)
+            sets = self._path_sets[branch.refname] = {self._paths_key(c) for c in own}
+        return self._paths_key(commit) in sets
+
+    def _paths_key(self, commit: Oid) -> tuple[str, ...]:
+        """The commit's paths as its patch-id sees them (git patch-id drops whitespace)."""
+        return tuple(sorted("".join(path.split()) for path in self.repo.files_touched(commit)))
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
         """Is the commit itself in the branch's history?"""

@@ -403,6 +403,7 @@ class Scanner:
         closure = {commit, *(m.commit for m in report.series)}
         closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
         closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
+        self.ws.repo.learn_paths(sorted(closure))  # one git process, not a tree diff each
         files = {f for c in closure for f in self.ws.repo.files_touched(c)}
         return {
             "tips": self._tips(branch),
@@ -460,6 +461,7 @@ class Scanner:
             commits.append(commit)
             if len(commits) > _MAX_DELTA:
                 return None
+        repo.learn_paths(commits)
         files = {f for c in commits for f in repo.files_touched(c)}
         carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
         return _Delta(frozenset(commits), frozenset(files), frozenset(carried))

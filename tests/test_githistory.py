@@ -206,3 +206,63 @@ def test_a_commits_changes_from_the_range_equal_the_tree_diffs(tmp_path: Path) -
         for commit in commits:
             assert read.diff(commit) == plain.diff(commit), commit
             assert TrialApplier(read).changes(commit) == TrialApplier(plain).changes(commit)
+
+
+def test_listed_paths_equal_the_tree_diffs(tmp_path: Path) -> None:
+    """Commits outside any remembered range (a branch's backports, culprits before the
+    fork) have their paths listed by one git process: files touched, diff model and file
+    changes as the tree diff gives them; merges by their first parent; a root commit, a
+    rename, a submodule are left to the tree diff."""
+    from backportr.apply import TrialApplier
+    from backportr.diffs import paths_of
+
+    b, _ = _history(tmp_path / "r", 3)
+    _odd_files(b)
+    plain = Repo(b.path)
+    commits = list(plain.walk(plain.upstream("master").tip, []))
+    listed = Repo(b.path)
+    listed.learn_paths(commits)
+    assert len(listed._listed) == len(commits) - 1  # all but the root
+    assert any(len(plain.parents(c)) > 1 for c in listed._listed)
+    for commit in commits:
+        assert listed.files_touched(commit) == paths_of(plain.diff(commit)), commit
+        assert listed.diff(commit) == plain.diff(commit), commit
+        assert TrialApplier(listed).changes(commit) == TrialApplier(plain).changes(commit)
+    unreadable = Repo(b.path)
+    unreadable.learn_paths(["0" * 40])  # git cannot list it: nothing learned, no error
+    assert unreadable._listed == {}
+
+
+def test_a_trial_of_the_last_commit_picks_the_earlier_ones_on_its_paths_only(
+    tmp_path: Path,
+) -> None:
+    """The fewest-prerequisites search asks "does M apply after C" many times: C is picked
+    only on the paths M reads (its other files cannot change M's outcome), with the same
+    answers as picking all of C."""
+    from backportr.apply import TreeState, TrialApplier
+
+    b = RepoBuilder(tmp_path / "r")
+    big = _lines("big", 400)
+    b.commit("base", {"m.c": _text(_lines("m")), "big.c": _text(big), "x.c": "x\n"})
+    b.branch("stable", "master")
+    b.commit("stable: its own big.c", {"big.c": _text(["stable", *big[1:]])}, branch="stable")
+    helper = b.commit(
+        "helper", {"m.c": _text(["helper", *_lines("m")[1:]]), "big.c": _text(["up", *big[1:]])}
+    )
+    needs = b.commit("needs the helper", {"m.c": _text(["helper", "needs", *_lines("m")[2:]])})
+    unrelated = b.commit("unrelated", {"x.c": "y\n"})
+    repo = Repo(b.path)
+    tip = TreeState(repo.branch("stable").tip)
+    for commits in ([helper, needs], [needs], [unrelated, needs], [helper, unrelated]):
+        full = TrialApplier(repo)
+        whole = full.pick_series(commits, tip)[0][-1].result != "conflict"
+        restricted = TrialApplier(repo)
+        merged: list[str] = []
+        real = restricted._merge_file
+        restricted._merge_file = (  # type: ignore[method-assign]
+            lambda path, *a, seen=merged, merge=real: seen.append(path) or merge(path, *a)
+        )
+        assert restricted.applies(commits, tip, last_only=True) == whole, commits
+        assert "big.c" not in merged  # helper's conflicting big.c is never merged for m.c
+    assert TrialApplier(repo).applies([helper, needs], tip, last_only=True)
+    assert not TrialApplier(repo).applies([needs], tip, last_only=True)

@@ -140,3 +140,43 @@ def test_a_change_libgit2_diffs_differently_is_found_by_its_patch_id(tmp_path: P
     index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
     assert (p.present, p.how, p.as_commit) == (True, "patch-id", carrier)
+
+
+def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked many times (a scan), the checker lists the branch's own commits' paths once;
+    then a commit whose paths no branch commit changes gets no patch-id (it could match
+    none), and the answers are those of the checker that computes every patch-id."""
+    from backportr import presence
+
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"a.c": "int a;\n", "b.c": "int b;\n", "c.c": "int c;\n"})
+    b.branch("linux-5.10.y", "master")
+    only_a = b.commit("a: change", {"a.c": "int a2;\n"})
+    picked = b.commit("b: change", {"b.c": "int b2;\n"})
+    both = b.commit("b, c: change", {"b.c": "int b3;\n", "c.c": "int c3;\n"})
+    b.commit("b: the same change, picked without -x", {"b.c": "int b2;\n"}, branch="linux-5.10.y")
+    b.commit("c: a change of the branch", {"c.c": "int c1;\n"}, branch="linux-5.10.y")
+    repo = Repo(b.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    branch = repo.branch("linux-5.10.y")
+    commits = [only_a, picked, both]
+    expected = [PresenceChecker(repo, index).check(c, branch) for c in commits]
+    assert [(p.present, p.how) for p in expected] == [
+        (False, None),
+        (True, "patch-id"),
+        (False, None),
+    ]
+
+    fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
+    fresh.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    monkeypatch.setattr(presence, "_LIST_PATHS_AFTER", 1)
+    bulk = PresenceChecker(Repo(b.path), fresh)
+    asked: list[str] = []
+    real = fresh.patch_id
+    monkeypatch.setattr(fresh, "patch_id", lambda oid: asked.append(oid) or real(oid))
+    assert [bulk.check(c, branch) for c in commits] == expected
+    assert asked == [picked]  # a.c alone, and b.c with c.c: no branch commit changes those
+    assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]

@@ -44,7 +44,10 @@ def _candidates(
 ) -> dict[Oid, set[str]]:
     """The commits found (with the file each was found for) that are candidates; their
     patch-ids, which the presence check asks for, computed by one git pipeline first."""
-    ctx.index.fill_patch_ids(list(dict.fromkeys(c for c, _ in found)))
+    found_commits = dict.fromkeys(c for c, _ in found)
+    ctx.index.fill_patch_ids(
+        [c for c in found_commits if ctx.presence.needs_patch_id(c, ctx.branch)]
+    )
     candidates: dict[Oid, set[str]] = {}
     for commit, path in found:
         if is_candidate(commit):

@@ -200,6 +200,15 @@ class IndexReader:
         )
         return [r[0] for r in rows]
 
+    def branch_commits_patched(self, refname: str) -> list[Oid]:
+        """The branch's own commits that have (or may have) a patch-id."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c ON c.id=b.commit_id "
+            "WHERE b.refname=? AND (c.patch_id IS NULL OR c.patch_id != '')",
+            (refname,),
+        )
+        return [r[0] for r in rows]
+
     def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
         rows = self.db.execute(
             "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
