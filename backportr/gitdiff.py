@@ -89,7 +89,7 @@ class Diffs(GitAccess):
         diff walks every entry of each directory a change touches: 3 ms a commit where
         directories hold hundreds of files, this a tenth of it). None when the paths are not
         known, or when the change could hold a rename or touches a non-file entry."""
-        paths = self._range_paths(oid)
+        paths = self._known_paths(oid)
         if not paths:
             return None
         commit = self.commit(oid)
@@ -130,9 +130,10 @@ class Diffs(GitAccess):
 
     def files_touched(self, oid: Oid) -> tuple[str, ...]:
         """Every path the commit reads or writes against its first parent, sorted (from a
-        remembered range's history when it holds the commit: no diff)."""
+        remembered range's history when it holds the commit, or as `learn_paths` listed
+        them: no diff)."""
         if oid not in self._files:
-            known = self._range_paths(oid)
+            known = self._known_paths(oid)
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
 
@@ -145,7 +146,7 @@ class Diffs(GitAccess):
         wanted = [
             oid
             for oid in dict.fromkeys(oids)
-            if oid not in self._files and oid not in self._listed and not self._in_range(oid)
+            if oid not in self._files and self._known_paths(oid) is None
         ]
         for start in range(0, len(wanted), _LISTED_PER_PROCESS):
             part = wanted[start : start + _LISTED_PER_PROCESS]
@@ -167,10 +168,7 @@ class Diffs(GitAccess):
                 if record is not None and record[1]:
                     self._listed[record[0]] = tuple(sorted(record[3]))
 
-    def _in_range(self, oid: Oid) -> bool:
-        return any(oid in h for h in self._ranges.values())
-
-    def _range_paths(self, oid: Oid) -> tuple[str, ...] | None:
+    def _known_paths(self, oid: Oid) -> tuple[str, ...] | None:
         """The paths the commit changed, when a remembered range holds it or they were
         listed (`learn_paths`): no diff."""
         listed = self._listed.get(oid)

@@ -403,7 +403,7 @@ class Scanner:
         closure = {commit, *(m.commit for m in report.series)}
         closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
         closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
-        self.ws.repo.learn_paths(sorted(closure))  # one git process, not a tree diff each
+        self.ws.repo.learn_paths(closure)  # one git process, not a tree diff each
         files = {f for c in closure for f in self.ws.repo.files_touched(c)}
         return {
             "tips": self._tips(branch),
