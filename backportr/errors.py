@@ -50,6 +50,11 @@ class AmbiguousCommitError(UnknownCommitError):
         self.candidates = candidates
 
 
+class MissingObjectError(BackportrError):
+    """git could not read an object the repository should hold (a blob absent from a
+    damaged or partial copy)."""
+
+
 class UnknownBranchError(BackportrError):
     """A branch or upstream ref that does not exist."""
 

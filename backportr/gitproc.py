@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import re
 import subprocess
+import tempfile
 import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from backportr.errors import BackportrError
+from backportr.errors import BackportrError, MissingObjectError
 from backportr.model import Oid
 
 if TYPE_CHECKING:
@@ -96,13 +98,15 @@ def patch_id_pipeline(
     log_args: list[str], feed: bytes | None, where: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
     """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
-    `--stdin`) is written from a thread so neither process can block the other."""
+    `--stdin`) is written from a thread so neither process can block the other. A failure
+    names git's own last word; `MissingObjectError` when git could not read an object."""
     with (
+        tempfile.TemporaryFile() as errors,
         subprocess.Popen(
             log_args,
             stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=errors,
             env={**git_env(), **(env or {})},
         ) as log,
         subprocess.Popen(
@@ -124,8 +128,21 @@ def patch_id_pipeline(
             yield commit, value
         if writer is not None:
             writer.join()
-    if log.returncode not in (0, None) or patch_id.returncode not in (0, None):
-        raise BackportrError(f"git log -p | git patch-id failed in {where}")
+        if log.wait() == 0 and patch_id.wait() == 0:
+            return
+        errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_KEPT))
+        said = errors.read().decode("utf-8", "replace").splitlines()
+    cause = next((ln.strip() for ln in reversed(said) if ln.strip()), "")
+    message = f"git log -p | git patch-id failed in {where}" + (f": {cause}" if cause else "")
+    if _MISSING_OBJECT.search(cause):
+        raise MissingObjectError(message)
+    raise BackportrError(message)
+
+
+_STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
+_MISSING_OBJECT = re.compile(
+    r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
+)
 
 
 def feed_in_background(stdin: IO[bytes], data: bytes) -> threading.Thread:

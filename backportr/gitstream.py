@@ -14,13 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backportr.errors import BackportrError
+from backportr.errors import BackportrError, MissingObjectError
 from backportr.githistory import Changes, parse_changes
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
 from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
+_UNREADABLE_MOST = 1_000  # commits without a readable diff before a patch-id pass gives up
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Streams(GitAccess):
     """What `Repo` offers to stream history."""
 
     path: Path
+    unreadable: list[Oid]  # commits whose diff git could not read (see readable_patch_ids)
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
         """One streaming `git log` pass (for volume: a million commits), newest first.
@@ -181,11 +183,38 @@ class Streams(GitAccess):
             size = min(per_process, max(_PART_FLOOR, -(-len(commits) // (4 * pipelines))))
             parts = [commits[i : i + size] for i in range(0, len(commits), size)]
             with ThreadPoolExecutor(pipelines, thread_name_prefix="patch-ids") as pool:
-                for found in pool.map(lambda part: list(self.patch_ids_of(part)), parts):
+                for found in pool.map(self.readable_patch_ids, parts):
                     yield from found
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
+
+    def readable_patch_ids(self, commits: list[Oid]) -> list[tuple[Oid, str]]:
+        """The patch-ids of `commits` that git can compute. A commit whose diff needs an
+        object the repository lacks (a damaged copy, a partial clone offline) gets none and
+        is listed in `unreadable`; the others are found by halving what was left (a few
+        more pipelines). More than `_UNREADABLE_MOST` such commits: the error stands."""
+        found: list[tuple[Oid, str]] = []
+        try:
+            found.extend(self.patch_ids_of(commits))
+            return found
+        except MissingObjectError:
+            if len(commits) == 1:
+                self.unreadable.append(commits[0])
+                if len(self.unreadable) > _UNREADABLE_MOST:
+                    raise
+                return []
+        # In the order given: what came out is done, and so is what came before it; except
+        # the last one out, which may be the commit git died in (patch-id then hashed half
+        # a diff): it is asked again.
+        position = {c: n for n, c in enumerate(commits)}
+        found, last = found[:-1], found[-1:]
+        rest = commits[max((position[c] for c, _ in last), default=0) :]
+        half = max(1, len(rest) // 2)
+        for part in (rest[:half], rest[half:]):
+            if part:
+                found += self.readable_patch_ids(part)
+        return found
 
     def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
         """The non-merge commits reachable from the tips and not from `exclude`."""

@@ -105,6 +105,7 @@ class Repo(Streams, Searches, Diffs):
             )
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
+        self.unreadable: list[Oid] = []
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
         self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from backportr.builder import RepoBuilder
 from backportr.errors import (
     AmbiguousCommitError,
+    MissingObjectError,
     NotARepositoryError,
     ShallowCloneError,
     UnknownBranchError,
@@ -16,7 +18,7 @@ from backportr.errors import (
 )
 from backportr.gitlog import log_record
 from backportr.repo import Repo
-from tests.conftest import git
+from tests.conftest import backportr, git
 from tests.scenarios import ambiguous_repo
 
 
@@ -156,3 +158,54 @@ def test_patch_ids_by_bounded_pipelines_match_one_pass(tmp_path: Path) -> None:
     assert len(whole) == 7
     assert dict(repo.patch_ids(tip, [base], per_process=3)) == whole
     assert dict(repo.patch_ids(tip, [base], per_process=3, pipelines=2)) == whole
+
+
+def _with_an_unreadable_commit(path: Path) -> tuple[RepoBuilder, str, str, list[str]]:
+    """A branch of seven commits over `base`; the file the fourth adds is lost from the
+    object database (a damaged copy), so git cannot diff that commit."""
+    b = RepoBuilder(path)
+    base = b.commit("base", {"a.c": "int a;\n"})
+    b.branch("linux-5.10.y", base)
+    made = [
+        b.commit(f"change {i}", {"a.c": f"int a{i};\n", f"f{i}.c": f"int f{i};\n"},
+                 branch="linux-5.10.y")
+        for i in range(7)
+    ]  # fmt: skip
+    blob = str(b.repo.revparse_single(f"{made[3]}:f3.c").id)
+    loose = Path(b.repo.path) / "objects" / blob[:2] / blob[2:]
+    assert loose.exists()
+    return b, base, made[3], made
+
+
+def test_patch_ids_leave_out_a_commit_whose_diff_git_cannot_read(tmp_path: Path) -> None:
+    b, base, broken, made = _with_an_unreadable_commit(tmp_path / "repo")
+    tip = made[-1]
+    whole = dict(Repo(b.path).patch_ids(tip, [base]))
+    blob = str(b.repo.revparse_single(f"{broken}:f3.c").id)
+    (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
+    repo = Repo(b.path)
+    for per_process, pipelines in ((1, 1), (3, 2), (100, 1)):
+        repo.unreadable.clear()
+        found = dict(repo.patch_ids(tip, [base], per_process=per_process, pipelines=pipelines))
+        assert found == {c: v for c, v in whole.items() if c != broken}
+        assert repo.unreadable == [broken]
+    with pytest.raises(MissingObjectError, match=f"unable to read {blob}"):
+        dict(repo.patch_ids_of([broken]))
+
+
+def test_the_index_is_built_without_the_patch_id_git_cannot_compute(tmp_path: Path) -> None:
+    b, _, broken, made = _with_an_unreadable_commit(tmp_path / "repo")
+    blob = str(b.repo.revparse_single(f"{broken}:f3.c").id)
+    (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
+    index = tmp_path / "index.sqlite"
+    run = backportr(
+        "index", "--repo", str(b.path), "--upstream", "master", "--branch", "linux-5.10.y",
+        "--index", str(index),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "1 commit(s) of linux-5.10.y have no patch-id" in run.stderr
+    assert broken[:12] in run.stderr
+    db = sqlite3.connect(index)
+    ids = dict(db.execute("SELECT oid, patch_id FROM commits"))
+    assert ids[broken] is None
+    assert all(ids[c] for c in made if c != broken)

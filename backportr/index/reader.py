@@ -13,6 +13,8 @@ from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.repo import Repo
 
+FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
+FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 
 
@@ -23,6 +25,7 @@ class IndexReader:
     repo: Repo
     path: Path
     _tagging: bool | None = None  # has_stable_tags, until the next update
+    _fixes_only: bool | None = None  # takes_fixes_only, until the next update
 
     def refs(self) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
@@ -112,6 +115,22 @@ class IndexReader:
                 is not None
             )
         return self._tagging
+
+    def takes_fixes_only(self) -> bool:
+        """Do the indexed stable branches take fixes only? At least `FIXES_ONLY_SHARE` of the
+        upstream commits their backports name are fixes (a `Fixes:`, a stable tag, or a
+        revert), out of at least `FIXES_ONLY_FLOOR`."""
+        if self._fixes_only is None:
+            carried, fixes = self.db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(fix), 0) FROM (SELECT DISTINCT u.upstream, "
+                "(c.stable_tags IS NOT NULL OR EXISTS(SELECT 1 FROM fixes f WHERE "
+                "f.commit_id=c.id) OR EXISTS(SELECT 1 FROM reverts r WHERE r.commit_id=c.id))"
+                " AS fix FROM branch_commits b CROSS JOIN upstream_refs u "
+                "ON u.commit_id=b.commit_id CROSS JOIN commits c ON c.oid=u.upstream "
+                "WHERE c.upstream_seq IS NOT NULL)"
+            ).fetchone()
+            self._fixes_only = carried >= FIXES_ONLY_FLOOR and fixes >= FIXES_ONLY_SHARE * carried
+        return self._fixes_only
 
     def stable_tags_of(self, oid: Oid) -> list[StableTag]:
         row = self.db.execute("SELECT stable_tags FROM commits WHERE oid=?", (oid,)).fetchone()
@@ -247,15 +266,13 @@ class IndexReader:
         rows: list[tuple[str, Oid]] = []
         for start in range(0, len(missing), _PATCH_ID_SLICE):  # no pipeline runs for minutes
             part = missing[start : start + _PATCH_ID_SLICE]
-            computed: dict[Oid, str] = {}
+            known = len(self.repo.unreadable)
             try:
-                computed.update(self.repo.patch_ids_of(part))
+                computed = dict(self.repo.readable_patch_ids(part))
             except BackportrError:
-                # A commit git cannot read: what was computed is kept, the rest is left to
-                # the commit-by-commit path, where it is one target's error, not the scan's.
-                rows += [(value, oid) for oid, value in computed.items()]
-                continue
-            rows += [(computed.get(oid, ""), oid) for oid in part]  # "": has no patch-id
+                continue  # left to the commit-by-commit path: one target's error, not the scan's
+            unreadable = set(self.repo.unreadable[known:])  # not kept: the copy may be mended
+            rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
         with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
             self.db.executemany("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -34,6 +35,8 @@ from backportr.index.worker import BulkWorker
 from backportr.index.written import WrittenIds
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
+
+_log = logging.getLogger("backportr")
 
 _LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on the parser)
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
@@ -106,6 +109,7 @@ class IndexWriter(WrittenIds):
         `rebuild`, drop everything first, in the same transaction (readers see the old index
         or the new one, never an empty one)."""
         self._tagging = None
+        self._fixes_only = None
         new: dict[str, int] = {}
         rewritten: list[str] = []
         with self._writing():
@@ -329,7 +333,16 @@ class IndexWriter(WrittenIds):
                 after = self.repo.run_git("rev-list", upstream.tip, f"^{plan.fork}").split()
                 self._add_after_fork(branch.refname, self._ids_of(after))
         records = list(self.repo.log(branch.tip, plan.exclude))
+        unreadable = len(self.repo.unreadable)
         self._store_branch(branch, records, top, progress, plan.patch_ids())
+        if len(self.repo.unreadable) > unreadable:
+            _log.warning(
+                "%d commit(s) of %s have no patch-id: git cannot read an object their diff "
+                "needs (%s first); they are found by their upstream reference or subject only",
+                len(self.repo.unreadable) - unreadable,
+                branch.name,
+                self.repo.unreadable[unreadable][:12],
+            )
         self._set_ref(branch, plan.fork)
         return len(records)
 
