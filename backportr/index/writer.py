@@ -333,15 +333,15 @@ class IndexWriter(WrittenIds):
                 after = self.repo.run_git("rev-list", upstream.tip, f"^{plan.fork}").split()
                 self._add_after_fork(branch.refname, self._ids_of(after))
         records = list(self.repo.log(branch.tip, plan.exclude))
-        unreadable = len(self.repo.unreadable)
         self._store_branch(branch, records, top, progress, plan.patch_ids())
-        if len(self.repo.unreadable) > unreadable:
+        unreadable = set(self.repo.unreadable)
+        if lost := [r.oid for r in records if r.oid in unreadable]:
             _log.warning(
                 "%d commit(s) of %s have no patch-id: git cannot read an object their diff "
                 "needs (%s first); they are found by their upstream reference or subject only",
-                len(self.repo.unreadable) - unreadable,
+                len(lost),
                 branch.name,
-                self.repo.unreadable[unreadable][:12],
+                lost[-1][:12],
             )
         self._set_ref(branch, plan.fork)
         return len(records)
