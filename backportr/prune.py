@@ -28,7 +28,8 @@ def prune_unhelpful(
     applied together), which maintainers take together, and commits that are fixes
     themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
     brings). A helper that applies leaves too when it reaches beyond the files of what it
-    helps (`reaches_beyond`)."""
+    helps (`reaches_beyond`), or, in a project whose stable branches take fixes, when it is
+    a refactor larger than what it helps (`larger_than_helped`)."""
     if closure.target_present:
         return []  # an adapted backport's missing members are the answer itself
     conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
@@ -51,7 +52,9 @@ def prune_unhelpful(
     # scan reports it), not a part of this series (measured: docs/accuracy.md).
     pruned = (optional | resolving) & conflicting
     beyond = {  # another author's change that reaches past the files of what it helps
-        c: why for c in optional & resolving - pruned if (why := reaches_beyond(closure, c))
+        c: why
+        for c in optional & resolving - pruned
+        if (why := reaches_beyond(closure, c) or larger_than_helped(closure, c))
     }
     pruned |= set(beyond)
     if conflicting - optional:
@@ -119,6 +122,28 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
         f"it also changes {len(outside)} file(s) {names} does not touch ({outside[0]}"
         f"{', ...' if len(outside) > 1 else ''}): more than the backport needs; adapt "
         f"{names} instead, or take it"
+    )
+
+
+def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
+    """In a project whose stable branches take fixes (`IndexReader.takes_fixes_only`), a
+    commit found only to resolve a conflict (and not a fix: the caller asks only of those)
+    that changes more lines than the members it helps is a refactor the maintainers adapt
+    those members around rather than take; unless it is a revert or another stable branch
+    of the repository carries it (the stable team took it before). Measured on the three
+    shared projects: docs/accuracy.md. Why, or None when it stays."""
+    ctx = closure.ctx
+    if not ctx.index.takes_fixes_only() or ctx.index.reverts_of(helper):
+        return None
+    helped = sorted({r.related or closure.target for r in closure.graph.reasons(helper)})
+    ours = sum(map(len, ctx.applier.changed_lines(helper)))
+    theirs = sum(sum(map(len, ctx.applier.changed_lines(m))) for m in helped)
+    if ours <= theirs or ctx.index.backports_elsewhere(helper, ctx.branch.refname):
+        return None
+    names = " and ".join(m[:12] for m in helped)
+    return (
+        f"it is not a fix and changes {ours} lines for a change of {theirs}, and this "
+        f"project's stable branches take fixes: adapt {names} instead, or take it"
     )
 
 

@@ -297,6 +297,10 @@ def without(rules: set[str]) -> None:
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
+    if "larger" in rules:  # a refactor larger than what it helps taken in every project
+        from backportr import prune
+
+        prune.larger_than_helped = lambda closure, helper: None  # type: ignore[assignment]
     if "prune" in rules:  # conflicting conflict prerequisites kept in the series
         r.prune_unhelpful = lambda closure, order, results: []  # type: ignore[assignment]
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
@@ -460,7 +464,7 @@ def main() -> int:
     parser.add_argument("--conflict-depth", type=int, default=1)
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
     parser.add_argument(
-        "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune"
+        "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger"
     )
     parser.add_argument(
         "--culprits",

@@ -581,6 +581,58 @@ def helper_within_the_targets_files(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["enabler", "target"])
 
 
+def _refactor_before_a_fix(
+    path: Path, *, carried_fixes: bool, records_deps: bool = False
+) -> Kernel:
+    """The branch carries 20 backports, fixes (`Fixes:` of the fork) or features by
+    `carried_fixes`; upstream, another author's `refactor` (not a fix, five changed lines)
+    reworks the target's context, and `target`, a two-line fix, applies only after it. With
+    `records_deps`, a branch commit says which fix it was taken for (`Stable-dep-of:`)."""
+    k = Kernel(path, functions=20)
+    for i in range(20):
+        k.edit_fn(
+            f"carried{i}",
+            f"core_fn{i}",
+            f"y += 1{i};",
+            path="fs/core.c",
+            trailers=k.fixes("v5.10") if carried_fixes else "",
+        )
+        k.b.cherry_pick(k.b.ids[f"carried{i}"], BRANCH)
+    if records_deps:
+        dep = f'Stable-dep-of: {k.b.ids["carried1"][:12]} ("drv: carried1")\n'
+        k.edit_fn("dep", "core_fn0", "y += 99;", path="fs/core.c", branch=BRANCH, trailers=dep)
+    k.edit_in(
+        "refactor",
+        "drv_fn4",
+        "\ty *= 2;\n",
+        "\ty <<= 1;\n\ty += 0;\n\ty |= 0;\n\ty &= ~0;\n",
+        author=OTHER,
+    )
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;", trailers=k.fixes("v5.10"))
+    return k
+
+
+def refactor_in_a_fixes_only_project(path: Path) -> Scenario:
+    """A branch that takes fixes (every backport is one): the target conflicts, and what
+    makes it apply is a refactor larger than the fix, so it is suggested and the target
+    adapted by hand, as a maintainer of such a branch does."""
+    k = _refactor_before_a_fix(path, carried_fixes=True)
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def refactor_in_a_project_recording_stable_deps(path: Path) -> Scenario:
+    """A branch of fixes that records `Stable-dep-of:` (as the kernel's do) takes the
+    prerequisites its fixes need: the refactor is taken."""
+    k = _refactor_before_a_fix(path, carried_fixes=True, records_deps=True)
+    return Scenario(k.b, "target", ["refactor", "target"])
+
+
+def refactor_in_a_project_taking_refactors(path: Path) -> Scenario:
+    """As above, but the branch's backports are features too: the refactor is taken."""
+    k = _refactor_before_a_fix(path, carried_fixes=False)
+    return Scenario(k.b, "target", ["refactor", "target"])
+
+
 def helper_fixing_an_absent_commit(path: Path) -> Scenario:
     """The target applies only after `helper`, another author's fix of a commit the branch
     lacks, which conflicts itself: for this branch that fix is a helper like any other, so it
@@ -717,6 +769,9 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
     "helper_within_the_targets_files": helper_within_the_targets_files,
+    "refactor_in_a_fixes_only_project": refactor_in_a_fixes_only_project,
+    "refactor_in_a_project_taking_refactors": refactor_in_a_project_taking_refactors,
+    "refactor_in_a_project_recording_stable_deps": refactor_in_a_project_recording_stable_deps,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "reapplied_after_revert": reapplied_after_revert,
     "fix_helper_when_a_follow_up_conflicts": fix_helper_when_a_follow_up_conflicts,

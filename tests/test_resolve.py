@@ -433,6 +433,16 @@ def test_trials_leave_no_objects_in_the_repository(
     assert not list(tmp_path.glob("backportr-objects-*"))
 
 
+def test_a_refactor_larger_than_the_fix_is_suggested_with_why(
+    scenarios: dict[str, Scenario],
+) -> None:
+    s = scenarios["refactor_in_a_fixes_only_project"]
+    report = resolve(s.path, s.ids["target"])
+    (suggestion,) = [x for x in report.suggestions if x.commit == s.ids["refactor"]]
+    assert "not a fix" in suggestion.reason.detail and "take fixes" in suggestion.reason.detail
+    assert report.series[0].apply == "conflict"
+
+
 def test_a_helper_beyond_the_targets_files_is_suggested_with_why(
     scenarios: dict[str, Scenario],
 ) -> None:

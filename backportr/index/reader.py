@@ -119,7 +119,8 @@ class IndexReader:
     def takes_fixes_only(self) -> bool:
         """Do the indexed stable branches take fixes only? At least `FIXES_ONLY_SHARE` of the
         upstream commits their backports name are fixes (a `Fixes:`, a stable tag, or a
-        revert), out of at least `FIXES_ONLY_FLOOR`."""
+        revert), out of at least `FIXES_ONLY_FLOOR`; and no backport says `Stable-dep-of:`
+        (a project whose branches record that takes prerequisites as a matter of course)."""
         if self._fixes_only is None:
             carried, fixes = self.db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(fix), 0) FROM (SELECT DISTINCT u.upstream, "
@@ -129,7 +130,12 @@ class IndexReader:
                 "ON u.commit_id=b.commit_id CROSS JOIN commits c ON c.oid=u.upstream "
                 "WHERE c.upstream_seq IS NOT NULL)"
             ).fetchone()
-            self._fixes_only = carried >= FIXES_ONLY_FLOOR and fixes >= FIXES_ONLY_SHARE * carried
+            records_deps = self.db.execute("SELECT 1 FROM stable_deps LIMIT 1").fetchone()
+            self._fixes_only = (
+                carried >= FIXES_ONLY_FLOOR
+                and fixes >= FIXES_ONLY_SHARE * carried
+                and records_deps is None
+            )
         return self._fixes_only
 
     def stable_tags_of(self, oid: Oid) -> list[StableTag]:
