@@ -21,7 +21,7 @@ from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_p
 from backportr.model import Oid
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
-_UNREADABLE_MOST = 1_000  # commits without a readable diff before a patch-id pass gives up
+_UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
 
 
 @dataclass
@@ -193,16 +193,26 @@ class Streams(GitAccess):
         """The patch-ids of `commits` that git can compute. A commit whose diff needs an
         object the repository lacks (a damaged copy, a partial clone offline) gets none and
         is listed in `unreadable`; the others are found by halving what was left (a few
-        more pipelines). More than `_UNREADABLE_MOST` such commits: the error stands."""
+        more pipelines each). More than `_UNREADABLE_MOST` such commits among `commits`:
+        the error stands (a copy that lacks most of its blobs is not worth the pipelines)."""
+        lost: list[Oid] = []
+        found = self._readable(commits, lost)
+        self.unreadable += lost
+        return found
+
+    def _readable(self, commits: list[Oid], lost: list[Oid]) -> list[tuple[Oid, str]]:
         found: list[tuple[Oid, str]] = []
         try:
             found.extend(self.patch_ids_of(commits))
             return found
-        except MissingObjectError:
+        except MissingObjectError as error:
             if len(commits) == 1:
-                self.unreadable.append(commits[0])
-                if len(self.unreadable) > _UNREADABLE_MOST:
-                    raise
+                lost.append(commits[0])
+                if len(lost) > _UNREADABLE_MOST:
+                    raise MissingObjectError(
+                        f"{error}; more than {_UNREADABLE_MOST} commits cannot be diffed: "
+                        "fetch the repository's missing objects"
+                    ) from None
                 return []
         # In the order given: what came out is done, and so is what came before it; except
         # the last one out, which may be the commit git died in (patch-id then hashed half
@@ -213,7 +223,7 @@ class Streams(GitAccess):
         half = max(1, len(rest) // 2)
         for part in (rest[:half], rest[half:]):
             if part:
-                found += self.readable_patch_ids(part)
+                found += self._readable(part, lost)
         return found
 
     def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:

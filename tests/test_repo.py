@@ -209,3 +209,15 @@ def test_the_index_is_built_without_the_patch_id_git_cannot_compute(tmp_path: Pa
     ids = dict(db.execute("SELECT oid, patch_id FROM commits"))
     assert ids[broken] is None
     assert all(ids[c] for c in made if c != broken)
+
+
+def test_a_copy_that_lacks_most_blobs_is_an_error_not_minutes_of_halving(tmp_path: Path) -> None:
+    b = RepoBuilder(tmp_path / "repo")
+    base = b.commit("base", {"a.c": "int a;\n"})
+    made = [b.commit(f"change {i}", {f"f{i}.c": f"int f{i};\n"}) for i in range(20)]
+    for i, commit in enumerate(made):
+        blob = str(b.repo.revparse_single(f"{commit}:f{i}.c").id)
+        (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
+    repo = Repo(b.path)
+    with pytest.raises(MissingObjectError, match="fetch the repository's missing objects"):
+        dict(repo.patch_ids(made[-1], [base], per_process=100))
