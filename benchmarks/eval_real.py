@@ -388,6 +388,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
         begin = time.monotonic()
         predicted: list[str] = []
         reasons: list[list[str]] = []
+        suggested: list[list[str]] = []
         status = "error"
         error = None
         try:
@@ -404,6 +405,10 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
                 ).resolve(str(case["target"]), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
+            suggested = [
+                [x.commit, x.reason.kind, x.reason.related or "", x.reason.detail[:200]]
+                for x in branch_report.suggestions
+            ]
             if status in ("ready", "conflict"):
                 predicted = [m.commit for m in branch_report.series]
                 reasons = [
@@ -419,6 +424,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
             case, predicted, status, seconds, error, reasons, later
         )
         row["taken_in_window"] = taken
+        row["suggested"] = suggested
         grep = one_level_grep(scratch, str(case["target"]), f"refs/heads/{upstream}")
         grep, _, _ = as_taken(mirror, case, grep, applied)
         baseline[str(case["kind"])].add(case, grep, "ready", 0.0)
