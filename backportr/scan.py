@@ -73,6 +73,7 @@ class _Delta:
 
 
 _MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
+_RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
 
 
 class Scanner:
@@ -97,6 +98,7 @@ class Scanner:
         )
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
         self._counts = [0, 0]  # resolved, reused: of the branch being scanned
+        self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet kept
         # The conflict searches blame and log one range (fork..upstream) thousands of times:
         # read it once (one `git log --name-status` pass) instead of walking it per question.
         ws.repo.remember_history(
@@ -129,15 +131,18 @@ class Scanner:
             self.prepare(fixes, backports)
         total = len(fixes) + len(backports)
         self._counts = [0, 0]
-        for done, commit in enumerate(fixes, 1):
-            self.progress(f"scanning {branch.name}", done, total)
-            self._guard(
-                result, commit, functools.partial(self._missing_fix, branch, commit, result)
-            )
-        for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
-            self.progress(f"scanning {branch.name}", done, total)
-            work = functools.partial(self._backport, branch, carrier, upstream, result)
-            self._guard(result, upstream, work)
+        try:
+            for done, commit in enumerate(fixes, 1):
+                self.progress(f"scanning {branch.name}", done, total)
+                self._guard(
+                    result, commit, functools.partial(self._missing_fix, branch, commit, result)
+                )
+            for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
+                self.progress(f"scanning {branch.name}", done, total)
+                work = functools.partial(self._backport, branch, carrier, upstream, result)
+                self._guard(result, upstream, work)
+        finally:
+            self._keep_held()
         result.scanned = total
         result.resolved, result.reused = self._counts
         _log.info(
@@ -376,8 +381,21 @@ class Scanner:
                 return _Resolved(record["status"], series_from_json(record["series"]))
         report = self.resolver.resolve_branch(commit, branch)
         self._counts[0] += 1
-        self.ws.index.keep_result(scope, json.dumps(self._record(branch, commit, report)))
+        self._held.append((scope, branch, commit, report))
+        if len(self._held) >= _RECORDS_HELD:
+            self._keep_held()
         return _Resolved(report.status, report.series)
+
+    def _keep_held(self) -> None:
+        """Keep the held answers, with what they depend on (`_record`): the paths of all
+        their commits listed by one git process first (at kernel scale a process each cost
+        as much as the resolve's own git work)."""
+        held, self._held = self._held, []
+        records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
+        self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
+        for scope, branch, _, report in held:
+            record = self._record(branch, records[scope], report)
+            self.ws.index.keep_result(scope, json.dumps(record))
 
     def _scope(self, branch: Ref, commit: Oid) -> str:
         parts = (
@@ -396,14 +414,17 @@ class Scanner:
         tips[self.ws.upstream.refname] = self.ws.upstream.tip
         return tips
 
-    def _record(self, branch: Ref, commit: Oid, report: BranchReport) -> dict[str, object]:
-        """The answer with what it depends on: every commit it looked at (the target, the
-        series, what is present, the suggestions, and their culprits) and their files."""
+    def _closure(self, commit: Oid, report: BranchReport) -> set[Oid]:
+        """Every commit an answer looked at: the target, the series, what is present, the
+        suggestions, and their culprits."""
         index = self.ws.index
         closure = {commit, *(m.commit for m in report.series)}
         closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
         closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
-        self.ws.repo.learn_paths(closure)  # one git process, not a tree diff each
+        return closure
+
+    def _record(self, branch: Ref, closure: set[Oid], report: BranchReport) -> dict[str, object]:
+        """The answer with what it depends on: the commits it looked at and their files."""
         files = {f for c in closure for f in self.ws.repo.files_touched(c)}
         return {
             "tips": self._tips(branch),
