@@ -354,15 +354,19 @@ def test_untagged_policy_and_priority(tmp_path: Path) -> None:
     assert order("--untagged", "skip") == tagged
 
 
-def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path) -> None:
+@pytest.mark.parametrize("held", [1, 64])
+def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, held: int) -> None:  # type: ignore[no-untyped-def]
     """After a day upstream (a follow-up of one missing fix, unrelated work) and a stable
     release (an unrelated backport in another file), the incremental scan resolves only the
-    targets those touch, and reports exactly what a scan with a fresh index reports."""
+    targets those touch, and reports exactly what a scan with a fresh index reports; whether
+    the answers are kept one by one or together at the end (`held`)."""
+    from backportr import scan as scanning
     from backportr.config import Settings
     from backportr.findings import Policy
     from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
+    monkeypatch.setattr(scanning, "_RECORDS_HELD", held)
     k = Kernel(tmp_path / "repo", functions=12)
     places = {1: ("drv_fn1", "drivers/drv.c"), 2: ("drv_fn2", "drivers/drv.c")}
     places[3] = ("core_fn3", "fs/core.c")
