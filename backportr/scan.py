@@ -141,8 +141,10 @@ class Scanner:
                 self.progress(f"scanning {branch.name}", done, total)
                 work = functools.partial(self._backport, branch, carrier, upstream, result)
                 self._guard(result, upstream, work)
-        finally:
-            self._keep_held()
+        except BaseException:
+            self._held.clear()  # not kept: the next run resolves them again
+            raise
+        self._keep_held()
         result.scanned = total
         result.resolved, result.reused = self._counts
         _log.info(
