@@ -94,6 +94,12 @@ def read_ahead(
             thread.join(0.01)
 
 
+_STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
+_MISSING_OBJECT = re.compile(
+    r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
+)
+
+
 def patch_id_pipeline(
     log_args: list[str], feed: bytes | None, where: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
@@ -137,12 +143,6 @@ def patch_id_pipeline(
     if _MISSING_OBJECT.search(cause):
         raise MissingObjectError(message)
     raise BackportrError(message)
-
-
-_STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
-_MISSING_OBJECT = re.compile(
-    r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
-)
 
 
 def feed_in_background(stdin: IO[bytes], data: bytes) -> threading.Thread:

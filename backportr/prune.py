@@ -112,12 +112,12 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
         return None
     if ctx.index.reverts_of(helper):
         return None
-    helped = {r.related or closure.target for r in closure.graph.reasons(helper)}
+    helped = helped_by(closure, helper)
     wanted = {path for member in helped for path in ctx.repo.files_touched(member)}
     outside = [path for path in ctx.repo.files_touched(helper) if path not in wanted]
     if not outside:
         return None
-    names = " and ".join(m[:12] for m in sorted(helped))
+    names = " and ".join(m[:12] for m in helped)
     return (
         f"it also changes {len(outside)} file(s) {names} does not touch ({outside[0]}"
         f"{', ...' if len(outside) > 1 else ''}): more than the backport needs; adapt "
@@ -135,7 +135,7 @@ def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
     ctx = closure.ctx
     if not ctx.index.takes_fixes_only() or ctx.index.reverts_of(helper):
         return None
-    helped = sorted({r.related or closure.target for r in closure.graph.reasons(helper)})
+    helped = helped_by(closure, helper)
     ours = sum(map(len, ctx.applier.changed_lines(helper)))
     theirs = sum(sum(map(len, ctx.applier.changed_lines(m))) for m in helped)
     if ours <= theirs or ctx.index.backports_elsewhere(helper, ctx.branch.refname):
@@ -145,6 +145,11 @@ def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
         f"it is not a fix and changes {ours} lines for a change of {theirs}, and this "
         f"project's stable branches take fixes: adapt {names} instead, or take it"
     )
+
+
+def helped_by(closure: Closure, helper: Oid) -> list[Oid]:
+    """The members a commit was found for (the target when a reason names none), sorted."""
+    return sorted({r.related or closure.target for r in closure.graph.reasons(helper)})
 
 
 def fixes_here(closure: Closure, commit: Oid) -> bool:

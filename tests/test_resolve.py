@@ -433,21 +433,18 @@ def test_trials_leave_no_objects_in_the_repository(
     assert not list(tmp_path.glob("backportr-objects-*"))
 
 
-def test_a_refactor_larger_than_the_fix_is_suggested_with_why(
-    scenarios: dict[str, Scenario],
+@pytest.mark.parametrize(
+    ("name", "helper", "words"),
+    [
+        ("refactor_in_a_fixes_only_project", "refactor", ("not a fix", "take fixes")),
+        ("helper_beyond_the_targets_files", "enabler", ("fs/core.c", "adapt")),
+    ],
+)
+def test_a_helper_left_out_is_suggested_with_why(
+    scenarios: dict[str, Scenario], name: str, helper: str, words: tuple[str, str]
 ) -> None:
-    s = scenarios["refactor_in_a_fixes_only_project"]
+    s = scenarios[name]
     report = resolve(s.path, s.ids["target"])
-    (suggestion,) = [x for x in report.suggestions if x.commit == s.ids["refactor"]]
-    assert "not a fix" in suggestion.reason.detail and "take fixes" in suggestion.reason.detail
-    assert report.series[0].apply == "conflict"
-
-
-def test_a_helper_beyond_the_targets_files_is_suggested_with_why(
-    scenarios: dict[str, Scenario],
-) -> None:
-    s = scenarios["helper_beyond_the_targets_files"]
-    report = resolve(s.path, s.ids["target"])
-    (suggestion,) = [x for x in report.suggestions if x.commit == s.ids["enabler"]]
-    assert "fs/core.c" in suggestion.reason.detail and "adapt" in suggestion.reason.detail
+    (suggestion,) = [x for x in report.suggestions if x.commit == s.ids[helper]]
+    assert all(word in suggestion.reason.detail for word in words)
     assert report.series[0].apply == "conflict"

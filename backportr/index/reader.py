@@ -272,12 +272,11 @@ class IndexReader:
         rows: list[tuple[str, Oid]] = []
         for start in range(0, len(missing), _PATCH_ID_SLICE):  # no pipeline runs for minutes
             part = missing[start : start + _PATCH_ID_SLICE]
-            known = len(self.repo.unreadable)
             try:
                 computed = dict(self.repo.readable_patch_ids(part))
             except BackportrError:
                 continue  # left to the commit-by-commit path: one target's error, not the scan's
-            unreadable = set(self.repo.unreadable[known:])  # not kept: the copy may be mended
+            unreadable = set(self.repo.unreadable)  # not kept: the copy may be mended
             rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
         with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
             self.db.executemany("UPDATE commits SET patch_id=? WHERE oid=?", rows)

@@ -43,6 +43,7 @@ class _History(Streams):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.unreadable = []
 
 
 class BulkWorker:
