@@ -16,9 +16,15 @@ import pygit2
 from backportr.errors import BackportrError
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
+from backportr.gittreegrep import TreeGrep
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
+_GREPS_IN_GIT = 12
+"""`grep_files` asks git this many times, then answers in-process (`gittreegrep`): the
+first in-process answer reads every matching file of a tree (about a dozen greps' worth),
+the next ones only the files that changed. A single resolve asks a few times; a scan
+hundreds."""
 _WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -29,6 +35,8 @@ class Searches(GitAccess):
         _history_tip: Oid | None
         _history_reading: Callable[[], None] | None
         _ranges: dict[Oid, RangeHistory]
+        _tree_grep: TreeGrep | None
+        _file_greps: int
 
         def range_changes(
             self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
@@ -145,7 +153,18 @@ class Searches(GitAccess):
     ) -> dict[str, dict[str, list[str]]]:
         """For each of `words`: the files of the commit's tree with those suffixes that
         mention it as a whole word, with the lines that do. One `git grep` per 200 words
-        (each process reads the whole tree; the words share it)."""
+        (each process reads the whole tree; the words share it), or, past the first
+        `_GREPS_IN_GIT` questions, the same answer from the object database."""
+        if self._file_greps >= _GREPS_IN_GIT:
+            if self._tree_grep is None:
+                self._tree_grep = TreeGrep(self.git)
+            return self._tree_grep.grep(self.commit(commit).tree, words, suffixes)
+        self._file_greps += 1
+        return self._git_grep_files(commit, words, suffixes)
+
+    def _git_grep_files(
+        self, commit: Oid, words: list[str], suffixes: tuple[str, ...]
+    ) -> dict[str, dict[str, list[str]]]:
         found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
         for start in range(0, len(words), _GREP_PATTERNS):
             chunk = words[start : start + _GREP_PATTERNS]

@@ -37,6 +37,7 @@ from backportr.githistory import RangeHistory
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
 from backportr.gitstream import Streams
+from backportr.gittreegrep import TreeGrep
 from backportr.model import Author, Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
@@ -113,6 +114,8 @@ class Repo(Streams, Searches, Diffs):
         self._history_tip: Oid | None = None  # see remember_history
         self._history_reading: Callable[[], None] | None = None
         self._ranges: dict[Oid, RangeHistory] = {}
+        self._tree_grep: TreeGrep | None = None
+        self._file_greps = 0
 
     # -- names -----------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ _GIT_LAYER = {
     "repo.py",
     "gitproc.py",
     "gitsearch.py",
+    "gittreegrep.py",
     "gitstream.py",
     "gitlog.py",
     "githistory.py",

@@ -9,6 +9,7 @@ from backportr.builder import RepoBuilder
 from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import WordLookup
+from backportr.gittreegrep import TreeGrep
 from backportr.repo import Repo
 
 
@@ -85,3 +86,62 @@ def test_many_names_share_one_grep_of_the_files_mentioning_them(tmp_path: Path) 
         "b.h": ["#define BAR_MAX 3 /* bar */"],
     }
     assert together["absent"] == {}
+
+
+def test_many_questions_build_the_set_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A scan asks about a few names per member, hundreds of times: after a dozen greps the
+    tip's identifier set answers the rest (and is kept for the next run), the same answers."""
+    repo, tip = _repo(tmp_path / "r")
+    greps: list[list[str]] = []
+    real = repo.grep_words
+
+    def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
+        greps.append(words)
+        return real(tree, words, patterns)
+
+    monkeypatch.setattr(repo, "grep_words", counting)
+    lookup = WordLookup(repo, tip, SEARCHED, tmp_path / "cache")
+    answers = [lookup.present([f"helper_{i}", f"gone_{i}"]) for i in range(40)]
+    assert answers == [{f"helper_{i}"} for i in range(40)]
+    assert len(greps) == words_module.GREPS_BEFORE_THE_SET
+    assert [p.name for p in (tmp_path / "cache").glob("*.words.gz")] == [
+        f"{repo.tree_id(tip)}.words.gz"
+    ]
+
+
+def test_in_process_grep_answers_as_git_grep(tmp_path: Path) -> None:
+    """Past a dozen questions the files mentioning names come from the object database: the
+    same files, lines and order as git grep's, whatever the file holds."""
+    b = RepoBuilder(tmp_path / "r")
+    files = {
+        "a.c": "int foo = bar;\nint foobar;\nint foo_bar = foo + bar;\n",
+        "b.h": "#define BAR_MAX 3 /* bar */\nextern int xfoo;\n",
+        "crlf.c": "int foo;\r\nint bar;\r\n",
+        "bin.c": "foo\0bar\n",
+        "word.c": "x = 3foo + é_foo + (foo);\n",
+        "drv/sub/deep.h": "struct foo { int bar; };\n",
+        "drv/Kconfig.net": "config FOO\n\tdepends on BAR_MAX\n",
+        "docs/foo.txt": "foo bar\n",
+    }
+    tip = b.commit("init", files)
+    repo = Repo(b.path)
+    names = ["foo", "bar", "BAR_MAX", "foobar", "absent", "xfoo", "FOO"]
+    for patterns in ((".c", ".h"), ("Kconfig*",), (".c", ".h", "Kconfig*", ".txt")):
+        by_git = repo._git_grep_files(tip, names, patterns)
+        in_process = TreeGrep(repo.git).grep(repo.commit(tip).tree, names, patterns)
+        assert in_process == by_git
+        assert [list(v) for v in in_process.values()] == [list(v) for v in by_git.values()]
+    assert repo._git_grep_files(tip, ["foo"], (".c",))["foo"]["word.c"] == [
+        "x = 3foo + é_foo + (foo);"
+    ]
+
+
+def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> None:
+    repo, tip = _repo(tmp_path / "r")
+    answers = [repo.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(20)]
+    assert repo._tree_grep is not None  # the later answers came from the object database
+    for i, answer in enumerate(answers):
+        assert answer == repo._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",))
+        assert answer[f"helper_{i}"] == {
+            f"drivers/f{i}.c": [f"int helper_{i}(int x) {{ return x + CONST_{i}; }}"]
+        }

@@ -2,10 +2,11 @@
 the whole tree, answered in bounded time.
 
 Few names (a single resolve): one `git grep -F -w` with at most `GREP_CHUNK` patterns. Many
-names (a scan, or a cache already on disk): the tip's whole identifier set, read once from the
-object database in-process and kept by tree id under the index directory, so a second scan, a
-sibling branch at the same tree, or the next run reuse it. Never a grep with thousands of
-patterns (one of those ran for more than six minutes on a large tree).
+names, or many questions (a scan), or a cache already on disk: the tip's whole identifier
+set, read once from the object database in-process and kept by tree id under the index
+directory, so a second scan, a sibling branch at the same tree, or the next run reuse it.
+Never a grep with thousands of patterns (one of those ran for more than six minutes on a
+large tree).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from backportr.repo import Repo
 GREP_CHUNK = 200
 """At most this many patterns in one git grep; past it, the identifier set is built."""
 
+GREPS_BEFORE_THE_SET = 12
+"""After this many greps of one tip, its identifier set is built instead. Reading every
+source file of a tree costs about a dozen greps of it (DPDK's tree: 4.0 s, a grep 0.3 s), so
+switching then never costs more than twice the cheaper of the two choices, whichever many
+questions the rest of the run asks: a single resolve greps, a scan builds once."""
+
 
 class WordLookup:
     """Identifier -> does it occur in the tip's files matching `patterns`? Cached."""
@@ -32,17 +39,23 @@ class WordLookup:
         self.cache = cache
         self.known: dict[str, bool] = {}
         self._all: set[str] | None = None
+        self._greps = 0
 
     def present(self, names: list[str]) -> set[str]:
         """Which of `names` occur as whole words."""
         unknown = sorted({n for n in names if n not in self.known})
         if unknown:
-            if self._all is None and (len(unknown) > GREP_CHUNK or self._cached_file()):
+            if self._all is None and (
+                len(unknown) > GREP_CHUNK
+                or self._greps >= GREPS_BEFORE_THE_SET
+                or self._cached_file()
+            ):
                 self._all = self._load_or_build()
             if self._all is not None:
                 found = {n for n in unknown if n in self._all}
             else:
                 found = self.repo.grep_words(self.tip, unknown, self.patterns)
+                self._greps += 1
             self.known.update({n: n in found for n in unknown})
         return {n for n in names if self.known[n]}
 

@@ -1,0 +1,126 @@
+"""Whole-word search of a tree's files in-process, for many questions over close trees.
+
+A scan's symbol finder asks, for each member, which files of the member's parent mention the
+names it lacks: one `git grep` of a whole tree each time (0.2 s on DPDK's 4,300 C files, read
+and decompressed again for every question), over upstream trees that share almost every
+file. Here the answer comes from the object database with two caches: a subtree's matching
+files by the subtree's id (a tree walk skips whatever did not change between two parents)
+and each file's identifiers by blob id (a file is read again only to collect the lines of a
+name it holds). The answers are `git grep -w -F -I`'s, in its order (a test compares).
+
+Part of the git layer. Memory is bounded: past `_MAX_IDENTIFIERS` kept identifiers the
+oldest files' sets are dropped (read again when asked).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+import pygit2
+
+# Every byte that is not a letter, digit or underscore, as a space: a file's words (git's
+# -w: a match has none of those on either side) are then its `split()`.
+_SPACES = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256)
+)
+_BINARY_PROBE = 8000  # git's -I: a NUL in the first 8000 bytes makes a file binary
+_MAX_IDENTIFIERS = 8_000_000
+
+
+class TreeGrep:
+    """`grep_files`'s answers for many trees of one repository, from the object database."""
+
+    def __init__(self, git: pygit2.Repository) -> None:
+        self._git = git
+        self._files: dict[tuple[pygit2.Oid, str], list[tuple[str, pygit2.Oid]]] = {}
+        self._tokens: dict[pygit2.Oid, frozenset[bytes] | None] = {}  # None: binary
+        self._kept = 0
+
+    def grep(
+        self, tree: pygit2.Tree, words: list[str], patterns: tuple[str, ...]
+    ) -> dict[str, dict[str, list[str]]]:
+        """For each of `words`: the files matching the pathspecs `*<pattern>` that mention
+        it as a whole word, with those lines, as `Repo.grep_files` gives them."""
+        found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
+        wanted = {word.encode(): word for word in words}
+        spec = re.compile("|".join(fnmatch.translate(f"*{p}") for p in patterns))
+        regexes = {w: _whole_word(w) for w in words}
+        for path, blob in self._matching(tree, "", spec, "|".join(patterns)):
+            tokens = self._tokens_of(blob)
+            if tokens is None:
+                continue
+            hits = tokens.intersection(wanted)
+            if hits:
+                data = self._git[blob].peel(pygit2.Blob).data
+                for token in hits:
+                    word = wanted[token]
+                    _collect(found[word], path, data, word, regexes[word])
+        return found
+
+    def _matching(
+        self, tree: pygit2.Tree, prefix: str, spec: re.Pattern[str], key: str
+    ) -> list[tuple[str, pygit2.Oid]]:
+        """The tree's files (paths relative to the tree's root) whose full path matches, in
+        git's order; kept by subtree id and prefix (a path pattern sees the whole path)."""
+        cached = self._files.get((tree.id, prefix + "\0" + key))
+        if cached is not None:
+            return cached
+        out: list[tuple[str, pygit2.Oid]] = []
+        for entry in tree:
+            path = prefix + (entry.name or "")
+            if isinstance(entry, pygit2.Tree):
+                out += self._matching(entry, path + "/", spec, key)
+            elif isinstance(entry, pygit2.Blob) and spec.fullmatch(path):
+                out.append((path, entry.id))
+        self._files[(tree.id, prefix + "\0" + key)] = out
+        return out
+
+    def _tokens_of(self, blob: pygit2.Oid) -> frozenset[bytes] | None:
+        if blob in self._tokens:
+            return self._tokens[blob]
+        data = self._git[blob].peel(pygit2.Blob).data
+        binary = b"\0" in data[:_BINARY_PROBE]
+        tokens = None if binary else frozenset(data.translate(_SPACES).split())
+        self._kept += len(tokens or ())
+        while self._kept > _MAX_IDENTIFIERS and self._tokens:
+            dropped = self._tokens.pop(next(iter(self._tokens)))
+            self._kept -= len(dropped or ())
+        self._tokens[blob] = tokens
+        return tokens
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _whole_word(word: str) -> re.Pattern[str]:
+    """git's -w: no ASCII letter, digit or underscore on either side of an occurrence."""
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])")
+
+
+def _collect(
+    found: dict[str, list[str]], path: str, data: bytes, word: str, regex: re.Pattern[str]
+) -> None:
+    """The lines of the file git grep prints for one word, parsed as `grep_files` parses
+    git's output (split into lines as Python does, so a line holding a carriage return is
+    cut there as it is out of git). Occurrences by `bytes.find`: a pattern that starts
+    with a look-behind is tried at every position of the file."""
+    needle = word.encode()
+    at = data.find(needle)
+    while at >= 0:
+        after = at + len(needle)
+        if (at > 0 and data[at - 1] in _WORD_BYTES) or (
+            after < len(data) and data[after] in _WORD_BYTES
+        ):
+            at = data.find(needle, at + 1)
+            continue
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", after)
+        if end < 0:
+            end = len(data)
+        line = data[start:end].decode(errors="replace")
+        for piece in f"{path}:{line}".splitlines():
+            where, _, rest = piece.partition(":")
+            if regex.search(rest):
+                found.setdefault(where, []).append(rest)
+        at = data.find(needle, end)
