@@ -16,7 +16,7 @@ import pygit2
 from backportr.errors import BackportrError
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
-from backportr.gittreegrep import TreeGrep
+from backportr.gittreegrep import WORD_SPACES, TreeGrep
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
@@ -25,7 +25,6 @@ _GREPS_IN_GIT = 12
 first in-process answer reads every matching file of a tree (about a dozen greps' worth),
 the next ones only the files that changed. A single resolve asks a few times; a scan
 hundreds."""
-_WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 class Searches(GitAccess):
@@ -261,5 +260,7 @@ class Searches(GitAccess):
                 elif isinstance(entry, pygit2.Blob) and (
                     name.endswith(suffixes) or name.startswith(prefixes)
                 ):
-                    words.update(_WORD.findall(entry.data))
-        return {w.decode("ascii") for w in words}
+                    words.update(entry.data.translate(WORD_SPACES).split())
+        # the files' maximal runs of letters, digits and underscores; identifiers start with
+        # a letter or an underscore
+        return {w.decode("ascii") for w in words if len(w) > 2 and not w[:1].isdigit()}

@@ -21,7 +21,7 @@ import pygit2
 
 # Every byte that is not a letter, digit or underscore, as a space: a file's words (git's
 # -w: a match has none of those on either side) are then its `split()`.
-_SPACES = bytes(
+WORD_SPACES = bytes(
     c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256)
 )
 _BINARY_PROBE = 8000  # git's -I: a NUL in the first 8000 bytes makes a file binary
@@ -81,7 +81,7 @@ class TreeGrep:
             return self._tokens[blob]
         data = self._git[blob].peel(pygit2.Blob).data
         binary = b"\0" in data[:_BINARY_PROBE]
-        tokens = None if binary else frozenset(data.translate(_SPACES).split())
+        tokens = None if binary else frozenset(data.translate(WORD_SPACES).split())
         self._kept += len(tokens or ())
         while self._kept > _MAX_IDENTIFIERS and self._tokens:
             dropped = self._tokens.pop(next(iter(self._tokens)))

@@ -330,8 +330,14 @@ def _selects(spec: str, case: dict) -> bool:
 
 
 def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, dict, list[dict]]:
-    cases_file, upstream, pattern = PROJECTS[name]
-    cases = [c for c in load_cases(CASES / cases_file) if c["kind"] in args.kinds]
+    if name in PROJECTS:
+        cases_file, upstream, pattern = PROJECTS[name]
+        source = CASES / cases_file
+    else:  # another project's cases (benchmarks/extract_cases.py)
+        if not (args.cases and args.upstream and args.pattern):
+            raise SystemExit(f"{name}: not a shared project; give --cases, --upstream, --pattern")
+        source, upstream, pattern = args.cases, args.upstream, args.pattern
+    cases = [c for c in load_cases(source) if c["kind"] in args.kinds]
     if args.targets:  # only the cases of these targets (id prefixes, optionally @branch)
         cases = [c for c in cases if any(_selects(spec, c) for spec in args.targets)]
     if args.limit:
@@ -463,7 +469,9 @@ def render(name: str, tallies: dict[str, Tally]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Score resolve on real backport cases.")
-    parser.add_argument("projects", nargs="+", help="name=path, name in rdma, ovn, nm")
+    parser.add_argument(
+        "projects", nargs="+", help="name=path, name in rdma, ovn, nm (or any with --cases)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="at most N cases per kind")
     parser.add_argument("--kinds", default=",".join(SCORED))
     parser.add_argument("--max-commits", type=int, default=50)
@@ -479,6 +487,9 @@ def main() -> int:
         help="the repository policy backportr.culprits to score with (default: the tool's)",
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--cases", type=Path, help="cases of a project beyond the shared three")
+    parser.add_argument("--upstream", help="that project's upstream branch")
+    parser.add_argument("--pattern", help="that project's stable branches")
     parser.add_argument("--with-siblings", default="none", choices=("none", "earlier", "all"))
     parser.add_argument(
         "--targets", default="", help="only these cases: id prefixes, each optionally @branch"

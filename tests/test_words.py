@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from backportr.builder import RepoBuilder
+from backportr.deps import symbols
 from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import WordLookup
@@ -145,3 +149,9 @@ def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> 
         assert answer[f"helper_{i}"] == {
             f"drivers/f{i}.c": [f"int helper_{i}(int x) {{ return x + CONST_{i}; }}"]
         }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab_Z09 \t\n;(é°—\x1c\u2028\xa0日")), max_size=60))
+def test_identifiers_split_as_the_regex_finds_them(text: str) -> None:
+    assert symbols._identifiers(text) == set(symbols._IDENTIFIER.findall(text))
