@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Extract real backport cases from a repository's stable branches, in the format of
+../shared/data/real-cases/ (see its README), so that `eval_real.py --cases` can score a
+project beyond the three shared ones.
+
+    python benchmarks/extract_cases.py REPO --upstream main --branch 21.11 --branch 22.11 \\
+        --per-kind 30 --out cases.jsonl.gz
+
+Each stable commit that names its upstream commit (`[ upstream commit X ]`, `commit X
+upstream.`, `(cherry picked from commit X)`, ...) is one case, classified from the branch's
+own history, first rule that holds:
+
+- `fixes_chain`: a culprit the target names in `Fixes:` was neither in the fork nor
+  backported before the target, and was backported earlier on the same branch: `before` is
+  the stable commit before the culprit's backport; the series is the culprit, the target;
+- `followup`: later backports on the branch name the target in `Fixes:`: the series is the
+  target, then those follow-ups in the branch's order;
+- `adjusted`: the backport's changed lines (`+`/`-`, context and line numbers aside)
+  differ from the upstream commit's: the maintainers edited it;
+- `prereq`: the upstream commit does not merge cleanly (an in-memory three-way merge, as a
+  cherry-pick does) onto the stable commit three or fewer backports before it, and does onto
+  the one just before it: the series is the backports in between that touch the target's
+  files, then the target; `before` is the stable commit before the first of them;
+- `single`: the rest (clean at `before`, every culprit present).
+
+Cases run oldest first per branch; `--per-kind` keeps a seeded random sample of each kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import gzip
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+import pygit2
+
+UPSTREAM_REF = re.compile(
+    rb"^\s*(?:\[\s*upstream commit ([0-9a-f]{12,40})\s*\]"
+    rb"|commit ([0-9a-f]{12,40}) upstream\.?"
+    rb"|\(cherry picked from commit ([0-9a-f]{12,40})\)"
+    rb"|master commit:? ([0-9a-f]{12,40}))\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+FIXES = re.compile(rb"^Fixes:\s*([0-9a-f]{8,40})\b", re.IGNORECASE | re.MULTILINE)
+PREREQ_DEPTH = 3
+
+
+class Upstream:
+    """The upstream history's ids, for prefix lookups and ancestry by position."""
+
+    def __init__(self, repo: pygit2.Repository, tip: pygit2.Oid) -> None:
+        walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
+        self.ids = sorted(str(c.id) for c in walker)
+        self.members = set(self.ids)
+
+    def resolve(self, prefix: str) -> str | None:
+        at = bisect.bisect_left(self.ids, prefix)
+        hits = [i for i in self.ids[at : at + 2] if i.startswith(prefix)]
+        return hits[0] if len(hits) == 1 else None
+
+
+def changed_lines(repo: pygit2.Repository, commit: pygit2.Commit) -> list[tuple[str, str]]:
+    """The commit's `+`/`-` lines per file, in order: what the patch changes, whatever its
+    context and position."""
+    if not commit.parents:
+        return []
+    diff = repo.diff(commit.parents[0], commit, context_lines=0)
+    diff.find_similar()
+    out = []
+    for patch in diff:
+        if patch is None:
+            continue
+        path = patch.delta.new_file.path
+        for hunk in patch.hunks:
+            for line in hunk.lines:
+                if line.origin in "+-":
+                    out.append((path, line.origin + line.content.strip()))
+    return out
+
+
+def files_of(repo: pygit2.Repository, commit: pygit2.Commit) -> set[str]:
+    if not commit.parents:
+        return set()
+    diff = repo.diff(commit.parents[0], commit)
+    return {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
+
+
+def merges_cleanly(repo: pygit2.Repository, commit: pygit2.Commit, onto: pygit2.Commit) -> bool:
+    if not commit.parents:
+        return False
+    index = repo.merge_trees(commit.parents[0].tree, onto.tree, commit.tree)
+    return not index.conflicts
+
+
+def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dict[str, object]]:
+    up_tip = repo.revparse_single(upstream_ref).peel(pygit2.Commit)
+    br_tip = repo.revparse_single(branch).peel(pygit2.Commit)
+    upstream = Upstream(repo, up_tip.id)
+    fork = repo.merge_base(up_tip.id, br_tip.id)
+    walker = repo.walk(br_tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker.hide(fork)
+    walker.simplify_first_parent()
+    stable = [c for c in walker if len(c.parents) == 1]
+    origin: list[str | None] = []
+    for c in stable:
+        match = UPSTREAM_REF.search(c.raw_message)
+        named = next((g for g in match.groups() if g), None) if match else None
+        origin.append(upstream.resolve(named.decode()) if named else None)
+    position = {u: i for i, u in enumerate(origin) if u is not None}
+
+    def present(culprit: str, at: int) -> bool:
+        """In the branch at stable position `at` (before its commit): in the fork or
+        backported before it."""
+        if culprit in position and position[culprit] < at:
+            return True
+        return repo.descendant_of(fork, culprit) or str(fork) == culprit
+
+    def culprits(commit: pygit2.Commit) -> list[str]:
+        found = []
+        for prefix in FIXES.findall(commit.raw_message):
+            full = upstream.resolve(prefix.decode().lower())
+            if full is not None:
+                found.append(full)
+        return found
+
+    fixers: dict[str, list[int]] = {}
+    for i, u in enumerate(origin):
+        if u is not None:
+            for culprit in culprits(repo[u].peel(pygit2.Commit)):
+                fixers.setdefault(culprit, []).append(i)
+
+    def case(
+        i: int, kind: str, before: int, series: list[str], ups: list[int]
+    ) -> dict[str, object]:
+        target = origin[i]
+        assert target is not None
+        commit = repo[target].peel(pygit2.Commit)
+        return {
+            "branch": branch,
+            "target": target,
+            "target_subject": commit.message.splitlines()[0] if commit.message else "",
+            "target_backport": str(stable[i].id),
+            "kind": kind,
+            "before": str(stable[before - 1].id) if before > 0 else str(fork),
+            "series": series,
+            "stable_commits": [str(stable[j].id) for j in ups],
+            "files": sorted(files_of(repo, commit)),
+            "fixes": [
+                {"id": c, "status": "in_base" if present(c, before) else "absent"}
+                for c in culprits(commit)
+            ],
+            "repo": str(Path(repo.path).resolve()),
+        }
+
+    cases = []
+    for i, target in enumerate(origin):
+        if target is None:
+            continue
+        commit = repo[target].peel(pygit2.Commit)
+        absent = [c for c in culprits(commit) if not present(c, i)]
+        chain = [
+            c
+            for c in culprits(commit)
+            if c in position and position[c] < i and not repo.descendant_of(fork, c)
+        ]
+        if chain and not absent:
+            k = position[chain[0]]
+            cases.append(case(i, "fixes_chain", k, [chain[0], target], [k, i]))
+            continue
+        if absent:
+            continue  # the maintainers took it without its culprit: no ground truth
+        later = sorted(j for j in fixers.get(target, []) if j > i)
+        if later:
+            series = [target] + [origin[j] for j in later]
+            cases.append(case(i, "followup", i, series, [i, *later]))  # type: ignore[list-item]
+            continue
+        if changed_lines(repo, stable[i]) != changed_lines(repo, commit):
+            cases.append(case(i, "adjusted", i, [target], [i]))
+            continue
+        if i > 0 and not merges_cleanly(repo, commit, stable[i - 1]):
+            continue  # applied as is onto a state it does not merge with: unclear
+        prereq = _prereq(repo, commit, stable, origin, i)
+        if prereq is not None:
+            first, members = prereq
+            series = [origin[j] for j in members] + [target]
+            cases.append(case(i, "prereq", first, series, [*members, i]))  # type: ignore[list-item]
+            continue
+        cases.append(case(i, "single", i, [target], [i]))
+    return cases
+
+
+def _prereq(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    stable: list[pygit2.Commit],
+    origin: list[str | None],
+    i: int,
+) -> tuple[int, list[int]] | None:
+    """(first position, the backports between that touch the target's files) when the target
+    merges onto stable[i-1] but not onto the state a few backports earlier."""
+    files = files_of(repo, commit)
+    for back in range(1, PREREQ_DEPTH + 1):
+        first = i - back
+        if first < 1:
+            return None
+        if not merges_cleanly(repo, commit, stable[first - 1]):
+            members = [
+                j
+                for j in range(first, i)
+                if origin[j] is not None and files_of(repo, stable[j]) & files
+            ]
+            return (first, members) if members and members[0] == first else None
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--branch", action="append", required=True)
+    parser.add_argument("--per-kind", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    repo = pygit2.Repository(str(args.repo))
+    found: dict[str, list[dict[str, object]]] = {}
+    for branch in args.branch:
+        for c in extract(repo, args.upstream, branch):
+            found.setdefault(str(c["kind"]), []).append(c)
+    rng = random.Random(args.seed)
+    kept = []
+    for kind, cases in sorted(found.items()):
+        sample = cases if len(cases) <= args.per_kind else rng.sample(cases, args.per_kind)
+        print(f"{kind}: {len(cases)} found, {len(sample)} kept", file=sys.stderr)
+        kept += sample
+    with gzip.open(args.out, "wt") as out:
+        for c in kept:
+            out.write(json.dumps(c) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
