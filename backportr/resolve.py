@@ -262,11 +262,16 @@ class Resolver:
         upstream_pid = ctx.index.patch_id(commit)
         if upstream_pid is not None and upstream_pid == ctx.index.patch_id(backport):
             return
+        known = ctx.index.adapted_conflicts(commit, backport)  # kept by a scan or a resolve
+        if known is False:
+            return
         parents = ctx.repo.parents(backport)
         if not parents:
             return
         state = TreeState(parents[0])
         result = self.applier.pick(commit, state)
+        if known is None:
+            ctx.index.keep_adapted_conflicts(commit, backport, result.result == "conflict")
         if result.result != "conflict":
             return
         for finding in conflict_prerequisites(

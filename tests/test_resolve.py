@@ -175,6 +175,23 @@ def test_ima_at_5_10_202_is_incomplete(ima: ImaFixture) -> None:
     }
 
 
+def test_an_adapted_backports_check_is_kept_and_reused(ima: ImaFixture) -> None:
+    """Whether an upstream commit conflicts at the parent of its adapted backport is a fact
+    of the two commits: kept in the index, a second resolve (a scan's next target) reads it
+    instead of merging again, and answers the same."""
+    first = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
+    with open_workspace(Settings(repo=ima.path, branches=("linux-5.10.y",))) as ws:
+        kept = ws.index.adapted_conflicts(ima.ids[B836C], ima.ids[BP_202])
+        ws.index.keep_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], False)
+    assert kept is True
+    told_clean = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
+    assert ima.ids[DB1D1] not in [m.commit for m in told_clean.series]  # the kept answer used
+    with open_workspace(Settings(repo=ima.path, branches=("linux-5.10.y",))) as ws:
+        ws.index.keep_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], True)
+    again = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
+    assert (again.status, again.series) == (first.status, first.series)
+
+
 def test_ima_at_5_10_194_is_ready(ima: ImaFixture) -> None:
     report = resolve(ima.path, ima.ids[B836C], branch="v5.10.194")
     assert report.status == "ready"
