@@ -633,6 +633,53 @@ def refactor_in_a_project_taking_refactors(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["refactor", "target"])
 
 
+_NEWS = "Overview of changes since 1.48\n\n* first item\n* second item\n"
+
+
+def _news_before_a_fix(path: Path) -> Kernel:
+    """Upstream updated the release notes (`news-update`, only NEWS) after the branch forked;
+    the target fixes code and adds a line to those notes, next to the updated lines."""
+    k = Kernel(path)
+    k.b.commit("NEWS: start\n\nSigned-off-by: Dev <dev@example.org>\n", {"NEWS": _NEWS})
+    k.b.branch(BRANCH, "master")
+    updated = _NEWS.replace("* second item\n", "* second item, reworded\n* third item\n")
+    k.b.commit(
+        "NEWS: update for 1.50\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"NEWS": updated},
+        name="news-update",
+    )
+    code = k.b.files("master")["drivers/drv.c"]
+    k.b.commit(
+        'drv: fix drv_fn4\n\nSome explanation.\n\nFixes: 000000000000 ("none")\n'
+        "Signed-off-by: Dev <dev@example.org>\n",
+        {
+            "drivers/drv.c": code.replace("\ty -= 3;", "\ty -= 30;", 1),
+            "NEWS": updated + "* drv_fn4 fixed\n",
+        },
+        name="target",
+    )
+    return k
+
+
+def release_notes_conflict(path: Path) -> Scenario:
+    """The target conflicts only in the release notes, which a notes-only commit upstream
+    would make apply: no code needs such a commit, and maintainers adapt the notes by hand
+    (on real history they did), so the target is reported as needing a manual backport."""
+    k = _news_before_a_fix(path)
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def adapted_without_its_release_notes(path: Path) -> Scenario:
+    """The branch took the target adapted (its code, not its release-notes line): what the
+    upstream patch lacks there is only a notes-only commit, so nothing is missing."""
+    k = _news_before_a_fix(path)
+    code = k.b.files(BRANCH)["drivers/drv.c"]
+    k.b.cherry_pick(
+        "target", BRANCH, files={"drivers/drv.c": code.replace("\ty -= 3;", "\ty -= 30;", 1)}
+    )
+    return Scenario(k.b, "target", [], status="already-present")
+
+
 def helper_fixing_an_absent_commit(path: Path) -> Scenario:
     """The target applies only after `helper`, another author's fix of a commit the branch
     lacks, which conflicts itself: for this branch that fix is a helper like any other, so it
@@ -733,6 +780,8 @@ def symbol_from_big_feature(path: Path) -> Scenario:
 
 
 ALL: dict[str, Callable[[Path], Scenario]] = {
+    "release_notes_conflict": release_notes_conflict,
+    "adapted_without_its_release_notes": adapted_without_its_release_notes,
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
     "culprit_absent": culprit_absent,

@@ -6,6 +6,10 @@ make the member apply: first single commits, then a growing prefix pruned back. 
 merely touched nearby context does not make the member apply and so stays out. When blame
 yields nothing that helps (a *deletion* leaves no line to blame), the newest absent commits of
 the conflicting files' history since the fork are tried the same way.
+
+A commit that changes only documentation (release notes, manuals, a `doc/` tree) is never a
+candidate: no code needs it, and a conflict in release notes is one the maintainers resolve
+by hand (on real history they adapt the patch: docs/accuracy.md, session 10).
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
 
 _MAX_CANDIDATES = 8
+_DOC_DIRECTORIES = ("doc/", "docs/", "Documentation/", "man/")
+_DOC_NAMES = ("NEWS", "ChangeLog", "CHANGES", "README", "RELEASE-NOTES")
+_DOC_SUFFIXES = (".md", ".rst", ".adoc", ".pod")
+_BUILD_NAMES = ("CMakeLists.txt", "meson_options.txt", "requirements.txt")
 _HISTORY = 20  # commits of a conflicting file's history looked at, newest first
 
 
@@ -50,9 +58,25 @@ def _candidates(
     )
     candidates: dict[Oid, set[str]] = {}
     for commit, path in found:
-        if is_candidate(commit):
+        if is_candidate(commit) and not documentation_only(ctx.repo.files_touched(commit)):
             candidates.setdefault(commit, set()).add(path)
     return candidates
+
+
+def documentation_only(paths: tuple[str, ...]) -> bool:
+    """Does a commit with these paths change documentation and nothing else?"""
+    return bool(paths) and all(_is_documentation(p) for p in paths)
+
+
+def _is_documentation(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if name in _BUILD_NAMES:
+        return False
+    return (
+        path.startswith(_DOC_DIRECTORIES)
+        or name.startswith(_DOC_NAMES)
+        or name.endswith(_DOC_SUFFIXES)
+    )
 
 
 def history_candidates(
