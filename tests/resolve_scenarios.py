@@ -680,6 +680,27 @@ def adapted_without_its_release_notes(path: Path) -> Scenario:
     return Scenario(k.b, "target", [], status="already-present")
 
 
+def documentation_fix_after_another(path: Path) -> Scenario:
+    """A fix of the documentation that conflicts without an earlier documentation fix: for
+    a member that changes only documentation, documentation is what it needs."""
+    k = Kernel(path)
+    guide = "Guide\n=====\n\n* option a\n* option b\n* option c\n"
+    k.b.commit("doc: add guide\n\nSigned-off-by: Dev <dev@example.org>\n", {"doc/guide.rst": guide})
+    k.b.branch(BRANCH, "master")
+    fixed = guide.replace("* option b\n", "* option b (fixed)\n")
+    k.b.commit(
+        "doc: fix option b\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"doc/guide.rst": fixed},
+        name="doc-helper",
+    )
+    k.b.commit(
+        "doc: fix option c\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"doc/guide.rst": fixed.replace("* option c\n", "* option c (fixed)\n")},
+        name="target",
+    )
+    return Scenario(k.b, "target", ["doc-helper", "target"])
+
+
 def helper_fixing_an_absent_commit(path: Path) -> Scenario:
     """The target applies only after `helper`, another author's fix of a commit the branch
     lacks, which conflicts itself: for this branch that fix is a helper like any other, so it
@@ -781,6 +802,7 @@ def symbol_from_big_feature(path: Path) -> Scenario:
 
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "release_notes_conflict": release_notes_conflict,
+    "documentation_fix_after_another": documentation_fix_after_another,
     "adapted_without_its_release_notes": adapted_without_its_release_notes,
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,

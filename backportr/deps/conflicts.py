@@ -7,9 +7,10 @@ merely touched nearby context does not make the member apply and so stays out. W
 yields nothing that helps (a *deletion* leaves no line to blame), the newest absent commits of
 the conflicting files' history since the fork are tried the same way.
 
-A commit that changes only documentation (release notes, manuals, a `doc/` tree) is never a
-candidate: no code needs it, and a conflict in release notes is one the maintainers resolve
-by hand (on real history they adapt the patch: docs/accuracy.md, session 10).
+A commit that changes only documentation (release notes, manuals, a `doc/` tree) is no
+candidate for a member that changes code: no code needs it, and a conflict in release notes
+is one the maintainers resolve by hand (on real history they adapt the patch:
+docs/accuracy.md, session 10). A documentation fix may need an earlier one, as ever.
 """
 
 from __future__ import annotations
@@ -44,21 +45,25 @@ def blame_candidates(
         ranges = [(h.old_start, h.old_start + h.old_lines - 1) for h in hunks]
         old_path = hunks[0].path
         blamed += [(c, path) for c in ctx.repo.blame(old_path, parents[0], ranges, ctx.fork)]
-    return _candidates(ctx, blamed, is_candidate)
+    return _candidates(ctx, member, blamed, is_candidate)
 
 
 def _candidates(
-    ctx: Context, found: list[tuple[Oid, str]], is_candidate: Callable[[Oid], bool]
+    ctx: Context, member: Oid, found: list[tuple[Oid, str]], is_candidate: Callable[[Oid], bool]
 ) -> dict[Oid, set[str]]:
-    """The commits found (with the file each was found for) that are candidates; their
-    patch-ids, which the presence check asks for, computed by one git pipeline first."""
+    """The commits found (with the file each was found for) that are candidates (for a
+    member that changes code, no documentation-only commit); their patch-ids, which the
+    presence check asks for, computed by one git pipeline first."""
     found_commits = dict.fromkeys(c for c, _ in found)
     ctx.index.fill_patch_ids(
         [c for c in found_commits if ctx.presence.needs_patch_id(c, ctx.branch)]
     )
+    docs_too = documentation_only(ctx.repo.files_touched(member))
     candidates: dict[Oid, set[str]] = {}
     for commit, path in found:
-        if is_candidate(commit) and not documentation_only(ctx.repo.files_touched(commit)):
+        if is_candidate(commit) and (
+            docs_too or not documentation_only(ctx.repo.files_touched(commit))
+        ):
             candidates.setdefault(commit, set()).add(path)
     return candidates
 
@@ -92,7 +97,7 @@ def history_candidates(
         old_paths = {h.path for h in ctx.applier.hunks(member, path)} or {path}
         history = ctx.repo.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
         found += [(commit, path) for commit in history]
-    return _candidates(ctx, found, is_candidate)
+    return _candidates(ctx, member, found, is_candidate)
 
 
 def conflict_prerequisites(
