@@ -26,6 +26,7 @@ import pygit2
 WORD_SPACES = bytes(
     c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256)
 )
+_WORD_BYTES = frozenset(c for c in range(256) if WORD_SPACES[c] != ord(" "))
 _BINARY_PROBE = 8000  # git's -I: a NUL in the first 8000 bytes makes a file binary
 _MAX_IDENTIFIERS = 8_000_000
 _MAX_DIRECTORIES = 200_000
@@ -93,7 +94,10 @@ class TreeGrep:
         data = self._git[blob].peel(pygit2.Blob).data
         binary = b"\0" in data[:_BINARY_PROBE]
         words = () if binary else set(data.translate(WORD_SPACES).split())
-        # one object per distinct word, shared by every file's set: a third of the memory
+        # one object per distinct word, shared by every file's set (the sharing forgotten,
+        # not the sets, when the distinct words alone pass the bound)
+        if len(self._words) > _MAX_IDENTIFIERS:
+            self._words.clear()
         tokens = None if binary else frozenset(map(self._words.setdefault, words, words))
         self._kept += len(tokens or ())
         while self._kept > _MAX_IDENTIFIERS and self._tokens:
@@ -101,9 +105,6 @@ class TreeGrep:
             self._kept -= len(dropped or ())
         self._tokens[blob] = tokens
         return tokens
-
-
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def _whole_word(word: str) -> re.Pattern[str]:
