@@ -7,7 +7,6 @@ one bounded git process or one in-process pass, never one per commit or per hunk
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,7 @@ import pygit2
 from backportr.errors import BackportrError
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
-from backportr.gittreegrep import WORD_SPACES, TreeGrep
+from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
@@ -179,10 +178,7 @@ class Searches(GitAccess):
                 *[f"*{s}" for s in suffixes],
                 check=False,
             )
-            # git's -w: no ASCII letter, digit or underscore on either side of an occurrence
-            regexes = [
-                (w, re.compile(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])")) for w in chunk
-            ]
+            regexes = [(w, whole_word(w)) for w in chunk]
             prefix = f"{commit}:"
             for line in out.splitlines():
                 if line.startswith(prefix):

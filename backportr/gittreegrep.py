@@ -50,7 +50,7 @@ class TreeGrep:
         found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
         wanted = {word.encode(): word for word in words}
         spec = re.compile("|".join(fnmatch.translate(f"*{p}") for p in patterns))
-        regexes = {w: _whole_word(w) for w in words}
+        regexes = {w: whole_word(w) for w in words}
         for path, blob in self._matching(tree, "", spec):
             tokens = self._tokens_of(blob)
             if tokens is None:
@@ -107,7 +107,7 @@ class TreeGrep:
         return tokens
 
 
-def _whole_word(word: str) -> re.Pattern[str]:
+def whole_word(word: str) -> re.Pattern[str]:
     """git's -w: no ASCII letter, digit or underscore on either side of an occurrence."""
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])")
 
