@@ -639,25 +639,32 @@ _NEWS = "Overview of changes since 1.48\n\n* first item\n* second item\n"
 def _news_before_a_fix(path: Path) -> Kernel:
     """Upstream updated the release notes (`news-update`, only NEWS) after the branch forked;
     the target fixes code and adds a line to those notes, next to the updated lines."""
-    k = Kernel(path)
-    k.b.commit("NEWS: start\n\nSigned-off-by: Dev <dev@example.org>\n", {"NEWS": _NEWS})
-    k.b.branch(BRANCH, "master")
+    k = _forked_with("NEWS", _NEWS, path)
     updated = _NEWS.replace("* second item\n", "* second item, reworded\n* third item\n")
-    k.b.commit(
-        "NEWS: update for 1.50\n\nSigned-off-by: Dev <dev@example.org>\n",
-        {"NEWS": updated},
-        name="news-update",
-    )
+    _signed(k, "NEWS: update for 1.50", {"NEWS": updated}, "news-update")
     code = k.b.files("master")["drivers/drv.c"]
-    k.b.commit(
-        'drv: fix drv_fn4\n\nSome explanation.\n\nFixes: 000000000000 ("none")\n'
-        "Signed-off-by: Dev <dev@example.org>\n",
+    _signed(
+        k,
+        'drv: fix drv_fn4\n\nSome explanation.\n\nFixes: 000000000000 ("none")',
         {
             "drivers/drv.c": code.replace("\ty -= 3;", "\ty -= 30;", 1),
             "NEWS": updated + "* drv_fn4 fixed\n",
         },
-        name="target",
+        "target",
     )
+    return k
+
+
+def _signed(k: Kernel, message: str, files: dict[str, str | None], name: str) -> str:
+    """Commit `files` on master as `name`, the message signed off."""
+    return k.b.commit(f"{message}\n\nSigned-off-by: Dev <dev@example.org>\n", files, name=name)
+
+
+def _forked_with(path_in_repo: str, text: str, path: Path) -> Kernel:
+    """A kernel whose branch forks after `path_in_repo` was added with `text`."""
+    k = Kernel(path)
+    _signed(k, f"add {path_in_repo}", {path_in_repo: text}, "added")
+    k.b.branch(BRANCH, "master")
     return k
 
 
@@ -683,21 +690,12 @@ def adapted_without_its_release_notes(path: Path) -> Scenario:
 def documentation_fix_after_another(path: Path) -> Scenario:
     """A fix of the documentation that conflicts without an earlier documentation fix: for
     a member that changes only documentation, documentation is what it needs."""
-    k = Kernel(path)
     guide = "Guide\n=====\n\n* option a\n* option b\n* option c\n"
-    k.b.commit("doc: add guide\n\nSigned-off-by: Dev <dev@example.org>\n", {"doc/guide.rst": guide})
-    k.b.branch(BRANCH, "master")
+    k = _forked_with("doc/guide.rst", guide, path)
     fixed = guide.replace("* option b\n", "* option b (fixed)\n")
-    k.b.commit(
-        "doc: fix option b\n\nSigned-off-by: Dev <dev@example.org>\n",
-        {"doc/guide.rst": fixed},
-        name="doc-helper",
-    )
-    k.b.commit(
-        "doc: fix option c\n\nSigned-off-by: Dev <dev@example.org>\n",
-        {"doc/guide.rst": fixed.replace("* option c\n", "* option c (fixed)\n")},
-        name="target",
-    )
+    _signed(k, "doc: fix option b", {"doc/guide.rst": fixed}, "doc-helper")
+    new = fixed.replace("* option c\n", "* option c (fixed)\n")
+    _signed(k, "doc: fix option c", {"doc/guide.rst": new}, "target")
     return Scenario(k.b, "target", ["doc-helper", "target"])
 
 
