@@ -192,6 +192,11 @@ class RangeHistory:
     def _same(self, one: Oid, other: Oid, paths: tuple[str, ...]) -> bool:
         return all(self._blob(one, p) == self._blob(other, p) for p in paths)
 
+    def blob_id(self, commit: Oid, path: str) -> str | None:
+        """The id of the file's blob at the commit (None: absent)."""
+        blob = self._blob(commit, path)
+        return None if blob is None else blob.partition(" ")[2]
+
     def _blob(self, commit: Oid, path: str) -> str | None:
         key = (commit, path)
         if key not in self._blobs:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from backportr.errors import BackportrError
+from backportr.gitblame import LineBlame
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
 from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
@@ -34,6 +35,7 @@ class Searches(GitAccess):
         _history_reading: Callable[[], None] | None
         _ranges: dict[Oid, RangeHistory]
         _tree_grep: TreeGrep | None
+        _line_blame: LineBlame | None
         _file_greps: int
 
         def range_changes(
@@ -81,7 +83,8 @@ class Searches(GitAccess):
         whole history past the boundary and is an order of magnitude slower on big trees.
         Lines older than `oldest` are attributed to the boundary and left out. Where the
         range's history was read once (`Repo.remember_history`), blame walks only the commits
-        that changed the file (`githistory`)."""
+        that changed the file (`githistory`), in-process (`gitblame`): the same answer
+        without a git process, each step's diff kept for the next question."""
         if not ranges:
             return {}
         args = ["blame", "--porcelain"]
@@ -93,6 +96,14 @@ class Searches(GitAccess):
             top, lines = grafts
             if not lines:
                 return {}  # nothing in the range changed the file: every line is older
+            assert history is not None
+            if self._line_blame is None:
+                self._line_blame = LineBlame(self.git)
+            named = {oid for line in lines for oid in line.split()}
+            blob_of = {oid: history.blob_id(oid, path) for oid in named}
+            answer = self._line_blame.blame(top, lines, blob_of, ranges)
+            if answer is not None:
+                return answer
             out = self.run_git(
                 *args[:1],
                 "-S",

@@ -32,6 +32,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
+from backportr.gitblame import LineBlame
 from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitproc import git_env
@@ -115,6 +116,7 @@ class Repo(Streams, Searches, Diffs):
         self._history_reading: Callable[[], None] | None = None
         self._ranges: dict[Oid, RangeHistory] = {}
         self._tree_grep: TreeGrep | None = None
+        self._line_blame: LineBlame | None = None
         self._file_greps = 0
 
     # -- names -----------------------------------------------------------------------------

@@ -49,6 +49,7 @@ _GIT_LAYER = {
     "gitproc.py",
     "gitsearch.py",
     "gittreegrep.py",
+    "gitblame.py",
     "gitstream.py",
     "gitlog.py",
     "githistory.py",

@@ -1,0 +1,126 @@
+"""In-process blame (`gitblame`) against git's: the same commits and line counts on
+histories made to tempt a diff into choices (repeated lines, blank runs, braces), with
+carriage returns, files without a final newline, and merges that take one side, mix both or
+change lines of their own."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from backportr.builder import RepoBuilder
+from backportr.gitblame import _split
+from backportr.repo import Repo
+
+_COMMON = ["{", "}", "", "", "\treturn 0;", "\tint x;", "if (a) {", "\t\tbreak;", "#endif"]
+
+
+def _new_lines(rnd: random.Random, tag: str, count: int) -> list[str]:
+    return [rnd.choice(_COMMON) if rnd.random() < 0.6 else f"{tag} {n}" for n in range(count)]
+
+
+def _edited(rnd: random.Random, lines: list[str], tag: str) -> list[str]:
+    out = list(lines)
+    for _ in range(rnd.randint(1, 3)):
+        at = rnd.randrange(len(out) + 1)
+        kind = rnd.random()
+        if kind < 0.35 and len(out) > 4:
+            del out[at : at + rnd.randint(1, 3)]
+        elif kind < 0.7:
+            out[at:at] = _new_lines(rnd, tag, rnd.randint(1, 4))
+        else:
+            out[at : at + rnd.randint(1, 2)] = _new_lines(rnd, tag, rnd.randint(1, 3))
+    return out
+
+
+def _text(path: str, lines: list[str]) -> str:
+    if path == "crlf.c":
+        return "".join(f"{line}\r\n" for line in lines)
+    text = "".join(f"{line}\n" for line in lines)
+    return text[:-1] if path == "nonl.c" else text
+
+
+_PATHS = ("plain.c", "crlf.c", "nonl.c")
+
+
+def _history(path: Path, seed: int) -> tuple[RepoBuilder, str]:
+    rnd = random.Random(seed)
+    b = RepoBuilder(path)
+    state = {p: _new_lines(rnd, f"base {p}", 30) for p in _PATHS}
+    b.commit("base", {p: _text(p, lines) for p, lines in state.items()})
+    fork = b.tip("master")
+    b.branch("stable", "master")
+    snapshots = [(fork, {p: list(lines) for p, lines in state.items()})]
+    for step in range(24):
+        if step % 6 == 5:  # a topic from an earlier commit, merged back
+            start, topic_state = rnd.choice(snapshots)
+            b.branch("topic", start)
+            for n in range(2):
+                p = rnd.choice(_PATHS)
+                topic_state = {**topic_state, p: _edited(rnd, topic_state[p], f"t{step}.{n}")}
+                b.commit(f"topic {step}.{n}", {p: _text(p, topic_state[p])}, branch="topic")
+            merged = {}
+            for p in _PATHS:
+                choice = rnd.random()
+                if choice < 0.4:
+                    merged[p] = state[p]
+                elif choice < 0.7:
+                    merged[p] = topic_state[p]
+                else:  # a merge with lines of its own
+                    merged[p] = _edited(rnd, rnd.choice([state[p], topic_state[p]]), f"m{step}")
+            b.commit(
+                f"merge {step}",
+                {p: _text(p, lines) for p, lines in merged.items()},
+                parents=[b.tip("master"), b.tip("topic")],
+            )
+            state = merged
+        else:
+            p = rnd.choice(_PATHS)
+            state = {**state, p: _edited(rnd, state[p], f"s{step}")}
+            b.commit(f"step {step}", {p: _text(p, state[p])})
+        snapshots.append((b.tip("master"), {p: list(lines) for p, lines in state.items()}))
+    return b, fork
+
+
+def test_in_process_blame_equals_gits(tmp_path: Path) -> None:
+    for seed in range(4):
+        b, fork = _history(tmp_path / f"r{seed}", seed)
+        plain = Repo(b.path)  # no remembered range: git walks it
+        tip = plain.upstream("master").tip
+        read = Repo(b.path)
+        read.remember_history(tip)
+        git_blames: list[tuple[str, ...]] = []
+
+        def counting(*args: str, _run=read.run_git, _seen=git_blames, **kw):  # type: ignore[no-untyped-def]
+            if args[0] == "blame":
+                _seen.append(args)
+            return _run(*args, **kw)
+
+        read.run_git = counting  # type: ignore[method-assign]
+        rnd = random.Random(seed)
+        compared = 0
+        for commit in plain.walk(tip, [fork]):
+            files = b.files(commit)
+            for path in _PATHS:
+                count = len(files[path].splitlines())
+                first = rnd.randint(1, count)
+                last = rnd.randint(first, count)
+                for ranges in ([(1, count)], [(first, last)], [(1, 2), (first, last)]):
+                    assert plain.blame(path, commit, ranges, fork) == read.blame(
+                        path, commit, ranges, fork
+                    ), (seed, commit, path, ranges)
+                    compared += 1
+        assert compared > 200
+        assert git_blames == []  # every answer was the in-process one
+
+
+def test_a_diff_cuts_lines_into_passed_and_kept() -> None:
+    # old: a b c d e ; new: a X c d Y Z e (b replaced by X, Y Z inserted after d)
+    hunks = ((2, 1, 2, 1), (4, 0, 5, 2))
+    passed, kept = _split([(1, 7)], hunks)
+    assert passed == [(1, 1), (3, 4), (5, 5)]
+    assert kept == [(2, 2), (5, 6)]
+    # a deletion: new a c (b gone) -> c is old line 3
+    assert _split([(1, 2)], ((2, 1, 1, 0),)) == ([(1, 1), (3, 3)], [])
+    # an insertion at the top
+    assert _split([(1, 3)], ((0, 0, 1, 2),)) == ([(1, 1)], [(1, 2)])
