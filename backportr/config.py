@@ -12,6 +12,9 @@ from backportr.model import CulpritPolicy
 from backportr.repo import DEFAULT_BRANCH_PATTERN
 
 DEFAULT_MAX_COMMITS = 50
+DEFAULT_CONFLICT_DEPTH = 2
+"""The target's conflict prerequisites, and theirs when one conflicts itself; what the second
+level finds is kept only when the series then applies (`Resolver.resolve_branch`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Literal
 
 from backportr.apply import TreeState, TrialApplier
 from backportr.closure import Closure, once
-from backportr.config import DEFAULT_MAX_COMMITS
+from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
 from backportr.deps.context import context_suggestions
@@ -48,7 +48,6 @@ _log = logging.getLogger("backportr")
 
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
-DEFAULT_CONFLICT_DEPTH = 1
 _SERIES_DEPTH = 8
 """Conflict prerequisites are searched one level deep: when a commit pulled in only to make
 another apply conflicts itself, the branch has diverged and the backport needs a human
@@ -82,6 +81,8 @@ class Resolver:
         self.max_commits = max_commits
         self.symbols = symbols
         self.conflict_depth = conflict_depth
+        self._depth = conflict_depth  # of the attempt under way (`resolve_branch`)
+        self._went_deeper = False
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
@@ -138,8 +139,18 @@ class Resolver:
     # -- one branch ------------------------------------------------------------------------
 
     def resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
+        """The series for `target` on `branch`. A search past the first level of conflict
+        prerequisites (a helper that conflicts itself, and the commits that make it apply)
+        is kept only when it leaves no member conflicting: a series that still needs a human
+        is adapted by them, who take the first level's helpers at most (measured on real
+        history: docs/accuracy.md); the answer is then the first level's."""
         began = time.monotonic()
+        self._depth = self.conflict_depth
+        self._went_deeper = False
         report = self._resolve_branch(target, branch)
+        if self._went_deeper and any(m.apply == "conflict" for m in report.series):
+            self._depth = min(self.conflict_depth, 1)
+            report = self._resolve_branch(target, branch)
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
             target[:12], branch.name, report.status, len(report.series), len(report.present),
@@ -397,7 +408,8 @@ class Resolver:
         depth = closure.conflict_depth(commit)
         if depth == 0:
             return None
-        if depth < self.conflict_depth:
+        if depth < self._depth:
+            self._went_deeper = True
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"

@@ -51,7 +51,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backportr.config import Settings
+from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.errors import BackportrError
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
@@ -475,7 +475,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most N cases per kind")
     parser.add_argument("--kinds", default=",".join(SCORED))
     parser.add_argument("--max-commits", type=int, default=50)
-    parser.add_argument("--conflict-depth", type=int, default=1)
+    parser.add_argument("--conflict-depth", type=int, default=DEFAULT_CONFLICT_DEPTH)
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
     parser.add_argument(
         "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger"

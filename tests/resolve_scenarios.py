@@ -232,16 +232,16 @@ def revert_that_names_its_target(path: Path) -> Scenario:
 
 
 def other_authors_step(path: Path) -> Scenario:
-    """Rule 1: past the conflict depth only the target's own posting is searched: the
-    target's same-author step conflicts without another author's earlier refactor, which is
-    not pulled; the step conflicts, but it is of the target's own posting, which maintainers
-    take together, adapting it: it stays, and the series needs a human."""
+    """Rule 1 with two levels: the target's same-author step conflicts without another
+    author's earlier refactor; the second level finds it, and the three apply: the series is
+    complete. (With one level, `--conflict-depth 1`, the refactor is not searched for: the
+    step stays, of the target's own posting, and the series needs a human.)"""
     k = Kernel(path)
     k.edit_in("refactor", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
     k.b._clock += 3 * 86400  # a posting three days later
     k.edit_in("step", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["step", "target"], status="conflict")
+    return Scenario(k.b, "target", ["refactor", "step", "target"])
 
 
 def symbol_from_a_rename(path: Path) -> Scenario:
@@ -496,14 +496,30 @@ REFACTORER = Person("Re Factorer", "refactorer@example.org")
 
 
 def conflict_chain(path: Path) -> Scenario:
-    """The target needs `enabler`, which itself needs `deeper` (each by another author): one
-    level by default, so the search stops at the enabler, which conflicts: it does not spare
-    adapting the target, so it is a suggestion and the target a manual backport."""
+    """The target needs `enabler`, which itself needs `deeper` (each by another author): the
+    second level finds `deeper`, the three apply, so the series is complete (with one level
+    the enabler would conflict and the target need a human)."""
     k = Kernel(path)
     k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
     k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=REFACTORER)
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
-    return Scenario(k.b, "target", ["target"], status="conflict")
+    return Scenario(k.b, "target", ["deeper", "enabler", "target"])
+
+
+def conflict_chain_behind_a_conflicting_follow_up(path: Path) -> Scenario:
+    """As `conflict_chain`, the enabler and `deeper` fixes of what the branch has, and the
+    target's follow-up conflicts with a change only the branch has: two levels make the
+    target apply, but the series needs a human for the follow-up anyway, who adapts the
+    target too. The answer is one level's: the target and its follow-up, the enabler a
+    suggestion (two levels would have kept both fixes in a series that does not apply)."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn6", "y += 7;", branch=BRANCH)
+    fixes = k.fixes("v5.10")
+    k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER, trailers=fixes)
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=fixes)
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    k.edit_fn("follow-up", "drv_fn6", "y += 8;", trailers=k.fixes("target"))
+    return Scenario(k.b, "target", ["target", "follow-up"], status="conflict")
 
 
 def own_series_chain(path: Path) -> Scenario:
@@ -820,6 +836,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
+    "conflict_chain_behind_a_conflicting_follow_up": conflict_chain_behind_a_conflicting_follow_up,
     "helper_when_a_follow_up_conflicts": helper_when_a_follow_up_conflicts,
     "symbol_from_a_rename": symbol_from_a_rename,
     "revert_that_names_its_target": revert_that_names_its_target,

@@ -101,13 +101,18 @@ def test_symbol_evidence(scenarios: dict[str, Scenario]) -> None:
 
 def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["conflict_chain"]
-    shallow = resolve(s.path, s.ids["target"])
+    shallow = resolve(s.path, s.ids["target"], conflict_depth=1)
     assert [(m.commit, m.apply) for m in shallow.series] == [(s.ids["target"], "conflict")]
     (enabler,) = [x for x in shallow.suggestions if x.reason.kind == "conflict"]
     assert enabler.commit == s.ids["enabler"] and "does not apply either" in enabler.reason.detail
-    deep = resolve(s.path, s.ids["target"], conflict_depth=2)
+    deep = resolve(s.path, s.ids["target"])  # two levels, the default
     assert deep.status == "ready"
     assert [m.commit for m in deep.series] == [s.ids[n] for n in ("deeper", "enabler", "target")]
+    # Two levels that leave a member conflicting: the answer is one level's.
+    s = scenarios["conflict_chain_behind_a_conflicting_follow_up"]
+    report = resolve(s.path, s.ids["target"])
+    assert [m.commit for m in report.series] == [s.ids["target"], s.ids["follow-up"]]
+    assert s.ids["enabler"] in [x.commit for x in report.suggestions]
 
 
 def test_context_suggestions(scenarios: dict[str, Scenario]) -> None:

@@ -23,7 +23,7 @@ from backportr.cli import (  # the app and what every command shares
     _settings,
     app,
 )
-from backportr.config import DEFAULT_MAX_COMMITS
+from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.model import Report
 from backportr.output import write_atomically
@@ -114,10 +114,11 @@ def resolve_command(
         typer.Option(
             "--conflict-depth",
             min=0,
-            help="How deep to look for commits that resolve conflicts (0: never).",
+            help="How deep to look for commits that resolve conflicts (0: never; past the "
+            "first level, kept only when the series then applies).",
             metavar="N",
         ),
-    ] = 1,
+    ] = DEFAULT_CONFLICT_DEPTH,
     symbols: Annotated[
         bool,
         typer.Option(
