@@ -49,9 +49,10 @@ _log = logging.getLogger("backportr")
 Finder = Callable[[Context, Oid], list[Finding]]
 _CULPRIT_DEPTH = 4
 _SERIES_DEPTH = 8
-"""Conflict prerequisites are searched one level deep: when a commit pulled in only to make
-another apply conflicts itself, the branch has diverged and the backport needs a human
-(measured on real history: docs/accuracy.md)."""
+"""Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second kept only when the
+series then applies), a commit pulled in that conflicts itself is searched further only
+within the target's own posting, up to this many levels: elsewhere the branch has diverged
+and the backport needs a human (measured on real history: docs/accuracy.md)."""
 
 
 class Resolver:
