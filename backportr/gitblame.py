@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
+from collections.abc import Callable
 
 import pygit2
 
@@ -48,13 +49,13 @@ class LineBlame:
         self,
         top: Oid,
         grafts: list[str],
-        blob_of: dict[Oid, str | None],
+        blob_of: Callable[[Oid], str | None],
         ranges: list[tuple[int, int]],
     ) -> dict[Oid, int] | None:
         """Commit -> how many of the `ranges` lines of the file at `top` it last changed,
-        walking the graft lines (`commit parent...`); `blob_of` gives the file's blob at
-        every commit named there (None: absent). None when a blob cannot be read: git must
-        answer."""
+        walking the graft lines (`commit parent...`); `blob_of` gives the file's blob at a
+        commit named there (None: absent), asked only of the commits lines reach. None when
+        a blob cannot be read: git must answer."""
         parents: dict[Oid, list[Oid]] = {}
         for line in grafts:
             commit, *rest = line.split()
@@ -86,21 +87,21 @@ class LineBlame:
         commit: Oid,
         parents: list[Oid],
         lines: Lines,
-        blob_of: dict[Oid, str | None],
+        blob_of: Callable[[Oid], str | None],
         pending: dict[Oid, Lines],
     ) -> int | None:
         """Pass `commit`'s lines to its parents (into `pending`); how many stay its own."""
         if not lines or not parents:
             return _count(lines)
-        blob = blob_of.get(commit)
+        blob = blob_of(commit)
         if blob is None:
             return None
-        for parent in parents:
-            if blob_of.get(parent) == blob:
+        parent_blobs = [blob_of(parent) for parent in parents]
+        for parent, parent_blob in zip(parents, parent_blobs, strict=True):
+            if parent_blob == blob:
                 pending.setdefault(parent, []).extend(lines)
                 return 0
-        for parent in parents:
-            parent_blob = blob_of.get(parent)
+        for parent, parent_blob in zip(parents, parent_blobs, strict=True):
             if parent_blob is None:
                 continue  # git's blame finds no origin there
             hunks = self._hunks(parent_blob, blob)
@@ -150,7 +151,8 @@ def _split(lines: Lines, hunks: tuple[Hunk, ...]) -> tuple[Lines, Lines]:
     ends = [run_last for _, run_last, _ in regions]
     for first, last in lines:
         at = first
-        for run_first, run_last, run_shift in regions[bisect.bisect_left(ends, at) :]:
+        for index in range(bisect.bisect_left(ends, at), len(regions)):
+            run_first, run_last, run_shift = regions[index]
             if run_first > last:
                 break
             if run_first > at:

@@ -7,6 +7,7 @@ one bounded git process or one in-process pass, never one per commit or per hunk
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -91,17 +92,15 @@ class Searches(GitAccess):
         for first, last in ranges:
             args += ["-L", f"{first},{last}"]
         history = self.range_history(oldest, newest)
-        grafts = history.blame_grafts(path, newest) if history is not None else None
-        if grafts is not None:
+        if history is not None and (grafts := history.blame_grafts(path, newest)) is not None:
             top, lines = grafts
             if not lines:
                 return {}  # nothing in the range changed the file: every line is older
-            assert history is not None
             if self._line_blame is None:
                 self._line_blame = LineBlame(self.git)
-            named = {oid for line in lines for oid in line.split()}
-            blob_of = {oid: history.blob_id(oid, path) for oid in named}
-            answer = self._line_blame.blame(top, lines, blob_of, ranges)
+            answer = self._line_blame.blame(
+                top, lines, functools.partial(history.blob_id, path=path), ranges
+            )
             if answer is not None:
                 return answer
             out = self.run_git(
