@@ -12,6 +12,7 @@ Callers get per commit `clean`, `conflict` (with files and conflicting hunks) or
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -217,19 +218,37 @@ class TrialApplier:
             state = result.state
         return results, state
 
-    def applies(self, commits: list[Oid], state: TreeState, *, last_only: bool = False) -> bool:
+    def applies(
+        self,
+        commits: list[Oid],
+        state: TreeState,
+        *,
+        last_only: bool = False,
+        first: Sequence[str] = (),
+    ) -> bool:
         """Do the commits apply in order? With last_only, earlier conflicts take their side,
-        and the earlier commits are picked only on the paths the last one reads: the rest
-        cannot change its outcome (the fewest-prerequisites search asks this many times of
-        commits that touch large files the member does not)."""
+        and the last commit is tried file by file (its changes to the paths in `first`
+        first), the earlier ones picked only on that file's paths: the rest cannot change
+        its outcome there, and the first file that conflicts answers. The
+        fewest-prerequisites search asks this many times, mostly of candidates that leave
+        the member's conflict where it was, beside large files that merge cleanly."""
         if last_only:
             last = commits[-1]
-            only = self.paths(last)
-            for commit in commits[:-1]:
-                state = self.pick(commit, state, only).state
-            return self.pick(last, state).result != "conflict"
+            for only in self._path_groups(last, first):
+                tried = state
+                for commit in commits[:-1]:
+                    tried = self.pick(commit, tried, only).state
+                if self.pick(last, tried, only).result == "conflict":
+                    return False
+            return True
         results, _ = self.pick_series(commits, state)
         return all(r.result != "conflict" for r in results)
+
+    def _path_groups(self, commit: Oid, first: Sequence[str]) -> list[frozenset[str]]:
+        """The paths of each of the commit's file changes (both sides of a rename), those
+        touching `first` before the others."""
+        groups = [frozenset((c.old_path, c.new_path)) for c in self.changes(commit)]
+        return sorted(groups, key=lambda group: group.isdisjoint(first))
 
     def _merge_change(
         self, change: FileChange, state: TreeState

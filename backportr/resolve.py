@@ -55,6 +55,11 @@ within the target's own posting, up to this many levels: elsewhere the branch ha
 and the backport needs a human (measured on real history: docs/accuracy.md)."""
 
 
+class _DeeperInVain(Exception):
+    """A search past the first conflict level left a member conflicting with nothing found
+    that makes it apply: the series will need a human, so that search is not kept."""
+
+
 class Resolver:
     """Resolves targets against branches of one workspace; shares work between branches."""
 
@@ -148,9 +153,14 @@ class Resolver:
         began = time.monotonic()
         self._depth = self.conflict_depth
         self._went_deeper = False
-        report = self._resolve_branch(target, branch)
-        if self._went_deeper and any(m.apply == "conflict" for m in report.series):
+        try:
+            report = self._resolve_branch(target, branch)
+            first_level = self._went_deeper and any(m.apply == "conflict" for m in report.series)
+        except _DeeperInVain:
+            first_level = True
+        if first_level:
             self._depth = min(self.conflict_depth, 1)
+            self._went_deeper = False
             report = self._resolve_branch(target, branch)
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
@@ -350,6 +360,10 @@ class Resolver:
                     closure.seq,
                     series=scope == "series",
                 )
+            if result.result == "conflict" and not findings and self._went_deeper:
+                # The series will need a human: the search past the first level is in vain,
+                # and the first level's answer stands (`resolve_branch`).
+                raise _DeeperInVain(commit)
             if not findings and (
                 result.result != "conflict"
                 or (closure.target_present and closure.conflict_depth(commit) > 0)

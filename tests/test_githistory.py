@@ -266,3 +266,91 @@ def test_a_trial_of_the_last_commit_picks_the_earlier_ones_on_its_paths_only(
         assert "big.c" not in merged  # helper's conflicting big.c is never merged for m.c
     assert TrialApplier(repo).applies([helper, needs], tip, last_only=True)
     assert not TrialApplier(repo).applies([needs], tip, last_only=True)
+
+
+def test_a_trial_of_the_last_commit_file_by_file_answers_as_its_whole_pick(
+    tmp_path: Path,
+) -> None:
+    """`applies(..., last_only=True, first=...)` tries the last commit file by file (the
+    files in `first` first) and stops at the first conflict: on random histories of
+    commits touching several files, adding, deleting and renaming them, every answer is
+    the whole pick's; and a candidate that leaves the conflict where it was is answered
+    without merging the member's other, clean files."""
+    from backportr.apply import TreeState, TrialApplier
+
+    rnd = random.Random(11)
+    b = RepoBuilder(tmp_path / "r")
+    files = {f"f{n}.c": _lines(f"f{n}", 30) for n in range(4)}
+    b.commit("base", {p: _text(t) for p, t in files.items()})
+    b.branch("stable", "master")
+    stable = {p: list(t) for p, t in files.items()}
+    for n in range(6):  # the branch diverges: its own edits of some lines
+        path = rnd.choice(sorted(stable))
+        stable[path][rnd.randrange(30)] = f"stable {n}"
+        b.commit(f"stable {n}", {path: _text(stable[path])}, branch="stable")
+    upstream = {p: list(t) for p, t in files.items()}
+    commits = []
+    for n in range(14):
+        change: dict[str, str | None] = {}
+        for path in rnd.sample(sorted(upstream), rnd.randint(1, 3)):
+            lines = upstream[path]
+            lines[rnd.randrange(len(lines))] = f"upstream {n} {path}"
+            if rnd.random() < 0.3:
+                lines.insert(rnd.randrange(len(lines)), f"added {n}")
+            change[path] = _text(lines)
+        if n == 6:  # a rename
+            moved = rnd.choice(sorted(upstream))
+            upstream[f"moved{n}.c"] = upstream.pop(moved)
+            change = {moved: None, f"moved{n}.c": _text(upstream[f"moved{n}.c"])}
+        if n == 9:  # an addition
+            upstream["new.c"] = _lines("new", 5)
+            change["new.c"] = _text(upstream["new.c"])
+        commits.append(b.commit(f"upstream {n}", change))
+    repo = Repo(b.path)
+    tip = TreeState(repo.branch("stable").tip)
+
+    def reference(series: list[str]) -> bool:
+        applier = TrialApplier(repo)
+        state, only = tip, applier.paths(series[-1])
+        for commit in series[:-1]:
+            state = applier.pick(commit, state, only).state
+        return applier.pick(series[-1], state).result != "conflict"
+
+    answers = set()
+    for _ in range(150):
+        series = rnd.sample(commits, rnd.randint(1, 4))
+        paths = sorted(TrialApplier(repo).paths(series[-1]))
+        first = tuple(rnd.sample(paths, rnd.randint(0, len(paths))))
+        expected = reference(series)
+        answers.add(expected)
+        assert TrialApplier(repo).applies(series, tip, last_only=True, first=first) == expected
+    assert answers == {True, False}
+
+    # The member conflicts in m.c and merges cleanly in big.c; a candidate that does not
+    # touch m.c's conflicting line is answered from m.c alone.
+    c = RepoBuilder(tmp_path / "c")
+    big = _lines("big", 400)
+    c.commit("base", {"m.c": _text(_lines("m")), "big.c": _text(big)})
+    c.branch("stable", "master")
+    c.commit("stable: big.c", {"big.c": _text(["stable", *big[1:]])}, branch="stable")
+    unhelpful = c.commit("unhelpful", {"m.c": _text([*_lines("m")[:-1], "other"])})
+    helper = c.commit("helper", {"m.c": _text(["helper", *_lines("m")[1:-1], "other"])})
+    member = c.commit(
+        "member",
+        {
+            "m.c": _text(["helper", "member", *_lines("m")[2:-1], "other"]),
+            "big.c": _text([*big[:-1], "member"]),
+        },
+    )
+    crepo = Repo(c.path)
+    ctip = TreeState(crepo.branch("stable").tip)
+    applier = TrialApplier(crepo)
+    merged: list[str] = []
+    real = applier._merge_file
+    applier._merge_file = (  # type: ignore[method-assign]
+        lambda path, *a, seen=merged, merge=real: seen.append(path) or merge(path, *a)
+    )
+    assert not applier.applies([unhelpful, member], ctip, last_only=True, first=("m.c",))
+    assert "big.c" not in merged
+    assert applier.applies([helper, member], ctip, last_only=True, first=("m.c",))
+    assert "big.c" in merged

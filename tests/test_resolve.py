@@ -99,7 +99,7 @@ def test_symbol_evidence(scenarios: dict[str, Scenario]) -> None:
     assert macro.apply == "conflict" and macro.conflict_files == ("drivers/drv.c",)
 
 
-def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
+def test_conflict_depth(scenarios: dict[str, Scenario], monkeypatch: pytest.MonkeyPatch) -> None:
     s = scenarios["conflict_chain"]
     shallow = resolve(s.path, s.ids["target"], conflict_depth=1)
     assert [(m.commit, m.apply) for m in shallow.series] == [(s.ids["target"], "conflict")]
@@ -108,11 +108,21 @@ def test_conflict_depth(scenarios: dict[str, Scenario]) -> None:
     deep = resolve(s.path, s.ids["target"])  # two levels, the default
     assert deep.status == "ready"
     assert [m.commit for m in deep.series] == [s.ids[n] for n in ("deeper", "enabler", "target")]
-    # Two levels that leave a member conflicting: the answer is one level's.
+    # Two levels that leave a member conflicting: the answer is one level's. The second
+    # level's search stops at the follow-up that conflicts with nothing to make it apply:
+    # only one answer is built, the first level's.
     s = scenarios["conflict_chain_behind_a_conflicting_follow_up"]
+    answers: list[str] = []
+    built = Resolver._report
+    monkeypatch.setattr(
+        Resolver,
+        "_report",
+        lambda self, closure: answers.append(closure.target) or built(self, closure),
+    )
     report = resolve(s.path, s.ids["target"])
     assert [m.commit for m in report.series] == [s.ids["target"], s.ids["follow-up"]]
     assert s.ids["enabler"] in [x.commit for x in report.suggestions]
+    assert answers == [s.ids["target"]]
 
 
 def test_context_suggestions(scenarios: dict[str, Scenario]) -> None:

@@ -123,7 +123,7 @@ def conflict_prerequisites(
             candidates.setdefault(commit, set()).update(paths)
         how = "blame of the conflicting lines and the posting's earlier patches"
     ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
-    chosen = _fewest(ctx, member, state, ordered) if ordered else []
+    chosen = _fewest(ctx, member, state, ordered, files) if ordered else []
     if not chosen and series:
         # Nothing makes this step of the target's own posting apply: it needs a human, who
         # takes the posting's earlier patches to the same files with it, adapting them too
@@ -135,7 +135,7 @@ def conflict_prerequisites(
         # context depended on is invisible to it. Fall back to the files' own history.
         candidates = history_candidates(ctx, member, files, is_candidate)
         ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
-        chosen = _fewest(ctx, member, state, ordered) if ordered else []
+        chosen = _fewest(ctx, member, state, ordered, files) if ordered else []
         how = "history of the conflicting files: blame cannot see deleted lines"
 
     def finding(commit: Oid) -> Finding:
@@ -152,20 +152,27 @@ def conflict_prerequisites(
     return [finding(c) for c in chosen]
 
 
-def _fewest(ctx: Context, member: Oid, state: TreeState, candidates: list[Oid]) -> list[Oid]:
-    applier = ctx.applier
+def _fewest(
+    ctx: Context, member: Oid, state: TreeState, candidates: list[Oid], files: tuple[str, ...]
+) -> list[Oid]:
+    """The fewest candidates (single ones first, then a prefix pruned back) with which
+    `member` applies onto `state`; its conflicting `files` are tried first each time."""
+
+    def applies(commits: list[Oid]) -> bool:
+        return ctx.applier.applies([*commits, member], state, last_only=True, first=files)
+
     for commit in candidates:
-        if applier.applies([commit, member], state, last_only=True):
+        if applies([commit]):
             return [commit]
     chosen: list[Oid] = []
     for commit in candidates:
         chosen.append(commit)
-        if applier.applies([*chosen, member], state, last_only=True):
+        if applies(chosen):
             break
     else:
         return []
     for commit in list(chosen):
         trial = [c for c in chosen if c != commit]
-        if applier.applies([*trial, member], state, last_only=True):
+        if applies(trial):
             chosen = trial
     return chosen
