@@ -353,9 +353,12 @@ class Repo(Streams, Searches, Diffs):
         if self._scratch is not None:
             return
         self._scratch = Path(tempfile.mkdtemp(prefix="backportr-objects-"))
-        self.git.odb.add_backend(pygit2.OdbBackendLoose(str(self._scratch), 1, 0o700), 999)
+        # Compression level 1 and no fsync: these objects live as long as the process.
+        loose = pygit2.OdbBackendLoose(str(self._scratch), 1, False, 0o700)
+        self.git.odb.add_backend(loose, 999)
 
     def close(self) -> None:
+        self.close_streams()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
