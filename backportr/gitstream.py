@@ -8,6 +8,9 @@ read ahead by a thread so git never waits while Python parses.
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import secrets
 import subprocess
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +22,27 @@ from backportr.githistory import Changes, parse_changes
 from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
 from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_pipeline, read_ahead
 from backportr.model import Oid
+from backportr.patchid import UNSURE, patch_id
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
+_SERVED_MOST = 256  # commits a patch-id question may have for the long-running diff process
+_SERVED_BYTES = 32 << 20  # a larger diff of one commit is left to git's own patch-id
+# The diff options every patch-id here is computed with, stated so that no configuration
+# (diff.context, diff.noprefix, diff.algorithm) makes two of them differ.
+_DIFF = [
+    "-p",
+    "--no-renames",
+    "--no-color",
+    "--no-ext-diff",
+    "-U3",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "--format=commit %H",
+]
+_COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40}|[0-9a-f]{64})\n")
 
 
 @dataclass
@@ -238,9 +259,18 @@ class Streams(GitAccess):
     ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
         git patch-id --stable` pipeline for all of them, the ids fed from a thread (`env`:
-        what lets git see objects outside the repository)."""
+        what lets git see objects outside the repository). A few commits are asked of the
+        long-running diff process instead (two processes started per question cost more
+        than the question at kernel scale); what it cannot answer goes to the pipeline."""
         if not commits:
             return
+        if env is None and len(commits) <= _SERVED_MOST:
+            served = self._diff_server().patch_ids(commits)
+            if served is not None:
+                yield from ((c, v) for c in commits if (v := served.get(c)) and v != UNSURE)
+                commits = [c for c in commits if served.get(c) == UNSURE]
+                if not commits:
+                    return
         log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]
         yield from patch_id_pipeline(
             log_args, "".join(c + "\n" for c in commits).encode(), self.path, env
@@ -248,14 +278,97 @@ class Streams(GitAccess):
 
     def _patch_log(self) -> list[str]:
         """`git log -p` as git patch-id reads it: one `commit <id>` line, then the diff."""
-        return [
+        return ["git", "--git-dir", str(self.path), "log", *_DIFF]
+
+    def _diff_server(self) -> DiffServer:
+        server: DiffServer | None = getattr(self, "_server", None)
+        if server is None:
+            server = self._server = DiffServer(self.path)
+        return server
+
+    def close_streams(self) -> None:
+        server: DiffServer | None = getattr(self, "_server", None)
+        if server is not None:
+            server.close()
+
+
+class DiffServer:
+    """One long-running `git diff-tree --stdin -p` for the patch-ids of a few commits at a
+    time, computed in-process (`patchid.py`, git's own algorithm). Each question is the
+    commits' ids and then a line that is no object name, which diff-tree echoes after
+    their diffs: where the answer ends. A process that fails (an object it cannot read)
+    answers None and is started again for the next question; one inherited by a forked
+    process is left to its parent."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner = 0
+        self._end = b"#backportr-end-" + secrets.token_hex(8).encode("ascii") + b"\n"
+        self._command = [
             "git",
             "--git-dir",
-            str(self.path),
-            "log",
-            "-p",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--format=commit %H",
+            str(path),
+            "diff-tree",
+            "--stdin",
+            "--root",
+            "--always",
         ]
+
+    def patch_ids(self, commits: list[Oid]) -> dict[Oid, str | None] | None:
+        """Each commit's patch-id (None: no diff, a merge; `UNSURE`: left to git, which
+        says why it printed nothing), or None when the process failed."""
+        process = self._started()
+        assert process.stdin is not None and process.stdout is not None
+        out: dict[Oid, str | None] = dict.fromkeys(commits, UNSURE)  # not printed: git's error
+        try:
+            process.stdin.write("".join(f"{c}\n" for c in commits).encode("ascii") + self._end)
+            process.stdin.flush()
+            commit: Oid | None = None
+            lines: list[bytes] = []
+            size = 0
+            for line in iter(process.stdout.readline, b""):
+                if line == self._end:
+                    break
+                if (start := _COMMIT_LINE.fullmatch(line)) is not None:
+                    if commit is not None:
+                        out[commit] = patch_id(lines) if size <= _SERVED_BYTES else UNSURE
+                    commit, lines, size = start[1].decode("ascii"), [], 0
+                    out[commit] = None
+                elif commit is not None and (size := size + len(line)) <= _SERVED_BYTES:
+                    lines.append(line)
+            else:
+                raise OSError("git diff-tree ended")
+            if commit is not None:
+                out[commit] = patch_id(lines) if size <= _SERVED_BYTES else UNSURE
+        except (OSError, ValueError):
+            self.close()
+            return None
+        return out
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        process = self._process
+        if process is None or self._owner != os.getpid() or process.poll() is not None:
+            if process is not None and self._owner == os.getpid():
+                self.close()
+            process = self._process = subprocess.Popen(
+                [*self._command, *_DIFF],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=git_env(),
+            )
+            self._owner = os.getpid()
+        return process
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is None or self._owner != os.getpid():
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(OSError):
+            process.kill()
+        process.wait()

@@ -23,7 +23,12 @@ from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
 from backportr.deps.context import context_suggestions
 from backportr.deps.declared import declared, recorded
-from backportr.deps.fixes import culprits, effective_upstream_reverter, follow_ups
+from backportr.deps.fixes import (
+    culprits,
+    effective_upstream_reverter,
+    follow_ups,
+    stable_evidence,
+)
 from backportr.deps.siblings import posting_info, sibling_findings
 from backportr.deps.symbols import SEARCHED, symbol_prerequisites
 from backportr.deps.words import WordLookup
@@ -47,7 +52,6 @@ from backportr.workspace import Workspace
 _log = logging.getLogger("backportr")
 
 Finder = Callable[[Context, Oid], list[Finding]]
-_CULPRIT_DEPTH = 4
 _SERIES_DEPTH = 8
 """Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second kept only when the
 series then applies), a commit pulled in that conflicts itself is searched further only
@@ -232,7 +236,7 @@ class Resolver:
             if ctx.is_present(culprit):
                 closure.note_present(culprit)
                 needed = True
-            elif (evidence := self._wanted(ctx, culprit, 0)) is not None:
+            elif (evidence := self._wanted(ctx, culprit)) is not None:
                 reason = Reason(
                     "culprit",
                     f"{ctx.describe(target)} fixes it; the branch lacks it, and {evidence}",
@@ -246,7 +250,7 @@ class Resolver:
                 closure.culprit_alternatives.append(culprit)
         return needed
 
-    def _wanted(self, ctx: Context, commit: Oid, depth: int) -> str | None:
+    def _wanted(self, ctx: Context, commit: Oid) -> str | None:
         """Why an absent culprit belongs in the branch, or None without evidence: it fixes
         something the branch has, it is tagged for stable, another stable branch took it (as
         a backport or a Stable-dep-of:), or the repository's policy takes every culprit."""
@@ -258,24 +262,7 @@ class Resolver:
                 "the project never tags fixes for stable (no Cc: stable upstream), so the "
                 "culprit of a fix the branch takes goes with it (backportr.culprits=auto)"
             )
-        if depth > _CULPRIT_DEPTH:
-            return None
-        for culprit in culprits(ctx, commit):
-            if ctx.is_present(culprit):
-                return f"it fixes {ctx.describe(culprit)}, which the branch has"
-            if self._wanted(ctx, culprit, depth + 1) is not None:
-                return f"it fixes {ctx.describe(culprit)}, which the branch needs"
-        for tag in ctx.index.stable_tags_of(commit):
-            if not tag.noautosel and (ctx.version is None or tag.covers(ctx.version)):
-                return "it is tagged for stable (Cc: stable)"
-        elsewhere = ctx.index.backports_elsewhere(commit, ctx.branch.refname)
-        if elsewhere:
-            name, carrier = elsewhere[0]
-            return f"{name} took it as {carrier[:12]}"
-        for relation in ctx.index.stable_deps_naming(commit):
-            branches = ", ".join(ctx.index.branches_of(relation.commit)) or "a stable branch"
-            return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
-        return None
+        return stable_evidence(ctx, commit)
 
     def _adapted(self, closure: Closure, commit: Oid, backport: Oid) -> None:
         """`commit` is in the branch as a backport that differs from upstream: find what it

@@ -56,3 +56,30 @@ def effective_upstream_reverter(ctx: Context, commit: Oid, depth: int = 0) -> Oi
         if effective_upstream_reverter(ctx, relation.commit, depth + 1) is None:
             return relation.commit
     return None
+
+
+_CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
+
+
+def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
+    """Why the stable team wants an absent `commit`, or None without evidence: it fixes
+    something the branch has (or needs), it is tagged for stable, another stable branch
+    took it (as a backport or a Stable-dep-of:)."""
+    if depth > _CULPRIT_DEPTH:
+        return None
+    for culprit in culprits(ctx, commit):
+        if ctx.is_present(culprit):
+            return f"it fixes {ctx.describe(culprit)}, which the branch has"
+        if stable_evidence(ctx, culprit, depth + 1) is not None:
+            return f"it fixes {ctx.describe(culprit)}, which the branch needs"
+    for tag in ctx.index.stable_tags_of(commit):
+        if not tag.noautosel and (ctx.version is None or tag.covers(ctx.version)):
+            return "it is tagged for stable (Cc: stable)"
+    elsewhere = ctx.index.backports_elsewhere(commit, ctx.branch.refname)
+    if elsewhere:
+        name, carrier = elsewhere[0]
+        return f"{name} took it as {carrier[:12]}"
+    for relation in ctx.index.stable_deps_naming(commit):
+        branches = ", ".join(ctx.index.branches_of(relation.commit)) or "a stable branch"
+        return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
+    return None

@@ -1,0 +1,162 @@
+"""Patch-ids computed in-process from a long-running `git diff-tree --stdin -p` equal
+`git log -p | git patch-id --stable`'s, and the cases git's versions read differently are
+left to git."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backportr import gitstream
+from backportr.builder import RepoBuilder
+from backportr.patchid import UNSURE, patch_id
+from backportr.repo import Repo
+from tests.conftest import git
+
+
+def _gits(repo: Path, commits: list[str]) -> dict[str, str]:
+    """git's own answer, with its default options."""
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "-p", "--format=commit %H", "--no-walk=unsorted",
+         "--no-renames", "--stdin"],
+        input="".join(f"{c}\n" for c in commits).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout  # fmt: skip
+    ids = subprocess.run(
+        ["git", "patch-id", "--stable"], input=log, capture_output=True, check=True
+    ).stdout.decode()
+    return {commit: value for value, commit in (line.split() for line in ids.splitlines())}
+
+
+def _history(path: Path) -> tuple[RepoBuilder, list[str]]:
+    """Commits of every shape a patch-id meets: several files, whitespace-only changes,
+    form feeds and vertical tabs (which git does not count as white space), carriage
+    returns, no final newline, a file of one line (a hunk header without counts), new and
+    deleted files, an empty file, a mode change alone and with an edit, a rename, a binary
+    file, a path with spaces, an empty commit, a merge, and random edits."""
+    rnd = random.Random(7)
+    b = RepoBuilder(path, bare=False)
+    files = {f"src/f{n}.c": [f"line {n}.{i}" for i in range(40)] for n in range(3)}
+    root = b.commit("root", {p: "\n".join(t) + "\n" for p, t in files.items()})
+    commits = [root]
+
+    def edit(message: str, change: dict[str, str | None]) -> None:
+        commits.append(b.commit(message, change))
+
+    text = "\n".join(files["src/f0.c"]) + "\n"
+    edit("whitespace only", {"src/f0.c": text.replace("line 0.3", "line  0.3\t")})
+    edit("form feed and vertical tab", {"src/f1.c": "a\f\nb\v c\n\f\n" + text})
+    edit("carriage returns", {"src/f2.c": text.replace("\n", "\r\n", 5)})
+    edit("no final newline", {"src/f0.c": text.rstrip("\n")})
+    edit("one line", {"one.c": "only\n"})
+    edit("one line changed", {"one.c": "changed\n"})
+    edit("an empty file", {"empty.c": ""})
+    edit("deleted", {"empty.c": None, "one.c": None})
+    edit("binary", {"blob.bin": "\0\1\2binary\n"})
+    edit("a path with spaces", {"dir name/file name.c": "x\ny\n"})
+    edit("renamed", {"src/f2.c": None, "src/moved.c": text.replace("\n", "\r\n", 5)})
+    for n in range(25):
+        path = rnd.choice(sorted(files))
+        lines = files[path]
+        for _ in range(rnd.randint(1, 4)):
+            at = rnd.randrange(len(lines))
+            if rnd.random() < 0.3:
+                del lines[at]
+            else:
+                lines.insert(at, f"edit {n} {rnd.random():.3f}")
+        other = rnd.choice(sorted(set(files) - {path}))
+        files[other][rnd.randrange(len(files[other]))] = f"also {n}"
+        edit(f"random {n}", {p: "\n".join(files[p]) + "\n" for p in (path, other)})
+    b.check_out()
+    work = Path(b.path)
+    (work / "run.sh").write_text("#!/bin/sh\n")
+    git(work, "add", "run.sh")
+    git(work, "commit", "-qm", "script")
+    git(work, "update-index", "--chmod=+x", "run.sh")
+    git(work, "commit", "-qm", "mode only")
+    (work / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+    git(work, "add", "run.sh")
+    git(work, "update-index", "--chmod=-x", "run.sh")
+    git(work, "commit", "-qm", "mode and edit")
+    git(work, "commit", "-q", "--allow-empty", "-m", "empty")
+    git(work, "checkout", "-qb", "side", "HEAD~2")
+    (work / "side.c").write_text("side\n")
+    git(work, "add", "side.c")
+    git(work, "commit", "-qm", "side")
+    git(work, "checkout", "-q", "master")
+    git(work, "merge", "-q", "--no-edit", "side")
+    commits += git(work, "rev-list", "--reverse", f"{commits[-1]}..HEAD").split()
+    return b, commits
+
+
+def test_served_patch_ids_equal_gits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    b, commits = _history(tmp_path / "r")
+    expected = _gits(Path(b.path), commits)
+    piped: list[list[str]] = []
+    real = gitstream.patch_id_pipeline
+    monkeypatch.setattr(
+        gitstream,
+        "patch_id_pipeline",
+        lambda args, feed, *a: piped.append((feed or b"").decode().split()) or real(args, feed, *a),
+    )
+    repo = Repo(b.path)
+    served: dict[str, str] = {}
+    for start in range(0, len(commits), 5):  # a few at a time, as the conflict search asks
+        served.update(repo.patch_ids_of(commits[start : start + 5]))
+    assert served == expected
+    # Left to git: exactly the commits with a binary diff or a hunk header without counts.
+    left = {c for part in piped for c in part}
+    shown = {c: git(Path(b.path), "show", "--format=", c) for c in commits}
+    assert left == {
+        c
+        for c, text in shown.items()
+        if "Binary files" in text
+        or any(h.count(",") < 2 for h in re.findall(r"^@@ [^@]* @@", text, re.MULTILINE))
+    }
+    assert len(left) < len(commits) // 4
+    # The answers of a large question (one pipeline) are the same.
+    assert dict(repo.patch_ids_of(commits * 30)) == expected
+    repo.close()
+
+
+def test_the_diff_process_started_again_after_a_failure(tmp_path: Path) -> None:
+    """A commit git cannot diff is left to the pipeline, which says why; a process that
+    ended answers nothing, and the next question starts a new one."""
+    b, commits = _history(tmp_path / "r")
+    repo = Repo(b.path)
+    server = repo._diff_server()
+    assert server.patch_ids(["f" * 40, commits[1]]) == {
+        "f" * 40: UNSURE,
+        commits[1]: _gits(Path(b.path), commits[1:2])[commits[1]],
+    }
+    process = server._process
+    assert process is not None
+    process.kill()
+    process.wait()
+    assert server.patch_ids(commits[1:3]) == {
+        c: v for c, v in _gits(Path(b.path), commits[1:3]).items()
+    }
+    repo.close()
+
+
+def test_patch_id_of_lines() -> None:
+    """git's state machine: files summed (their order does not matter), white space (not
+    form feeds) and hunk positions left out; a binary diff or a count-less hunk header is
+    `UNSURE`; no diff, no patch-id."""
+    one = [b"diff --git a/x b/x\n", b"index 1..2 100644\n", b"--- a/x\n", b"+++ b/x\n",
+           b"@@ -1,2 +1,2 @@\n", b" a\n", b"-b\n", b"+c\n"]  # fmt: skip
+    two = [b"diff --git a/y b/y\n", b"--- a/y\n", b"+++ b/y\n", b"@@ -5,1 +5,1 @@ f\n",
+           b"-\t y\n", b"+z\n"]  # fmt: skip
+    assert patch_id(one + two) == patch_id(two + one) != patch_id(one)
+    moved = [line.replace(b"-1,2 +1,2", b"-9,2 +9,2") for line in one]
+    assert patch_id(moved) == patch_id(one)
+    assert patch_id([*one[:-1], b"+  c \n"]) == patch_id(one)
+    assert patch_id([*one[:-1], b"+c\f\n"]) != patch_id(one)
+    assert patch_id([*one[:4], b"@@ -1 +1 @@\n", b"-b\n", b"+c\n"]) == UNSURE
+    assert patch_id([*one[:2], b"Binary files a/x and b/x differ\n"]) == UNSURE
+    assert patch_id([b"\n"]) is None
