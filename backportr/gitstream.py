@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import subprocess
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -303,6 +304,7 @@ class DiffServer:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._process: subprocess.Popen[bytes] | None = None
+        self._asking = threading.Lock()  # one question at a time (the index asks from threads)
         self._owner = 0
         self._end = b"#backportr-end-" + secrets.token_hex(8).encode("ascii") + b"\n"
         self._command = [
@@ -318,6 +320,10 @@ class DiffServer:
     def patch_ids(self, commits: list[Oid]) -> dict[Oid, str | None] | None:
         """Each commit's patch-id (None: no diff, a merge; `UNSURE`: left to git, which
         says why it printed nothing), or None when the process failed."""
+        with self._asking:
+            return self._ask(commits)
+
+    def _ask(self, commits: list[Oid]) -> dict[Oid, str | None] | None:
         process = self._started()
         assert process.stdin is not None and process.stdout is not None
         out: dict[Oid, str | None] = dict.fromkeys(commits, UNSURE)  # not printed: git's error

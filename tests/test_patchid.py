@@ -160,3 +160,19 @@ def test_patch_id_of_lines() -> None:
     assert patch_id([*one[:4], b"@@ -1 +1 @@\n", b"-b\n", b"+c\n"]) == UNSURE
     assert patch_id([*one[:2], b"Binary files a/x and b/x differ\n"]) == UNSURE
     assert patch_id([b"\n"]) is None
+
+
+def test_questions_from_two_threads(tmp_path: Path) -> None:
+    """The index asks for a branch's patch-ids from two threads at once: each question
+    gets its own answer (one process, one question at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    b, commits = _history(tmp_path / "r")
+    expected = _gits(Path(b.path), commits)
+    repo = Repo(b.path)
+    parts = [commits[n:] + commits[:n] for n in range(len(commits))] * 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = [pool.submit(lambda part: dict(repo.patch_ids_of(part)), p) for p in parts]
+        for part, answer in zip(parts, answers, strict=True):
+            assert answer.result(timeout=60) == {c: expected[c] for c in part if c in expected}
+    repo.close()
