@@ -43,7 +43,9 @@ _DIFF = [
     "--indent-heuristic",
     "--format=commit %H",
 ]
-_COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40}|[0-9a-f]{64})\n")
+# SHA-1 ids only: patchid.py hashes as git does in a SHA-1 repository; in another, every
+# commit is left to git's own patch-id.
+_COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40})\n")
 
 
 @dataclass
@@ -205,27 +207,34 @@ class Streams(GitAccess):
             size = min(per_process, max(_PART_FLOOR, -(-len(commits) // (4 * pipelines))))
             parts = [commits[i : i + size] for i in range(0, len(commits), size)]
             with ThreadPoolExecutor(pipelines, thread_name_prefix="patch-ids") as pool:
-                for found in pool.map(self.readable_patch_ids, parts):
+                for found in pool.map(self._piped_patch_ids, parts):
                     yield from found
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
 
-    def readable_patch_ids(self, commits: list[Oid]) -> list[tuple[Oid, str]]:
+    def _piped_patch_ids(self, commits: list[Oid]) -> list[tuple[Oid, str]]:
+        """`readable_patch_ids` by pipelines only: a bulk pass's parts run side by side,
+        where the diff process would take them one at a time."""
+        return self.readable_patch_ids(commits, served=False)
+
+    def readable_patch_ids(
+        self, commits: list[Oid], *, served: bool = True
+    ) -> list[tuple[Oid, str]]:
         """The patch-ids of `commits` that git can compute. A commit whose diff needs an
         object the repository lacks (a damaged copy, a partial clone offline) gets none and
         is listed in `unreadable`; the others are found by halving what was left (a few
         more pipelines each). More than `_UNREADABLE_MOST` such commits among `commits`:
         the error stands (a copy that lacks most of its blobs is not worth the pipelines)."""
         lost: list[Oid] = []
-        found = self._readable(commits, lost)
+        found = self._readable(commits, lost, served)
         self.unreadable += lost
         return found
 
-    def _readable(self, commits: list[Oid], lost: list[Oid]) -> list[tuple[Oid, str]]:
+    def _readable(self, commits: list[Oid], lost: list[Oid], served: bool) -> list[tuple[Oid, str]]:
         found: list[tuple[Oid, str]] = []
         try:
-            found.extend(self.patch_ids_of(commits))
+            found.extend(self.patch_ids_of(commits, served=served))
             return found
         except MissingObjectError as error:
             if len(commits) == 1:
@@ -245,7 +254,7 @@ class Streams(GitAccess):
         half = max(1, len(rest) // 2)
         for part in (rest[:half], rest[half:]):
             if part:
-                found += self._readable(part, lost)
+                found += self._readable(part, lost, served)
         return found
 
     def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
@@ -256,20 +265,21 @@ class Streams(GitAccess):
         ).split()
 
     def patch_ids_of(
-        self, commits: list[Oid], *, env: dict[str, str] | None = None
+        self, commits: list[Oid], *, env: dict[str, str] | None = None, served: bool = True
     ) -> Iterator[tuple[Oid, str]]:
         """(commit, patch-id) for the given commits: one `git log -p --no-walk --stdin |
         git patch-id --stable` pipeline for all of them, the ids fed from a thread (`env`:
         what lets git see objects outside the repository). A few commits are asked of the
-        long-running diff process instead (two processes started per question cost more
-        than the question at kernel scale); what it cannot answer goes to the pipeline."""
+        long-running diff process instead, unless `served` is false (two processes started
+        per question cost more than the question at kernel scale); what it cannot answer
+        goes to the pipeline."""
         if not commits:
             return
-        if env is None and len(commits) <= _SERVED_MOST:
-            served = self._diff_server().patch_ids(commits)
-            if served is not None:
-                yield from ((c, v) for c in commits if (v := served.get(c)) and v != UNSURE)
-                commits = [c for c in commits if served.get(c) == UNSURE]
+        if served and env is None and len(commits) <= _SERVED_MOST:
+            answers = self._diff_server().patch_ids(commits)
+            if answers is not None:
+                yield from ((c, v) for c in commits if (v := answers.get(c)) and v != UNSURE)
+                commits = [c for c in commits if answers.get(c) == UNSURE]
                 if not commits:
                     return
         log_args = [*self._patch_log(), "--no-walk=unsorted", "--stdin"]

@@ -176,3 +176,18 @@ def test_questions_from_two_threads(tmp_path: Path) -> None:
         for part, answer in zip(parts, answers, strict=True):
             assert answer.result(timeout=60) == {c: expected[c] for c in part if c in expected}
     repo.close()
+
+
+def test_a_bulk_pass_runs_its_parts_side_by_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A branch's patch-ids in bulk (the index) go to pipelines that run at once, never to
+    the diff process, which would take the parts one at a time."""
+    b, commits = _history(tmp_path / "r")
+    asked: list[list[str]] = []
+    monkeypatch.setattr(gitstream.DiffServer, "patch_ids", lambda self, c: asked.append(c))
+    repo = Repo(b.path)
+    found = dict(repo.patch_ids(commits[-1], [commits[0]], per_process=5000, pipelines=2))
+    assert found == {c: v for c, v in _gits(Path(b.path), commits[1:]).items()}
+    assert asked == []
+    repo.close()
