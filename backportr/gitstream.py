@@ -13,6 +13,7 @@ import re
 import secrets
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts 
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
 _SERVED_MOST = 256  # commits a patch-id question may have for the long-running diff process
 _SERVED_BYTES = 32 << 20  # a larger diff of one commit is left to git's own patch-id
+_SERVED_SECONDS = 20.0  # a diff process is retired at this age: no git process runs for long
 # The diff options every patch-id here is computed with, stated so that no configuration
 # (diff.context, diff.noprefix, diff.algorithm) makes two of them differ.
 _DIFF = [
@@ -309,13 +311,15 @@ class DiffServer:
     commits' ids and then a line that is no object name, which diff-tree echoes after
     their diffs: where the answer ends. A process that fails (an object it cannot read)
     answers None and is started again for the next question; one inherited by a forked
-    process is left to its parent."""
+    process is left to its parent; none lives longer than `_SERVED_SECONDS` (or, busy,
+    than the question it is answering then)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._process: subprocess.Popen[bytes] | None = None
         self._asking = threading.Lock()  # one question at a time (the index asks from threads)
         self._owner = 0
+        self._born = 0.0
         self._end = b"#backportr-end-" + secrets.token_hex(8).encode("ascii") + b"\n"
         self._command = [
             "git",
@@ -331,7 +335,10 @@ class DiffServer:
         """Each commit's patch-id (None: no diff, a merge; `UNSURE`: left to git, which
         says why it printed nothing), or None when the process failed."""
         with self._asking:
-            return self._ask(commits)
+            answers = self._ask(commits)
+            if time.monotonic() - self._born > _SERVED_SECONDS:
+                self.close()  # retired after a question that outlived the timer
+            return answers
 
     def _ask(self, commits: list[Oid]) -> dict[Oid, str | None] | None:
         process = self._started()
@@ -364,7 +371,12 @@ class DiffServer:
 
     def _started(self) -> subprocess.Popen[bytes]:
         process = self._process
-        if process is None or self._owner != os.getpid() or process.poll() is not None:
+        if (
+            process is None
+            or self._owner != os.getpid()
+            or process.poll() is not None
+            or time.monotonic() - self._born > _SERVED_SECONDS
+        ):
             if process is not None and self._owner == os.getpid():
                 self.close()
             process = self._process = subprocess.Popen(
@@ -374,8 +386,21 @@ class DiffServer:
                 stderr=subprocess.DEVNULL,
                 env=git_env(),
             )
-            self._owner = os.getpid()
+            self._owner, self._born = os.getpid(), time.monotonic()
+            # An idle process is retired too, by a timer, unless a question is under way
+            # (which retires it when the next one comes).
+            timer = threading.Timer(_SERVED_SECONDS, self._retire, (process,))
+            timer.daemon = True
+            timer.start()
         return process
+
+    def _retire(self, process: subprocess.Popen[bytes]) -> None:
+        if self._asking.acquire(blocking=False):
+            try:
+                if self._process is process:
+                    self.close()
+            finally:
+                self._asking.release()
 
     def close(self) -> None:
         process, self._process = self._process, None

@@ -191,3 +191,25 @@ def test_a_bulk_pass_runs_its_parts_side_by_side(
     assert found == {c: v for c, v in _gits(Path(b.path), commits[1:]).items()}
     assert asked == []
     repo.close()
+
+
+def test_a_diff_process_is_retired_when_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No git process runs for long: an idle diff process is retired by a timer, a busy
+    one after its question, and the next question starts a new one."""
+    import time
+
+    monkeypatch.setattr(gitstream, "_SERVED_SECONDS", 0.2)
+    b, commits = _history(tmp_path / "r")
+    expected = _gits(Path(b.path), commits[1:4])
+    repo = Repo(b.path)
+    server = repo._diff_server()
+    assert server.patch_ids(commits[1:4]) == expected
+    first = server._process
+    assert first is not None
+    time.sleep(1.0)
+    assert server._process is None and first.poll() is not None  # retired while idle
+    assert server.patch_ids(commits[1:4]) == expected
+    assert server._process is not None and server._process is not first
+    repo.close()
