@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
+from backportr.patchid import patch_id
 from backportr.postings import message_key, posting_keys, posting_keys_of_raw
 from backportr.trailers import mentions_relations, parse_message, parse_stable_comment
 
@@ -114,3 +115,25 @@ def test_bulk_readers_agree_with_the_plain_ones(text: str) -> None:
     full, bulk = parse_message("s\n" + text), parse_message("s\n" + text, trailers=False)
     for name in ("fixes", "stable_deps", "stable_tags", "upstream_refs", "reverts"):
         assert getattr(full, name) == getattr(bulk, name), name
+
+
+_DIFF_HEADS = ["diff --git a/x b/x\n", "--- a/x\n", "+++ b/x\n", "@@ -1,3 +1,3 @@\n",
+               "@@ -", "index 1..2\n", "\\ No newline\n", "Binary files "]  # fmt: skip
+diff_pieces = st.one_of(
+    st.sampled_from(_DIFF_HEADS),
+    st.builds(
+        lambda f, n: f * n,
+        st.sampled_from([*_FILLERS, "\n", "+", ",", "9"]),
+        st.integers(1, 200_000),
+    ),
+    st.text(max_size=50),
+)
+
+
+@_ONE_SECOND
+@given(st.lists(diff_pieces, max_size=12).map("".join).map(lambda s: s[:1_000_000]))
+def test_patch_id_is_linear(text: str) -> None:
+    """A repository's file contents reach the patch-id as diff lines: any of them, in any
+    number, is hashed in linear time."""
+    data = text.encode("utf-8", "surrogatepass")
+    patch_id(data.splitlines(keepends=True))
