@@ -74,6 +74,7 @@ class Streams(GitAccess):
 
     path: Path
     unreadable: list[Oid]  # commits whose diff git could not read (see readable_patch_ids)
+    diff_server: DiffServer  # a few patch-ids at a time (`patch_ids_of`)
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
         """One streaming `git log` pass (for volume: a million commits), newest first.
@@ -278,7 +279,7 @@ class Streams(GitAccess):
         if not commits:
             return
         if served and env is None and len(commits) <= _SERVED_MOST:
-            answers = self._diff_server().patch_ids(commits)
+            answers = self.diff_server.patch_ids(commits)
             if answers is not None:
                 yield from ((c, v) for c in commits if (v := answers.get(c)) and v != UNSURE)
                 commits = [c for c in commits if answers.get(c) == UNSURE]
@@ -292,17 +293,6 @@ class Streams(GitAccess):
     def _patch_log(self) -> list[str]:
         """`git log -p` as git patch-id reads it: one `commit <id>` line, then the diff."""
         return ["git", "--git-dir", str(self.path), "log", *_DIFF]
-
-    def _diff_server(self) -> DiffServer:
-        server: DiffServer | None = getattr(self, "_server", None)
-        if server is None:
-            server = self._server = DiffServer(self.path)
-        return server
-
-    def close_streams(self) -> None:
-        server: DiffServer | None = getattr(self, "_server", None)
-        if server is not None:
-            server.close()
 
 
 class DiffServer:
@@ -351,19 +341,18 @@ class DiffServer:
             lines: list[bytes] = []
             size = 0
             for line in iter(process.stdout.readline, b""):
+                start = _COMMIT_LINE.fullmatch(line)
+                if (start is not None or line == self._end) and commit is not None:
+                    out[commit] = patch_id(lines) if size <= _SERVED_BYTES else UNSURE
                 if line == self._end:
                     break
-                if (start := _COMMIT_LINE.fullmatch(line)) is not None:
-                    if commit is not None:
-                        out[commit] = patch_id(lines) if size <= _SERVED_BYTES else UNSURE
+                if start is not None:
                     commit, lines, size = start[1].decode("ascii"), [], 0
                     out[commit] = None
                 elif commit is not None and (size := size + len(line)) <= _SERVED_BYTES:
                     lines.append(line)
             else:
                 raise OSError("git diff-tree ended")
-            if commit is not None:
-                out[commit] = patch_id(lines) if size <= _SERVED_BYTES else UNSURE
         except (OSError, ValueError):
             self.close()
             return None
@@ -371,12 +360,8 @@ class DiffServer:
 
     def _started(self) -> subprocess.Popen[bytes]:
         process = self._process
-        if (
-            process is None
-            or self._owner != os.getpid()
-            or process.poll() is not None
-            or time.monotonic() - self._born > _SERVED_SECONDS
-        ):
+        # No age check here: an old process was retired by its timer or after its question.
+        if process is None or self._owner != os.getpid() or process.poll() is not None:
             if process is not None and self._owner == os.getpid():
                 self.close()
             process = self._process = subprocess.Popen(

@@ -22,7 +22,8 @@ _HUNK = re.compile(rb"@@ -[0-9]+,([0-9]+) \+[0-9]+,([0-9]+) @@")
 
 def patch_id(lines: Iterable[bytes]) -> str | None:
     """The stable patch-id of one commit's diff lines (each with its newline, the
-    `commit <id>` line left out); None when there is no diff, `UNSURE` for a binary one."""
+    `commit <id>` line left out); None when there is no diff, `UNSURE` for a binary one
+    or a hunk header without counts."""
     result = bytearray(20)
     ctx = hashlib.sha1()
     length = 0

@@ -37,7 +37,7 @@ from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
-from backportr.gitstream import Streams
+from backportr.gitstream import DiffServer, Streams
 from backportr.gittreegrep import TreeGrep
 from backportr.model import Author, Oid
 
@@ -108,6 +108,7 @@ class Repo(Streams, Searches, Diffs):
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
         self.unreadable: list[Oid] = []
+        self.diff_server = DiffServer(self.path)  # started when first asked
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
         self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
@@ -358,7 +359,7 @@ class Repo(Streams, Searches, Diffs):
         self.git.odb.add_backend(loose, 999)
 
     def close(self) -> None:
-        self.close_streams()
+        self.diff_server.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

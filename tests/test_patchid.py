@@ -129,7 +129,7 @@ def test_the_diff_process_started_again_after_a_failure(tmp_path: Path) -> None:
     ended answers nothing, and the next question starts a new one."""
     b, commits = _history(tmp_path / "r")
     repo = Repo(b.path)
-    server = repo._diff_server()
+    server = repo.diff_server
     assert server.patch_ids(["f" * 40, commits[1]]) == {
         "f" * 40: UNSURE,
         commits[1]: _gits(Path(b.path), commits[1:2])[commits[1]],
@@ -204,7 +204,7 @@ def test_a_diff_process_is_retired_when_old(
     b, commits = _history(tmp_path / "r")
     expected = _gits(Path(b.path), commits[1:4])
     repo = Repo(b.path)
-    server = repo._diff_server()
+    server = repo.diff_server
     assert server.patch_ids(commits[1:4]) == expected
     first = server._process
     assert first is not None

@@ -7,6 +7,8 @@ from backportr.deps import Context, Finding
 from backportr.index import CommitIndex, Relation
 from backportr.model import Oid, Reason
 
+_CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
+
 
 def culprits(ctx: Context, commit: Oid) -> list[Oid]:
     """The resolved culprits of a commit's Fixes: lines (unresolvable ones are skipped)."""
@@ -56,9 +58,6 @@ def effective_upstream_reverter(ctx: Context, commit: Oid, depth: int = 0) -> Oi
         if effective_upstream_reverter(ctx, relation.commit, depth + 1) is None:
             return relation.commit
     return None
-
-
-_CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
 
 
 def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
