@@ -156,7 +156,8 @@ Role = Literal["target", "prerequisite", "follow-up"]
 CulpritPolicy = Literal["auto", "evidence", "always"]
 """When an absent culprit joins: with evidence the stable team wants it, always, or `auto`:
 on evidence in a project that tags fixes for stable (a missing tag then says something),
-always in one whose history carries no stable tag at all (NetworkManager, OVN)."""
+always in one that does not (NetworkManager, OVN, Xen: fewer than one in a hundred of its
+upstream fixes tagged)."""
 ApplyResult = Literal["clean", "conflict", "empty", "not-tried"]
 BranchStatus = Literal[
     "ready", "conflict", "incomplete", "already-present", "not-needed", "reverted-upstream"

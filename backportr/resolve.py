@@ -259,7 +259,7 @@ class Resolver:
             return "the repository's policy (backportr.culprits=always) takes every culprit"
         if policy == "always":
             return (
-                "the project never tags fixes for stable (no Cc: stable upstream), so the "
+                "the project does not tag fixes for stable (hardly a Cc: stable upstream), so the "
                 "culprit of a fix the branch takes goes with it (backportr.culprits=auto)"
             )
         return stable_evidence(ctx, commit)

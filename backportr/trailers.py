@@ -26,7 +26,9 @@ _HEX = r"[0-9a-fA-F]"
 _ML = re.IGNORECASE | re.MULTILINE
 _FIXES = re.compile(rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit[ \t]+)?({_HEX}{{6,40}})\b(.*)$", _ML)
 _STABLE_DEP = re.compile(rf"^[ \t]*stable-dep-of[ \t]*:[ \t]*({_HEX}{{6,40}})\b(.*)$", _ML)
-_CC_LINE = re.compile(r"^[ \t]*cc[ \t]*:(.*)$", _ML)
+# A stable tag is a trailer: it starts its line. An indented `Cc: stable@...` is quoted text
+# (another project's commit message cited in this one), not this commit's request.
+_CC_LINE = re.compile(r"^cc[ \t]*:(.*)$", _ML)
 _STABLE_ADDRESS = re.compile(r"stable(\+noautosel)?@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)", re.I)
 _FULL_ID = re.compile(rf"\b({_HEX}{{40}})\b")
 _UPSTREAM_LINE = re.compile(r"^.*upstream.*$", _ML)

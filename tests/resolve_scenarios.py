@@ -157,6 +157,35 @@ def culprit_absent_in_a_project_that_never_tags(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["culprit", "target"])
 
 
+def culprit_absent_where_tags_are_only_quoted(path: Path) -> Scenario:
+    """Rule 2, `auto`: the project's only `Cc: stable@...` lines are indented, inside another
+    project's commit message quoted in a port of it (Xen quoting Linux): quoted text is no
+    trailer, so the project never tags, and the absent culprit goes with its fix."""
+    k = Kernel(path)
+    quoted = (
+        "This ports Linux commit 0123456789ab:\n\n"
+        "    drv: clamp the value\n\n"
+        "    Cc: stable@vger.kernel.org\n"
+        "    Signed-off-by: Linux Dev <ldev@kernel.org>\n\n"
+    )
+    k.edit_fn("port", "drv_fn6", "y += 6;", trailers=quoted)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
+
+
+def culprit_absent_where_one_fix_in_a_hundred_is_tagged(path: Path) -> Scenario:
+    """Rule 2, `auto`: one stray stable tag among 120 upstream fixes (a message copied in
+    whole) is no practice of tagging: the absent culprit goes with its fix."""
+    k = Kernel(path)
+    for n in range(120):
+        tag = "Cc: stable@vger.kernel.org\n" if n == 0 else ""
+        k.edit_fn(f"fix{n}", "drv_fn6", f"y += {n + 6};", trailers=tag + k.fixes("v5.10"))
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
+
+
 def culprit_tagged_for_project_stable(path: Path) -> Scenario:
     """Rule 2/5: the absent culprit carries `Cc: stable@<the project's list>` (not the
     kernel's): evidence the stable team wants it, so it joins before the target."""
@@ -822,6 +851,10 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "wrong_id_follow_up": wrong_id_follow_up,
     "culprit_absent": culprit_absent,
     "culprit_absent_in_a_project_that_never_tags": culprit_absent_in_a_project_that_never_tags,
+    "culprit_absent_where_tags_are_only_quoted": culprit_absent_where_tags_are_only_quoted,
+    "culprit_absent_where_one_fix_in_a_hundred_is_tagged": (
+        culprit_absent_where_one_fix_in_a_hundred_is_tagged
+    ),
     "culprit_present": culprit_present,
     "fixes_chain": fixes_chain,
     "two_culprits_one_absent": two_culprits_one_absent,

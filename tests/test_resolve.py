@@ -434,7 +434,7 @@ def test_culprit_policy_auto_follows_the_projects_tagging(
     s = scenarios["culprit_absent_in_a_project_that_never_tags"]
     target = s.ids["target"]
     report = resolve(s.path, target)
-    assert "never tags fixes for stable" in report.series[0].reasons[0].detail
+    assert "does not tag fixes for stable" in report.series[0].reasons[0].detail
     strict = backportr(
         "-c", "backportr.culprits=evidence", "resolve", target, "--repo", str(s.path),
         "-b", BRANCH, "--format", "json",

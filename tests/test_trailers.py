@@ -90,3 +90,16 @@ def test_plain_message_has_no_relations() -> None:
     msg = "mm: tidy\n\nMove code around.\n\nSigned-off-by: A <a@b>\n"
     assert not mentions_relations(msg)
     assert parse_message(msg).fixes == ()
+
+
+def test_an_indented_stable_tag_is_quoted_text() -> None:
+    """A trailer starts its line: a `Cc: stable@...` inside another commit's message quoted
+    in this one (indented, as Xen quotes the Linux commits it ports) is not this commit's."""
+    quoted = (
+        "x86/ucode: port a Linux fix\n\nThis ports Linux commit 0123456789ab:\n\n"
+        "    x86/microcode: clamp the size\n\n    Cc: stable@vger.kernel.org\n\n"
+        "Signed-off-by: Xen Dev <dev@xen.org>\n"
+    )
+    assert parse_message(quoted).stable_tags == ()
+    own = quoted.replace("    Cc: stable@vger.kernel.org", "Cc: stable@vger.kernel.org")
+    assert len(parse_message(own).stable_tags) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sqlite3
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from backportr.repo import Repo
 
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
+TAGGING_SHARE = 0.01  # has_stable_tags: the share of upstream fixes tagged for stable
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 
 
@@ -105,15 +107,22 @@ class IndexReader:
         return [Relation(*row) for row in rows]
 
     def has_stable_tags(self) -> bool:
-        """Does any upstream commit carry a stable tag (does the project tag for stable)?"""
+        """Does the project tag fixes for stable? Upstream commits carrying a stable tag
+        number at least `TAGGING_SHARE` of its upstream commits with a `Fixes:` (and at
+        least one): a few tags in a long history that never tags (another project's
+        messages copied in) are no practice a missing tag could be read against."""
         if self._tagging is None:
-            self._tagging = (
-                self.db.execute(
-                    "SELECT 1 FROM commits WHERE stable_tags IS NOT NULL "
-                    "AND upstream_seq IS NOT NULL LIMIT 1"
-                ).fetchone()
-                is not None
-            )
+            fixes = self.db.execute(
+                "SELECT COUNT(DISTINCT f.commit_id) FROM fixes f JOIN commits c "
+                "ON c.id=f.commit_id WHERE c.upstream_seq IS NOT NULL"
+            ).fetchone()[0]
+            needed = max(1, math.ceil(fixes * TAGGING_SHARE))
+            tagged = self.db.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM commits WHERE stable_tags IS NOT NULL "
+                "AND upstream_seq IS NOT NULL LIMIT ?)",
+                (needed,),
+            ).fetchone()[0]
+            self._tagging = tagged >= needed
         return self._tagging
 
     def takes_fixes_only(self) -> bool:
