@@ -11,7 +11,9 @@ For each case, in a scratch clone that shares the objects of the given repositor
   applied it);
 - the upstream branch points at its last first-parent commit before the date of the case's
   last stable commit (follow-ups written later are not in the ground truth, so they are not
-  visible either);
+  visible either), or, when the maintainers' series was not upstream yet then (an embargoed
+  security fix released on the stable branches first, a cherry-pick taken from a merge
+  request before it landed), at the first first-parent commit that holds the whole series;
 - every other stable branch of the project points at its last commit before the date of
   `before` (evidence from sibling branches is real, their future is not; a branch not yet
   created is absent).
@@ -149,13 +151,19 @@ class Clock:
     commit dates, read once."""
 
     def __init__(self, repo: Path, refs: list[str]) -> None:
+        self.repo = repo
         self.history: dict[str, list[tuple[int, int, str]]] = {}
         self.born: dict[str, int] = {}
+        self.chain: list[str] = []  # the upstream branch's first-parent commits, oldest first
+        self.position: dict[str, int] = {}
         for ref in refs:
             rows = [
                 line.split()
                 for line in git(repo, "log", "--first-parent", "--format=%ct %H", ref).splitlines()
             ]
+            if not self.chain:
+                self.chain = [h for _, h in reversed(rows)]
+                self.position = {h: n for n, h in enumerate(self.chain)}
             # Oldest first by commit time, and by history among equal times (commits applied
             # in one second): the newest of them is where the branch was at that second.
             count = len(rows)
@@ -171,6 +179,44 @@ class Clock:
         history = self.history[ref]
         i = bisect.bisect_right(history, (when, 1 << 62, ""))
         return history[i - 1][2] if i else None
+
+    def holding(self, commits: list[str]) -> str | None:
+        """The upstream branch's first first-parent commit whose history holds every one of
+        `commits` that upstream ever holds (None when it holds none of them)."""
+        first = -1
+        for commit in commits:
+            low, high = 0, len(self.chain)
+            while low < high:  # once a first-parent commit holds it, every later one does
+                middle = (low + high) // 2
+                if _is_ancestor(self.repo, commit, self.chain[middle]):
+                    high = middle
+                else:
+                    low = middle + 1
+            if low < len(self.chain):
+                first = max(first, low)
+        return self.chain[first] if first >= 0 else None
+
+    def upstream_cut(self, when: int, series: list[str]) -> str | None:
+        """Where the maintainer saw upstream: its last first-parent commit dated at or
+        before `when`, or later, the first that holds the whole series, when the series was
+        not upstream yet (an embargoed security fix released on the stable branches before
+        upstream; a cherry-pick taken from a merge request before it landed)."""
+        cut = self.at(self.upstream_ref, when)
+        holding = self.holding(series)
+        if holding is not None and (cut is None or self.position[holding] > self.position[cut]):
+            return holding
+        return cut
+
+
+def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
+    return (
+        subprocess.run(
+            ["git", "--git-dir", str(repo), "merge-base", "--is-ancestor", commit, of],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    )
 
 
 def commit_times(repo: Path, ids: set[str]) -> dict[str, int]:
@@ -370,7 +416,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
     for number, case in enumerate(cases, 1):
         branch = str(case["branch"])
         when = times[str(case["before"])]
-        cut = clock.at(f"refs/heads/{upstream}", times[str(case["stable_commits"][-1])])  # type: ignore[index]
+        cut = clock.upstream_cut(times[str(case["stable_commits"][-1])], list(case["series"]))  # type: ignore[index, arg-type]
         updates = [f"update refs/heads/{upstream} {cut}"]
         for ref in stable:
             at = str(case["before"]) if ref == f"refs/heads/{branch}" else clock.at(ref, when)
