@@ -37,6 +37,8 @@ class Closure:
     adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
     present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
+    depth: int = 1  # how many levels of conflict prerequisites this attempt searches
+    went_deeper: bool = False  # whether it searched past the first level
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)

@@ -91,8 +91,6 @@ class Resolver:
         self.max_commits = max_commits
         self.symbols = symbols
         self.conflict_depth = conflict_depth
-        self._depth = conflict_depth  # of the attempt under way (`resolve_branch`)
-        self._went_deeper = False
         self.progress = progress
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
@@ -155,17 +153,13 @@ class Resolver:
         is adapted by them, who take the first level's helpers at most (measured on real
         history: docs/accuracy.md); the answer is then the first level's."""
         began = time.monotonic()
-        self._depth = self.conflict_depth
-        self._went_deeper = False
         try:
-            report = self._resolve_branch(target, branch)
-            first_level = self._went_deeper and any(m.apply == "conflict" for m in report.series)
+            report, closure = self._resolve_branch(target, branch, self.conflict_depth)
+            first_level = closure.went_deeper and any(m.apply == "conflict" for m in report.series)
         except _DeeperInVain:
             first_level = True
         if first_level:
-            self._depth = min(self.conflict_depth, 1)
-            self._went_deeper = False
-            report = self._resolve_branch(target, branch)
+            report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1))
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
             target[:12], branch.name, report.status, len(report.series), len(report.present),
@@ -173,10 +167,11 @@ class Resolver:
         )  # fmt: skip
         return report
 
-    def _resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
+    def _resolve_branch(self, target: Oid, branch: Ref, depth: int) -> tuple[BranchReport, Closure]:
+        """One attempt, with conflict prerequisites searched `depth` levels deep."""
         ctx = self.context(branch)
         presence = ctx.presence.check(target, branch)
-        closure = Closure(ctx, target, presence.present, self.max_commits)
+        closure = Closure(ctx, target, presence.present, self.max_commits, depth=depth)
         warnings = closure.warnings
         if presence.reverted_in_branch:
             backport = (presence.as_commit or "?")[:12]
@@ -189,7 +184,8 @@ class Resolver:
         if reverter is not None and not presence.present:
             if target not in culprits(ctx, reverter):
                 warnings.append(f"reverted upstream by {ctx.describe(reverter)}")
-                return BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
+                report = BranchReport(branch.name, "reverted-upstream", warnings=tuple(warnings))
+                return report, closure
             # The revert names the target in Fixes:: upstream declared it a follow-up, and
             # the stable process takes the pair wherever it takes the target.
             warnings.append(
@@ -204,7 +200,7 @@ class Resolver:
             if named and not self._culprits_needed(closure, target, named):
                 listed = ", ".join(ctx.describe(c) for c in named)
                 absent = " and ".join(c[:12] for c in closure.culprit_alternatives)
-                return BranchReport(
+                report = BranchReport(
                     branch.name,
                     "not-needed",
                     present=tuple(closure.present.values()),
@@ -218,13 +214,14 @@ class Resolver:
                         "what it fixes"
                     ),
                 )
+                return report, closure
         else:
             closure.note_present(target)
             closure.pending.append(target)
             closure.adapted_pending.append(target)
 
         self._close(closure)
-        return self._report(closure)
+        return self._report(closure), closure
 
     def _culprits_needed(self, closure: Closure, target: Oid, named: list[Oid]) -> bool:
         """Some culprit is present, or is absent with evidence that the stable team wants it:
@@ -347,7 +344,7 @@ class Resolver:
                     closure.seq,
                     series=scope == "series",
                 )
-            if result.result == "conflict" and not findings and self._went_deeper:
+            if result.result == "conflict" and not findings and closure.went_deeper:
                 # The series will need a human: the search past the first level is in vain,
                 # and the first level's answer stands (`resolve_branch`).
                 raise _DeeperInVain(commit)
@@ -410,8 +407,8 @@ class Resolver:
         depth = closure.conflict_depth(commit)
         if depth == 0:
             return None
-        if depth < self._depth:
-            self._went_deeper = True
+        if depth < closure.depth:
+            closure.went_deeper = True
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
