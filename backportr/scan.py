@@ -135,12 +135,15 @@ class Scanner:
             for done, commit in enumerate(fixes, 1):
                 self.progress(f"scanning {branch.name}", done, total)
                 self._guard(
-                    result, commit, functools.partial(self._missing_fix, branch, commit, result)
+                    result,
+                    "fix",
+                    commit,
+                    functools.partial(self._missing_fix, branch, commit, result),
                 )
             for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
                 self.progress(f"scanning {branch.name}", done, total)
                 work = functools.partial(self._backport, branch, carrier, upstream, result)
-                self._guard(result, upstream, work)
+                self._guard(result, "backport", upstream, work)
         except BaseException:
             self._held.clear()  # not kept: the next run resolves them again
             raise
@@ -154,11 +157,13 @@ class Scanner:
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 
-    def _guard(self, result: BranchScan, commit: Oid, work: Callable[[], None]) -> None:
+    def _guard(self, result: BranchScan, check: str, commit: Oid, work: Callable[[], None]) -> None:
         """A single target never stops the scan: its error is recorded. Its findings are
-        kept in the index under a key naming every input (branch and upstream tips, target,
-        policy, settings), so a rescan with nothing new answers from there."""
-        key = self._key(result.branch, commit)
+        kept in the index under a key naming every input (the check, branch and upstream
+        tips, target, policy, settings), so a rescan with nothing new answers from there. A
+        fix after the fork that was backported is checked twice, as a fix and as a
+        backport: each check has its own key."""
+        key = self._key(result.branch, check, commit)
         cached = self.ws.index.cached_result(key)
         if cached is not None:
             result.findings += [finding_from_json(f) for f in json.loads(cached)]
@@ -177,10 +182,11 @@ class Scanner:
         found = [finding_to_json(f) for f in result.findings[before:]]
         self.ws.index.keep_result(key, json.dumps(found))
 
-    def _key(self, branch: str, commit: Oid) -> str:
+    def _key(self, branch: str, check: str, commit: Oid) -> str:
         ref = next((b for b in self.ws.branches if b.name == branch), None)
         parts = (
-            "scan-v1",
+            "scan-v2",
+            check,
             __version__,
             branch,
             ref.tip if ref else "",

@@ -432,3 +432,37 @@ def test_the_range_read_has_a_progress_line(ima: ImaFixture, tmp_path: Path) -> 
     assert stages.index("reading the history since the fork") > stages.index(
         "scanning linux-5.10.y"
     )
+
+
+def test_a_backported_fix_is_checked_as_a_backport_too(tmp_path: Path) -> None:
+    """A fix after the fork is a missing-fix candidate and, once backported, a backport
+    whose closure may lack something: both checks run, each once. `fix` (Fixes: a commit of
+    the base) is in the branch and its own fix `fix-of-fix` is not: the branch lacks
+    `fix-of-fix` (missing-fix) and `fix`'s backport is incomplete. `undone` was backported
+    and reverted in the branch: one missing-fix, not two."""
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("fix", "drv_fn1", "y += 100;", trailers=k.fixes("v5.10"))
+    k.b.cherry_pick("fix", BRANCH, name="fix-bp")
+    k.edit_fn("fix-of-fix", "drv_fn2", "y += 2;", trailers=k.fixes("fix"))
+    k.edit_fn("undone", "drv_fn3", "y += 3;", trailers=k.fixes("v5.10"))
+    k.b.cherry_pick("undone", BRANCH, name="undone-bp")
+    k.b.revert("undone-bp", BRANCH, name="undone-revert")
+    for held in (0, 1):  # a fresh scan, then one answered from the kept results
+        proc = subprocess.run(
+            [sys.executable, "-m", "backportr", "scan", "--repo", str(k.b.path), "-b", BRANCH,
+             "--format", "json"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 4, proc.stderr
+        found = [
+            (f["kind"], f["commit"]) for b in json.loads(proc.stdout)["branches"]
+            for f in b["findings"]
+        ]  # fmt: skip
+        ids = k.b.ids
+        assert sorted(found) == sorted(
+            [
+                ("missing-fix", ids["fix-of-fix"]),
+                ("missing-fix", ids["undone"]),
+                ("incomplete-backport", ids["fix"]),
+            ]
+        ), (held, found)
