@@ -5,7 +5,6 @@ No behaviour beyond small conveniences; no I/O.
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -269,6 +268,8 @@ class Author:
 
     def rfc2822(self) -> str:
         """The date as a mail's Date: header writes it."""
+        import email.utils  # only the mail writers ask: not on every command's start
+
         zone = timezone(timedelta(minutes=self.offset))
         return email.utils.format_datetime(datetime.fromtimestamp(self.time, zone))
 

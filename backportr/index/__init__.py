@@ -55,6 +55,7 @@ class CommitIndex(IndexWriter):
         `*.corrupt-<time>`) and a new one started; without, that is an error."""
         self.repo = repo
         self._bulk = False
+        self._forget()
         self.path = path or default_index_path(repo)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

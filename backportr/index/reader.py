@@ -8,6 +8,7 @@ import json
 import math
 import sqlite3
 from pathlib import Path
+from typing import NamedTuple
 
 from backportr.errors import BackportrError
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
@@ -18,6 +19,20 @@ FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branch
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
 TAGGING_SHARE = 0.01  # has_stable_tags: the share of upstream fixes tagged for stable
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
+_ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
+
+
+class _Row(NamedTuple):
+    """What the reader keeps of a commit's row."""
+
+    id: int
+    subject: str
+    author_name: str
+    author_email: str
+    author_time: int
+    commit_time: int
+    upstream_seq: int | None
+    stable_tags: str | None
 
 
 class IndexReader:
@@ -28,25 +43,51 @@ class IndexReader:
     path: Path
     _tagging: bool | None = None  # has_stable_tags, until the next update
     _fixes_only: bool | None = None  # takes_fixes_only, until the next update
+    _rows: dict[Oid, _Row | None]  # commits' rows read, until the next update
+    _refs: dict[str, IndexedRef | None]  # stored refs read, until the next update
+
+    def _forget(self) -> None:
+        """Drop what was read of the tables an update writes (`IndexWriter.update`)."""
+        self._tagging = None
+        self._fixes_only = None
+        self._rows = {}
+        self._refs = {}
 
     def refs(self) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
 
     def _stored_ref(self, refname: str) -> IndexedRef | None:
-        row = self.db.execute("SELECT * FROM refs WHERE refname=?", (refname,)).fetchone()
-        return IndexedRef(*row) if row else None
+        if refname not in self._refs:
+            row = self.db.execute("SELECT * FROM refs WHERE refname=?", (refname,)).fetchone()
+            self._refs[refname] = IndexedRef(*row) if row else None
+        return self._refs[refname]
 
-    def info(self, oid: Oid) -> CommitInfo | None:
+    def _row(self, oid: Oid) -> _Row | None:
+        """A commit's row (but its patch-id, which is filled in as asked), read once: a scan
+        asks for the same commits' sequence numbers, subjects and tags thousands of times."""
+        if oid in self._rows:
+            return self._rows[oid]
+        if len(self._rows) >= _ROWS_KEPT:
+            self._rows.clear()
         row = self.db.execute(
-            "SELECT oid, subject, author_name, author_email, author_time, commit_time "
-            "FROM commits WHERE oid=?",
+            "SELECT id, subject, author_name, author_email, author_time, commit_time, "
+            "upstream_seq, stable_tags FROM commits WHERE oid=?",
             (oid,),
         ).fetchone()
-        return CommitInfo(*row) if row else None
+        found = self._rows[oid] = _Row(*row) if row else None
+        return found
+
+    def info(self, oid: Oid) -> CommitInfo | None:
+        row = self._row(oid)
+        if row is None:
+            return None
+        return CommitInfo(
+            oid, row.subject, row.author_name, row.author_email, row.author_time, row.commit_time
+        )
 
     def upstream_seq(self, oid: Oid) -> int | None:
-        row = self.db.execute("SELECT upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
-        return row[0] if row else None
+        row = self._row(oid)
+        return row.upstream_seq if row else None
 
     def is_upstream(self, oid: Oid) -> bool:
         return self.upstream_seq(oid) is not None
@@ -148,10 +189,10 @@ class IndexReader:
         return self._fixes_only
 
     def stable_tags_of(self, oid: Oid) -> list[StableTag]:
-        row = self.db.execute("SELECT stable_tags FROM commits WHERE oid=?", (oid,)).fetchone()
-        if not row or not row[0]:
+        row = self._row(oid)
+        if row is None or not row.stable_tags:
             return []
-        return [tag_from_json(t) for t in json.loads(row[0])]
+        return [tag_from_json(t) for t in json.loads(row.stable_tags)]
 
     def carriers(self, upstream: Oid, refname: str) -> list[Oid]:
         """Branch commits that name `upstream` in an upstream-reference line, oldest first."""
@@ -197,10 +238,10 @@ class IndexReader:
 
     def in_branch(self, oid: Oid, refname: str) -> bool | None:
         """Is the commit in the branch's history? None when the index cannot tell."""
-        row = self.db.execute("SELECT id, upstream_seq FROM commits WHERE oid=?", (oid,)).fetchone()
+        row = self._row(oid)
         if row is None:
             return None
-        cid, seq = row
+        cid, seq = row.id, row.upstream_seq
         if self.db.execute(
             "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
         ).fetchone():

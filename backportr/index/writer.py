@@ -108,8 +108,19 @@ class IndexWriter(WrittenIds):
         """Bring the index up to date with the upstream ref and the given branches; with
         `rebuild`, drop everything first, in the same transaction (readers see the old index
         or the new one, never an empty one)."""
-        self._tagging = None
-        self._fixes_only = None
+        self._forget()
+        try:
+            return self._update(upstream, branches, progress, rebuild)
+        finally:
+            self._forget()  # what was read while writing is not what now stands
+
+    def _update(
+        self,
+        upstream: Ref,
+        branches: Sequence[Ref],
+        progress: ProgressCallback,
+        rebuild: bool,
+    ) -> UpdateStats:
         new: dict[str, int] = {}
         rewritten: list[str] = []
         with self._writing():
