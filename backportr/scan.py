@@ -401,9 +401,12 @@ class Scanner:
         held, self._held = self._held, []
         records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
         self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
-        for scope, branch, _, report in held:
-            record = self._record(branch, records[scope], report)
-            self.ws.index.keep_result(scope, json.dumps(record))
+        self.ws.index.keep_results(
+            [
+                (scope, json.dumps(self._record(branch, records[scope], report)))
+                for scope, branch, _, report in held
+            ]
+        )
 
     def _scope(self, branch: Ref, commit: Oid) -> str:
         parts = (

@@ -7,6 +7,7 @@ import contextlib
 import json
 import math
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -329,7 +330,23 @@ class IndexReader:
             unreadable = set(self.repo.unreadable)  # not kept: the copy may be mended
             rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
         with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
-            self.db.executemany("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+
+    def _write_all(self, statement: str, rows: Sequence[tuple[str, str]]) -> None:
+        """`executemany` in one transaction (unless one is open): without it each row is a
+        transaction of its own, a commit each (half of what filling a conflict search's
+        few patch-ids cost)."""
+        if len(rows) < 2 or self.db.in_transaction:
+            self.db.executemany(statement, rows)
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany(statement, rows)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
         row: tuple[int, str | None] | None = self.db.execute(
@@ -423,8 +440,12 @@ class IndexReader:
         return row[0] if row else None
 
     def keep_result(self, key: str, value: str) -> None:
+        self.keep_results([(key, value)])
+
+    def keep_results(self, results: Sequence[tuple[str, str]]) -> None:
+        """Keep answers (key, value), together."""
         with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
-            self.db.execute("INSERT OR REPLACE INTO results VALUES(?, ?)", (key, value))
+            self._write_all("INSERT OR REPLACE INTO results VALUES(?, ?)", results)
 
     def count(self) -> int:
         count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
