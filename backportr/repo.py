@@ -76,11 +76,18 @@ _BLOB_CACHE_LIMIT = 8 << 20
 merge reads its three versions of a file, and a 2 MB test file deep in a pack's delta chains
 took 30 ms a read. The fewest-prerequisites search merges the same versions again and
 again."""
+_TREE_CACHE_LIMIT = 1 << 20
+"""Trees up to this size stay in the cache too (by default none over 4 KiB, which a kernel
+directory of a few hundred files is): a path's lookup in a commit's tree reads every
+directory on the way, and the trials, blame and diffs look up the paths of the same few
+trees (the branch tip, a backport's parent) thousands of times. A kernel-scale scan, one
+process, side by side with the default: 139 -> 125 s, the same findings."""
 _CACHE_SIZE = 512 << 20
 
 
-def _cache_blobs() -> None:
+def _cache_objects() -> None:
     pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.BLOB, _BLOB_CACHE_LIMIT)
+    pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, _TREE_CACHE_LIMIT)
     pygit2.settings.cache_max_size(_CACHE_SIZE)
 
 
@@ -99,7 +106,7 @@ class Repo(Streams, Searches, Diffs):
             raise NotARepositoryError(
                 f"{location}: not a git repository; pass --repo with the path of a kernel tree"
             )
-        _cache_blobs()
+        _cache_objects()
         self.git = pygit2.Repository(found)
         if self.git.is_shallow and not allow_shallow:
             raise ShallowCloneError(
