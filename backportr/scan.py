@@ -20,8 +20,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from backportr import __version__
 from backportr.apply import TreeState
@@ -35,45 +33,20 @@ from backportr.findings import (
     finding_from_json,
     finding_to_json,
     prioritize,
-    series_from_json,
-    series_to_json,
 )
 from backportr.model import (
-    BranchReport,
     CulpritPolicy,
-    Member,
     Oid,
     ProgressCallback,
     no_progress,
 )
 from backportr.repo import GitError, Ref
 from backportr.resolve import Resolver
+from backportr.scan_answers import Answers
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
-
-
-@dataclass(frozen=True, slots=True)
-class _Resolved:
-    """What a scan keeps of a resolve: the status and the series."""
-
-    status: str
-    series: tuple[Member, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Delta:
-    """What moved on one ref since a kept answer: its new commits, the files they touch, and
-    the upstream commits they carry (backports)."""
-
-    commits: frozenset[Oid]
-    files: frozenset[str]
-    carried: frozenset[Oid]
-
-
-_MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
-_RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
 
 
 class Scanner:
@@ -96,9 +69,7 @@ class Scanner:
         self.resolver = Resolver(
             ws, max_commits=max_commits, culprits=culprits, suggest=False, postings=False
         )
-        self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
-        self._counts = [0, 0]  # resolved, reused: of the branch being scanned
-        self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet kept
+        self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
         # The conflict searches blame and log one range (fork..upstream) thousands of times:
         # read it once (one `git log --name-status` pass) instead of walking it per question.
         ws.repo.remember_history(
@@ -130,7 +101,7 @@ class Scanner:
         if self.staged:
             self.prepare(fixes, backports)
         total = len(fixes) + len(backports)
-        self._counts = [0, 0]
+        self.answers.count_from_zero()
         try:
             for done, commit in enumerate(fixes, 1):
                 self.progress(f"scanning {branch.name}", done, total)
@@ -145,11 +116,11 @@ class Scanner:
                 work = functools.partial(self._backport, branch, carrier, upstream, result)
                 self._guard(result, "backport", upstream, work)
         except BaseException:
-            self._held.clear()  # not kept: the next run resolves them again
+            self.answers.drop_held()  # not kept: the next run resolves them again
             raise
-        self._keep_held()
+        self.answers.keep()
         result.scanned = total
-        result.resolved, result.reused = self._counts
+        result.resolved, result.reused = self.answers.resolved, self.answers.reused
         _log.info(
             "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept",
             branch.name, total, result.resolved, result.reused,
@@ -242,7 +213,7 @@ class Scanner:
         tagged = self._tagged(commit)
         if not tagged and self.policy.untagged == "skip":
             return
-        report = self._resolve(commit, branch)
+        report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
         oldest = min((self.ws.index.upstream_seq(c) or 0 for c in present), default=0)
@@ -285,7 +256,7 @@ class Scanner:
         current = presence.as_commit or carrier  # the backport in force (after re-applies)
         if self.staged and not self._may_be_incomplete(branch, upstream, current):
             return  # stage 1 (the index, cached checks): resolving it finds nothing missing
-        report = self._resolve(upstream, branch)
+        report = self.answers.resolve(upstream, branch)
         if report.status != "incomplete":
             return
         series = tuple(m for m in report.series if self._wanted(branch, m.commit))
@@ -373,130 +344,6 @@ class Scanner:
             "in its history" if found.how == "ancestor" else f"as {(found.as_commit or '?')[:12]}"
         )
         return f"Fixes: {culprit[:12]} ({self._subject(culprit)}), in the branch {where}"
-
-    # -- answers kept from earlier runs --------------------------------------------------------
-
-    def _resolve(self, commit: Oid, branch: Ref) -> _Resolved:
-        """The resolver's answer, or the one an earlier run kept when nothing that moved
-        since can change it (see `_still_holds`): a nightly scan resolves only what the
-        day's new commits touch."""
-        scope = self._scope(branch, commit)
-        kept = self.ws.index.cached_result(scope)
-        if kept is not None:
-            record = json.loads(kept)
-            if self._still_holds(branch, record):
-                self._counts[1] += 1
-                return _Resolved(record["status"], series_from_json(record["series"]))
-        report = self.resolver.resolve_branch(commit, branch)
-        self._counts[0] += 1
-        self._held.append((scope, branch, commit, report))
-        if len(self._held) >= _RECORDS_HELD:
-            self._keep_held()
-        return _Resolved(report.status, report.series)
-
-    def _keep_held(self) -> None:
-        """Keep the held answers, with what they depend on (`_record`): the paths of all
-        their commits listed by one git process first (at kernel scale a process each cost
-        as much as the resolve's own git work)."""
-        held, self._held = self._held, []
-        records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
-        self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
-        self.ws.index.keep_results(
-            [
-                (scope, json.dumps(self._record(branch, records[scope], report)))
-                for scope, branch, _, report in held
-            ]
-        )
-
-    def _scope(self, branch: Ref, commit: Oid) -> str:
-        parts = (
-            "report-v1",
-            __version__,
-            branch.name,
-            commit,
-            str(self.resolver.max_commits),
-            self.resolver.effective_culprits(),
-        )
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-    def _tips(self, branch: Ref) -> dict[str, Oid]:
-        tips = {r.refname: r.tip for r in self.ws.indexed}
-        tips[branch.refname] = branch.tip
-        tips[self.ws.upstream.refname] = self.ws.upstream.tip
-        return tips
-
-    def _closure(self, commit: Oid, report: BranchReport) -> set[Oid]:
-        """Every commit an answer looked at: the target, the series, what is present, the
-        suggestions, and their culprits."""
-        index = self.ws.index
-        closure = {commit, *(m.commit for m in report.series)}
-        closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
-        closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
-        return closure
-
-    def _record(self, branch: Ref, closure: set[Oid], report: BranchReport) -> dict[str, object]:
-        """The answer with what it depends on: the commits it looked at and their files."""
-        files = {f for c in closure for f in self.ws.repo.files_touched(c)}
-        return {
-            "tips": self._tips(branch),
-            "closure": sorted(closure),
-            "files": sorted(files),
-            "status": report.status,
-            "series": series_to_json(report.series),
-        }
-
-    def _still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
-        """Nothing that moved since the answer was kept can change it: no new upstream commit
-        fixes, reverts or names a commit it looked at; no new commit of the branch or of a
-        sibling branch touches their files or carries one of them. A ref that was rewritten,
-        appeared or vanished, or moved by more than `_MAX_DELTA` commits: resolve afresh."""
-        then: dict[str, Oid] = record["tips"]
-        now = self._tips(branch)
-        if then == now:
-            return True
-        if set(then) != set(now):
-            return False
-        closure, files = set(record["closure"]), set(record["files"])
-        upstream = self.ws.upstream.refname
-        for refname, tip in now.items():
-            if then[refname] == tip:
-                continue
-            delta = self._delta(refname, then[refname], tip)
-            if delta is None:
-                return False
-            if refname == upstream:
-                index = self.ws.index
-                for c in closure:
-                    related = (
-                        *fixed_by(index, c),
-                        *index.reverted_by(c, upstream_only=True),
-                        *index.stable_deps_naming(c),
-                    )
-                    if any(r.commit in delta.commits for r in related):
-                        return False
-            elif delta.files & files or delta.carried & closure:
-                return False
-        return True
-
-    def _delta(self, refname: str, old: Oid, new: Oid) -> _Delta | None:
-        key = (refname, old, new)
-        if key not in self._deltas:
-            self._deltas[key] = self._compute_delta(old, new)
-        return self._deltas[key]
-
-    def _compute_delta(self, old: Oid, new: Oid) -> _Delta | None:
-        repo = self.ws.repo
-        if not repo.has_commit(old) or not repo.is_ancestor(old, new):
-            return None  # rewritten
-        commits: list[Oid] = []
-        for commit in repo.walk(new, [old]):
-            commits.append(commit)
-            if len(commits) > _MAX_DELTA:
-                return None
-        repo.learn_paths(commits)
-        files = {f for c in commits for f in repo.files_touched(c)}
-        carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
-        return _Delta(frozenset(commits), frozenset(files), frozenset(carried))
 
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.info(commit)

@@ -360,13 +360,13 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     release (an unrelated backport in another file), the incremental scan resolves only the
     targets those touch, and reports exactly what a scan with a fresh index reports; whether
     the answers are kept one by one or together at the end (`held`)."""
-    from backportr import scan as scanning
+    from backportr import scan_answers as scanning
     from backportr.config import Settings
     from backportr.findings import Policy
     from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
-    monkeypatch.setattr(scanning, "_RECORDS_HELD", held)
+    monkeypatch.setattr(scanning, "RECORDS_HELD", held)
     k = Kernel(tmp_path / "repo", functions=12)
     places = {1: ("drv_fn1", "drivers/drv.c"), 2: ("drv_fn2", "drivers/drv.c")}
     places[3] = ("core_fn3", "fs/core.c")

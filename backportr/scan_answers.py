@@ -1,0 +1,183 @@
+"""A scan's resolve answers, kept in the index with what they depend on.
+
+A nightly scan resolves only what the day's new commits can change: an answer is kept with
+the tips it was computed at, the commits it looked at and their files; the next run reuses it
+when nothing that moved since touches any of them (`Answers.still_holds`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from backportr import __version__
+from backportr.deps.fixes import fixed_by
+from backportr.findings import series_from_json, series_to_json
+from backportr.model import BranchReport, Member, Oid
+from backportr.repo import Ref
+from backportr.resolve import Resolver
+from backportr.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What a scan keeps of a resolve: the status and the series."""
+
+    status: str
+    series: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    """What moved on one ref since a kept answer: its new commits, the files they touch, and
+    the upstream commits they carry (backports)."""
+
+    commits: frozenset[Oid]
+    files: frozenset[str]
+    carried: frozenset[Oid]
+
+
+_MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
+RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
+
+
+class Answers:
+    """The resolver's answers for one scanner: reused when they still hold, kept in batches."""
+
+    def __init__(self, ws: Workspace, resolver: Resolver) -> None:
+        self.ws = ws
+        self.resolver = resolver
+        self.resolved = 0  # anew, since the last `count_from_zero`
+        self.reused = 0  # answers of an earlier run
+        self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
+        self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet kept
+
+    def count_from_zero(self) -> None:
+        self.resolved = self.reused = 0
+
+    def resolve(self, commit: Oid, branch: Ref) -> Resolved:
+        """The resolver's answer, or the one an earlier run kept when nothing that moved
+        since can change it (see `still_holds`)."""
+        scope = self._scope(branch, commit)
+        kept = self.ws.index.cached_result(scope)
+        if kept is not None:
+            record = json.loads(kept)
+            if self.still_holds(branch, record):
+                self.reused += 1
+                return Resolved(record["status"], series_from_json(record["series"]))
+        report = self.resolver.resolve_branch(commit, branch)
+        self.resolved += 1
+        self._held.append((scope, branch, commit, report))
+        if len(self._held) >= RECORDS_HELD:
+            self.keep()
+        return Resolved(report.status, report.series)
+
+    def drop_held(self) -> None:
+        """Forget the answers not yet kept (the scan failed: the next run resolves them)."""
+        self._held.clear()
+
+    def keep(self) -> None:
+        """Keep the held answers, with what they depend on (`_record`): the paths of all
+        their commits listed by one git process first (at kernel scale a process each cost
+        as much as the resolve's own git work)."""
+        held, self._held = self._held, []
+        records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
+        self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
+        self.ws.index.keep_results(
+            [
+                (scope, json.dumps(self._record(branch, records[scope], report)))
+                for scope, branch, _, report in held
+            ]
+        )
+
+    def _scope(self, branch: Ref, commit: Oid) -> str:
+        parts = (
+            "report-v1",
+            __version__,
+            branch.name,
+            commit,
+            str(self.resolver.max_commits),
+            self.resolver.effective_culprits(),
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def _tips(self, branch: Ref) -> dict[str, Oid]:
+        tips = {r.refname: r.tip for r in self.ws.indexed}
+        tips[branch.refname] = branch.tip
+        tips[self.ws.upstream.refname] = self.ws.upstream.tip
+        return tips
+
+    def _closure(self, commit: Oid, report: BranchReport) -> set[Oid]:
+        """Every commit an answer looked at: the target, the series, what is present, the
+        suggestions, and their culprits."""
+        index = self.ws.index
+        closure = {commit, *(m.commit for m in report.series)}
+        closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
+        closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
+        return closure
+
+    def _record(self, branch: Ref, closure: set[Oid], report: BranchReport) -> dict[str, object]:
+        """The answer with what it depends on: the commits it looked at and their files."""
+        files = {f for c in closure for f in self.ws.repo.files_touched(c)}
+        return {
+            "tips": self._tips(branch),
+            "closure": sorted(closure),
+            "files": sorted(files),
+            "status": report.status,
+            "series": series_to_json(report.series),
+        }
+
+    def still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
+        """Nothing that moved since the answer was kept can change it: no new upstream commit
+        fixes, reverts or names a commit it looked at; no new commit of the branch or of a
+        sibling branch touches their files or carries one of them. A ref that was rewritten,
+        appeared or vanished, or moved by more than `_MAX_DELTA` commits: resolve afresh."""
+        then: dict[str, Oid] = record["tips"]
+        now = self._tips(branch)
+        if then == now:
+            return True
+        if set(then) != set(now):
+            return False
+        closure, files = set(record["closure"]), set(record["files"])
+        upstream = self.ws.upstream.refname
+        for refname, tip in now.items():
+            if then[refname] == tip:
+                continue
+            delta = self._delta(refname, then[refname], tip)
+            if delta is None:
+                return False
+            if refname == upstream:
+                index = self.ws.index
+                for c in closure:
+                    related = (
+                        *fixed_by(index, c),
+                        *index.reverted_by(c, upstream_only=True),
+                        *index.stable_deps_naming(c),
+                    )
+                    if any(r.commit in delta.commits for r in related):
+                        return False
+            elif delta.files & files or delta.carried & closure:
+                return False
+        return True
+
+    def _delta(self, refname: str, old: Oid, new: Oid) -> _Delta | None:
+        key = (refname, old, new)
+        if key not in self._deltas:
+            self._deltas[key] = self._compute_delta(old, new)
+        return self._deltas[key]
+
+    def _compute_delta(self, old: Oid, new: Oid) -> _Delta | None:
+        repo = self.ws.repo
+        if not repo.has_commit(old) or not repo.is_ancestor(old, new):
+            return None  # rewritten
+        commits: list[Oid] = []
+        for commit in repo.walk(new, [old]):
+            commits.append(commit)
+            if len(commits) > _MAX_DELTA:
+                return None
+        repo.learn_paths(commits)
+        files = {f for c in commits for f in repo.files_touched(c)}
+        carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
+        return _Delta(frozenset(commits), frozenset(files), frozenset(carried))
