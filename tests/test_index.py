@@ -168,3 +168,35 @@ def test_an_index_of_another_schema_version_is_redone(scenario: RepoBuilder) -> 
         assert row[0] == SCHEMA_VERSION
         again.update(repo.upstream(), [repo.branch("linux-5.10.y")])
         assert again.count() > 0
+
+
+def test_a_project_fact_is_counted_once_per_state_of_the_refs(
+    scenario: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the project tags for stable is counted over the whole index once: another
+    process reads the kept answer until a ref moves, and then counts again."""
+    repo, index = _open(scenario)
+    assert index.has_stable_tags() is False  # its one fix carries no stable tag
+    assert index.takes_fixes_only() is False  # too few backports to say
+
+    def not_again() -> bool:
+        raise AssertionError("counted again with nothing moved")
+
+    later = CommitIndex(repo)
+    monkeypatch.setattr(later, "_count_tagging", not_again)
+    monkeypatch.setattr(later, "_count_fixes_only", not_again)
+    assert later.has_stable_tags() is False
+    assert later.takes_fixes_only() is False
+    monkeypatch.undo()
+
+    culprit = scenario.ids["culprit"]
+    scenario.commit(
+        f'foo: fix it again\n\nFixes: {culprit[:12]} ("foo: add helper")\n'
+        "Cc: stable@vger.kernel.org\n",
+        {"drivers/foo.c": scenario.files("master")["drivers/foo.c"] + "/* again */\n"},
+    )
+    repo = Repo(scenario.path)
+    moved = CommitIndex(repo)
+    moved.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert moved.has_stable_tags() is True  # one of its two fixes is tagged now
+    assert CommitIndex(repo).has_stable_tags() is True  # and kept so

@@ -4,10 +4,11 @@ which branch commit carries upstream U, what posting a commit came from, ...).""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -154,18 +155,21 @@ class IndexReader:
         least one): a few tags in a long history that never tags (another project's
         messages copied in) are no practice a missing tag could be read against."""
         if self._tagging is None:
-            fixes = self.db.execute(
-                "SELECT COUNT(DISTINCT f.commit_id) FROM fixes f JOIN commits c "
-                "ON c.id=f.commit_id WHERE c.upstream_seq IS NOT NULL"
-            ).fetchone()[0]
-            needed = max(1, math.ceil(fixes * TAGGING_SHARE))
-            tagged = self.db.execute(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM commits WHERE stable_tags IS NOT NULL "
-                "AND upstream_seq IS NOT NULL LIMIT ?)",
-                (needed,),
-            ).fetchone()[0]
-            self._tagging = tagged >= needed
+            self._tagging = self._project_fact("has-stable-tags", self._count_tagging)
         return self._tagging
+
+    def _count_tagging(self) -> bool:
+        fixes = self.db.execute(
+            "SELECT COUNT(DISTINCT f.commit_id) FROM fixes f JOIN commits c "
+            "ON c.id=f.commit_id WHERE c.upstream_seq IS NOT NULL"
+        ).fetchone()[0]
+        needed = max(1, math.ceil(fixes * TAGGING_SHARE))
+        tagged = self.db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM commits WHERE stable_tags IS NOT NULL "
+            "AND upstream_seq IS NOT NULL LIMIT ?)",
+            (needed,),
+        ).fetchone()[0]
+        return bool(tagged >= needed)
 
     def takes_fixes_only(self) -> bool:
         """Do the indexed stable branches take fixes only? At least `FIXES_ONLY_SHARE` of the
@@ -173,21 +177,40 @@ class IndexReader:
         revert), out of at least `FIXES_ONLY_FLOOR`; and no backport says `Stable-dep-of:`
         (a project whose branches record that takes prerequisites as a matter of course)."""
         if self._fixes_only is None:
-            carried, fixes = self.db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(fix), 0) FROM (SELECT DISTINCT u.upstream, "
-                "(c.stable_tags IS NOT NULL OR EXISTS(SELECT 1 FROM fixes f WHERE "
-                "f.commit_id=c.id) OR EXISTS(SELECT 1 FROM reverts r WHERE r.commit_id=c.id))"
-                " AS fix FROM branch_commits b CROSS JOIN upstream_refs u "
-                "ON u.commit_id=b.commit_id CROSS JOIN commits c ON c.oid=u.upstream "
-                "WHERE c.upstream_seq IS NOT NULL)"
-            ).fetchone()
-            records_deps = self.db.execute("SELECT 1 FROM stable_deps LIMIT 1").fetchone()
-            self._fixes_only = (
-                carried >= FIXES_ONLY_FLOOR
-                and fixes >= FIXES_ONLY_SHARE * carried
-                and records_deps is None
-            )
+            self._fixes_only = self._project_fact("takes-fixes-only", self._count_fixes_only)
         return self._fixes_only
+
+    def _count_fixes_only(self) -> bool:
+        carried, fixes = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(fix), 0) FROM (SELECT DISTINCT u.upstream, "
+            "(c.stable_tags IS NOT NULL OR EXISTS(SELECT 1 FROM fixes f WHERE "
+            "f.commit_id=c.id) OR EXISTS(SELECT 1 FROM reverts r WHERE r.commit_id=c.id))"
+            " AS fix FROM branch_commits b CROSS JOIN upstream_refs u "
+            "ON u.commit_id=b.commit_id CROSS JOIN commits c ON c.oid=u.upstream "
+            "WHERE c.upstream_seq IS NOT NULL)"
+        ).fetchone()
+        records_deps = self.db.execute("SELECT 1 FROM stable_deps LIMIT 1").fetchone()
+        return bool(
+            carried >= FIXES_ONLY_FLOOR
+            and fixes >= FIXES_ONLY_SHARE * carried
+            and records_deps is None
+        )
+
+    def _project_fact(self, name: str, count: Callable[[], bool]) -> bool:
+        """A fact about the whole project (does it tag for stable, do its branches take
+        fixes only), counted over every indexed commit (a fifth of a second at kernel
+        scale) once per state of the indexed refs: every index update derives from them
+        alone, so the next process reads the answer."""
+        if self.db.in_transaction:
+            return count()  # an update is writing: the refs are not yet what they will be
+        tips = ",".join(f"{r.refname}={r.tip}" for r in self.refs())
+        key = hashlib.sha256(f"project-fact-v1\0{name}\0{tips}".encode()).hexdigest()
+        kept = self.cached_result(key)
+        if kept is not None:
+            return kept == "yes"
+        fact = count()
+        self.keep_result(key, "yes" if fact else "no")
+        return fact
 
     def stable_tags_of(self, oid: Oid) -> list[StableTag]:
         row = self._row(oid)
