@@ -174,7 +174,8 @@ def test_a_project_fact_is_counted_once_per_state_of_the_refs(
     scenario: RepoBuilder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whether the project tags for stable is counted over the whole index once: another
-    process reads the kept answer until a ref moves, and then counts again."""
+    process reads the kept answer until a ref moves or the rule's threshold changes, and then
+    counts again."""
     repo, index = _open(scenario)
     assert index.has_stable_tags() is False  # its one fix carries no stable tag
     assert index.takes_fixes_only() is False  # too few backports to say
@@ -187,6 +188,14 @@ def test_a_project_fact_is_counted_once_per_state_of_the_refs(
     monkeypatch.setattr(later, "_count_fixes_only", not_again)
     assert later.has_stable_tags() is False
     assert later.takes_fixes_only() is False
+    monkeypatch.undo()
+
+    from backportr.index import reader
+
+    monkeypatch.setattr(reader, "TAGGING_SHARE", 0.5)  # another rule: counted anew
+    other_rule = CommitIndex(repo)
+    monkeypatch.setattr(other_rule, "_count_tagging", lambda: True)
+    assert other_rule.has_stable_tags() is True
     monkeypatch.undo()
 
     culprit = scenario.ids["culprit"]

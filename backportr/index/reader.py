@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
@@ -155,7 +156,8 @@ class IndexReader:
         least one): a few tags in a long history that never tags (another project's
         messages copied in) are no practice a missing tag could be read against."""
         if self._tagging is None:
-            self._tagging = self._project_fact("has-stable-tags", self._count_tagging)
+            rule = f"has-stable-tags {TAGGING_SHARE}"
+            self._tagging = self._project_fact(rule, self._count_tagging)
         return self._tagging
 
     def _count_tagging(self) -> bool:
@@ -177,7 +179,8 @@ class IndexReader:
         revert), out of at least `FIXES_ONLY_FLOOR`; and no backport says `Stable-dep-of:`
         (a project whose branches record that takes prerequisites as a matter of course)."""
         if self._fixes_only is None:
-            self._fixes_only = self._project_fact("takes-fixes-only", self._count_fixes_only)
+            rule = f"takes-fixes-only {FIXES_ONLY_SHARE} {FIXES_ONLY_FLOOR}"
+            self._fixes_only = self._project_fact(rule, self._count_fixes_only)
         return self._fixes_only
 
     def _count_fixes_only(self) -> bool:
@@ -196,15 +199,16 @@ class IndexReader:
             and records_deps is None
         )
 
-    def _project_fact(self, name: str, count: Callable[[], bool]) -> bool:
+    def _project_fact(self, rule: str, count: Callable[[], bool]) -> bool:
         """A fact about the whole project (does it tag for stable, do its branches take
         fixes only), counted over every indexed commit (a fifth of a second at kernel
         scale) once per state of the indexed refs: every index update derives from them
-        alone, so the next process reads the answer."""
+        alone, so the next process reads the answer. `rule` names the fact and its
+        thresholds: another rule counts anew."""
         if self.db.in_transaction:
             return count()  # an update is writing: the refs are not yet what they will be
         tips = ",".join(f"{r.refname}={r.tip}" for r in self.refs())
-        key = hashlib.sha256(f"project-fact-v1\0{name}\0{tips}".encode()).hexdigest()
+        key = hashlib.sha256(f"project-fact-v1\0{__version__}\0{rule}\0{tips}".encode()).hexdigest()
         kept = self.cached_result(key)
         if kept is not None:
             return kept == "yes"
