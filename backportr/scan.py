@@ -16,7 +16,6 @@ with the same Resolver the CLI uses. A failing target is recorded and the scan g
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from backportr.findings import (
     finding_to_json,
     prioritize,
 )
+from backportr.index.reader import result_key
 from backportr.model import (
     CulpritPolicy,
     Oid,
@@ -168,7 +168,7 @@ class Scanner:
             str(self.resolver.max_commits),
             str(self.staged),
         )
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return result_key(*parts)
 
     # -- candidates from the index ----------------------------------------------------------
 

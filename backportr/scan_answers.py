@@ -7,7 +7,6 @@ when nothing that moved since touches any of them (`Answers.still_holds`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from backportr import __version__
 from backportr.deps.fixes import fixed_by
 from backportr.findings import series_from_json, series_to_json
+from backportr.index.reader import result_key
 from backportr.model import BranchReport, Member, Oid
 from backportr.repo import Ref
 from backportr.resolve import Resolver
@@ -101,7 +101,7 @@ class Answers:
             str(self.resolver.max_commits),
             self.resolver.effective_culprits(),
         )
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return result_key(*parts)
 
     def _tips(self, branch: Ref) -> dict[str, Oid]:
         tips = {r.refname: r.tip for r in self.ws.indexed}

@@ -25,6 +25,12 @@ _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 _ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
 
 
+def result_key(*parts: str) -> str:
+    """The key of a kept result (`cached_result`, `keep_result`): every input it depends on,
+    hashed."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
 class _Row(NamedTuple):
     """What the reader keeps of a commit's row."""
 
@@ -208,7 +214,7 @@ class IndexReader:
         if self.db.in_transaction:
             return count()  # an update is writing: the refs are not yet what they will be
         tips = ",".join(f"{r.refname}={r.tip}" for r in self.refs())
-        key = hashlib.sha256(f"project-fact-v1\0{__version__}\0{rule}\0{tips}".encode()).hexdigest()
+        key = result_key("project-fact-v1", __version__, rule, tips)
         kept = self.cached_result(key)
         if kept is not None:
             return kept == "yes"
