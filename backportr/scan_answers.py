@@ -131,9 +131,10 @@ class Answers:
 
     def still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
         """Nothing that moved since the answer was kept can change it: no new upstream commit
-        fixes, reverts or names a commit it looked at; no new commit of the branch or of a
-        sibling branch touches their files or carries one of them. A ref that was rewritten,
-        appeared or vanished, or moved by more than `_MAX_DELTA` commits: resolve afresh."""
+        fixes, reverts or names a commit it looked at, or touches the files of one upstream
+        reverted (`_upstream_moves_it`); no new commit of the branch or of a sibling branch
+        touches their files or carries one of them. A ref that was rewritten, appeared or
+        vanished, or moved by more than `_MAX_DELTA` commits: resolve afresh."""
         then: dict[str, Oid] = record["tips"]
         now = self._tips(branch)
         if then == now:
@@ -149,18 +150,29 @@ class Answers:
             if delta is None:
                 return False
             if refname == upstream:
-                index = self.ws.index
-                for c in closure:
-                    related = (
-                        *fixed_by(index, c),
-                        *index.reverted_by(c, upstream_only=True),
-                        *index.stable_deps_naming(c),
-                    )
-                    if any(r.commit in delta.commits for r in related):
-                        return False
+                if self._upstream_moves_it(closure, delta):
+                    return False
             elif delta.files & files or delta.carried & closure:
                 return False
         return True
+
+    def _upstream_moves_it(self, closure: set[Oid], delta: _Delta) -> bool:
+        """Can new upstream commits change an answer that looked at `closure`? They can when
+        one fixes, reverts or names a commit of it, or touches the files of a commit of it
+        (or of a follow-up of one) that upstream reverted: whether a revert is in force
+        depends on whether the change stands at upstream's tip (a re-landing)."""
+        index, repo = self.ws.index, self.ws.repo
+        for c in closure:
+            follow = fixed_by(index, c)
+            reverts = index.reverted_by(c, upstream_only=True)
+            related = (*follow, *reverts, *index.stable_deps_naming(c))
+            if any(r.commit in delta.commits for r in related):
+                return True
+            undone = [c] if reverts else []
+            undone += [r.commit for r in follow if index.reverted_by(r.commit, upstream_only=True)]
+            if any(delta.files.intersection(repo.files_touched(u)) for u in undone):
+                return True
+        return False
 
     def _delta(self, refname: str, old: Oid, new: Oid) -> _Delta | None:
         key = (refname, old, new)

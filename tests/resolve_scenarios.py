@@ -800,6 +800,31 @@ def reapplied_after_revert(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target", "reapply"])
 
 
+def relanded_after_revert(path: Path) -> Scenario:
+    """Upstream reverted the target (committed without an ack, say) and later committed the
+    same change again as a new commit, not a revert of the revert (real: Xen's
+    `a6dba2761e`, reverted by `7a88871aac`, re-landed as `41c8049608`). The change stands
+    at upstream's tip: the revert is not in force, and the target is backported as usual."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("noise", "drv_fn5", "y += 5;")
+    k.b.revert("target", "master", name="revert")
+    message = "drv: target again, now with the acks\n\nSigned-off-by: Dev <dev@example.org>\n"
+    k.b.cherry_pick("target", "master", message=message, name="reland")
+    return Scenario(k.b, "target", ["target"])
+
+
+def follow_up_reverted_upstream(path: Path) -> Scenario:
+    """The target's follow-up was reverted upstream (a plain revert, which names nothing in
+    `Fixes:`): upstream took it back, and the follow-up with its revert is nothing to take.
+    The series is the target alone, as a resolve of the follow-up says `reverted-upstream`."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    k.b.revert("fix", "master", name="revert")
+    return Scenario(k.b, "target", ["target"])
+
+
 def fix_cherry_picked_onto_mainline(path: Path) -> Scenario:
     """Projects that develop a fix on its own branch and cherry-pick it onto the mainline
     (NetworkManager): the maintainer asks for the branch's commit, which is not upstream;
@@ -893,6 +918,8 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "refactor_in_a_project_recording_stable_deps": refactor_in_a_project_recording_stable_deps,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
     "reapplied_after_revert": reapplied_after_revert,
+    "relanded_after_revert": relanded_after_revert,
+    "follow_up_reverted_upstream": follow_up_reverted_upstream,
     "fix_helper_when_a_follow_up_conflicts": fix_helper_when_a_follow_up_conflicts,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,

@@ -37,6 +37,10 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
     k.edit_fn("reverted", "drv_fn8", "y += 9;")
     b.cherry_pick("reverted", BRANCH, name="reverted-bp")
     b.revert("reverted", "master", name="upstream-revert")  # -> reverted-upstream
+    k.edit_fn("relanded", "drv_fn9", "y += 10;")
+    b.cherry_pick("relanded", BRANCH, name="relanded-bp")
+    b.revert("relanded", "master", name="relanded-revert")
+    b.cherry_pick("relanded", "master", message="drv: again\n", name="reland")  # not reported
     return k
 
 
@@ -398,6 +402,37 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     assert (resolved, reused) == (4, 2)  # pair 2 (the follow-up), pair 3 (its file moved)
     fix2 = next(f for f in second if f[1] == k.b.ids["fix2"])
     assert k.b.ids["fix2-follow-up"] in fix2[3]
+
+
+def test_a_nightly_scan_sees_a_reverted_fix_landed_again(tmp_path: Path) -> None:
+    """A fix reverted upstream is neither a missing fix nor a missing follow-up of its
+    culprit's backport (with its revert it is nothing); when upstream commits its change
+    again (a new commit, not a revert of the revert), the next nightly scan reports both, as
+    a scan with a fresh index does: the kept answers do not outlive the re-landing."""
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan import Scanner
+    from backportr.workspace import open_workspace
+
+    k = Kernel(tmp_path / "repo")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    k.b.revert("fix", "master", name="revert")
+
+    def scan(index: Path) -> list[tuple[str, str]]:
+        settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=index)
+        with open_workspace(settings) as ws:
+            result = Scanner(ws, Policy()).scan(ws.branches[0])
+        return [(f.kind, f.commit) for f in result.findings]
+
+    nightly = tmp_path / "nightly.sqlite"
+    assert scan(nightly) == []
+    k.edit_fn("unrelated", "drv_fn6", "y += 6;")
+    k.b.cherry_pick("fix", "master", message="drv: fix, again\n", name="reland")
+    ids = k.b.ids
+    again = [("missing-fix", ids["fix"]), ("incomplete-backport", ids["culprit"])]
+    assert scan(nightly) == scan(tmp_path / "fresh.sqlite") == again
 
 
 def test_since_takes_a_date_or_a_revision(repo: Kernel, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """Fixes: relations: the culprits a commit fixes, and the follow-ups that fix a commit
-(matched by id, or by the exact quoted subject when the id is wrong), plus upstream reverts."""
+(matched by id, or by the exact quoted subject when the id is wrong), plus upstream reverts
+that are in force."""
 
 from __future__ import annotations
 
+from backportr.apply import TreeState
 from backportr.deps import Context, Finding
 from backportr.index import CommitIndex, Relation
 from backportr.model import Oid, Reason
@@ -38,26 +40,51 @@ def fixed_by(index: CommitIndex, commit: Oid) -> list[Relation]:
 
 
 def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
-    """Upstream commits whose Fixes: names `commit`, and upstream reverts of it."""
+    """Upstream commits whose Fixes: names `commit` (but those upstream reverted, by a
+    revert in force), and the upstream reverts of it in force."""
     found: list[Finding] = []
     for relation in fixed_by(ctx.index, commit):
+        if reverted_in_force(ctx, relation.commit):
+            continue  # upstream took it back: with its revert it is nothing to take
         how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
         detail = f"Fixes: {ctx.describe(commit)}{how}"
         found.append(Finding(relation.commit, "follow-up", Reason("follow-up", detail, commit)))
-    for relation in ctx.index.reverted_by(commit, upstream_only=True):
-        detail = f"reverts {ctx.describe(commit)} upstream"
-        found.append(Finding(relation.commit, "follow-up", Reason("revert", detail, commit)))
+    reverts = ctx.index.reverted_by(commit, upstream_only=True)
+    if reverts and not stands_upstream(ctx, commit):
+        for relation in reverts:
+            detail = f"reverts {ctx.describe(commit)} upstream"
+            found.append(Finding(relation.commit, "follow-up", Reason("revert", detail, commit)))
     return found
 
 
 def effective_upstream_reverter(ctx: Context, commit: Oid, depth: int = 0) -> Oid | None:
-    """The upstream revert of `commit` that was not itself reverted (re-landing it)."""
+    """The upstream revert of `commit` in force: not itself undone, by a revert of the
+    revert or by a later commit that re-applied the change (often with more in it, under
+    another subject), so that the change no longer stands at upstream's tip."""
     if depth > 8:
         return None
-    for relation in ctx.index.reverted_by(commit, upstream_only=True):
+    reverts = ctx.index.reverted_by(commit, upstream_only=True)
+    if not reverts or stands_upstream(ctx, commit):
+        return None
+    for relation in reverts:
         if effective_upstream_reverter(ctx, relation.commit, depth + 1) is None:
             return relation.commit
     return None
+
+
+def reverted_in_force(ctx: Context, commit: Oid) -> bool:
+    """Is `commit` reverted upstream by a revert in force that does not name it in
+    `Fixes:`? (One that does is its follow-up: the stable process takes the pair.)"""
+    reverter = effective_upstream_reverter(ctx, commit)
+    return reverter is not None and commit not in culprits(ctx, reverter)
+
+
+def stands_upstream(ctx: Context, commit: Oid) -> bool:
+    """Does the change of `commit` stand at upstream's tip: would a cherry-pick of it there
+    change nothing? True of a commit reverted and re-applied since; false while the revert
+    is in force, and when later work changed the same lines (the pick then conflicts or
+    changes something: the revert counts, as it did before it was asked)."""
+    return ctx.applier.pick(commit, TreeState(ctx.upstream.tip)).result == "empty"
 
 
 def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
