@@ -825,6 +825,20 @@ def follow_up_reverted_upstream(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"])
 
 
+def present_follow_up_reverted_upstream(path: Path) -> Scenario:
+    """The branch took the target and its follow-up; upstream then reverted the follow-up
+    (a plain revert). The branch lacks the revert: the target's closure is incomplete
+    without it (real: NetworkManager's `a1c05d2ce6`, on nm-1-48 and nm-1-50, reverted
+    upstream by `ba86c208e0`). A reverted follow-up is left out only where it is absent."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("target", BRANCH, name="target-bp")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    k.b.cherry_pick("fix", BRANCH, name="fix-bp")
+    k.b.revert("fix", "master", name="revert")
+    return Scenario(k.b, "target", ["revert"], status="incomplete")
+
+
 def fix_cherry_picked_onto_mainline(path: Path) -> Scenario:
     """Projects that develop a fix on its own branch and cherry-pick it onto the mainline
     (NetworkManager): the maintainer asks for the branch's commit, which is not upstream;
@@ -920,6 +934,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "reapplied_after_revert": reapplied_after_revert,
     "relanded_after_revert": relanded_after_revert,
     "follow_up_reverted_upstream": follow_up_reverted_upstream,
+    "present_follow_up_reverted_upstream": present_follow_up_reverted_upstream,
     "fix_helper_when_a_follow_up_conflicts": fix_helper_when_a_follow_up_conflicts,
     "context_suggestion": context_suggestion,
     "symbol_helper": symbol_helper,

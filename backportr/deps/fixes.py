@@ -40,11 +40,12 @@ def fixed_by(index: CommitIndex, commit: Oid) -> list[Relation]:
 
 
 def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
-    """Upstream commits whose Fixes: names `commit` (but those upstream reverted, by a
-    revert in force), and the upstream reverts of it in force."""
+    """Upstream commits whose Fixes: names `commit` (but those the branch lacks that
+    upstream reverted, by a revert in force: with the revert they are nothing to take; one
+    the branch has stays, and its revert follows), and the upstream reverts of it in force."""
     found: list[Finding] = []
     for relation in fixed_by(ctx.index, commit):
-        if reverted_in_force(ctx, relation.commit):
+        if reverted_in_force(ctx, relation.commit) and not ctx.is_present(relation.commit):
             continue  # upstream took it back: with its revert it is nothing to take
         how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
         detail = f"Fixes: {ctx.describe(commit)}{how}"
