@@ -14,16 +14,13 @@ docs/accuracy.md, session 14.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 from pathlib import Path
 
 from backportr.apply import TreeState, TrialApplier
 from backportr.errors import BackportrError
 from backportr.repo import Repo
-
-_REVERTS = re.compile(r"this reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
-_FIXES = re.compile(r"^[ \t]*fixes[ \t]*:[ \t]*[0-9a-f]{6,40}", re.IGNORECASE | re.MULTILINE)
+from backportr.trailers import parse_message
 
 
 def main() -> int:
@@ -47,11 +44,12 @@ def main() -> int:
         oid, _, message = record.strip().partition("\x00")
         if not oid:
             continue
-        if _FIXES.search(message):
+        parsed = parse_message(message, trailers=False)  # the index's own reading
+        if parsed.fixes:
             with_fixes.add(oid)
-        for match in _REVERTS.finditer(message):
+        for named in parsed.reverts:
             try:
-                target = repo.resolve_commit(match.group(1))
+                target = repo.resolve_commit(named)
             except BackportrError:  # an id that names nothing here, or several
                 continue
             reverted.setdefault(target, []).append(oid)
