@@ -209,3 +209,41 @@ def test_a_project_fact_is_counted_once_per_state_of_the_refs(
     moved.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert moved.has_stable_tags() is True  # one of its two fixes is tagged now
     assert CommitIndex(repo).has_stable_tags() is True  # and kept so
+
+
+def test_a_branch_with_two_merge_bases_keeps_libgit2s_fork(tmp_path: Path) -> None:
+    """Forks are found by git in the background; where git sees several merge bases the
+    fork is still libgit2's choice, and the upstream commits after it are git's rev-list."""
+    path = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "master", str(path))
+    for step, args in [
+        ("base", []),
+        ("up one", []),
+        ("stable", ["checkout", "-q", "-b", "stable", "master~1"]),
+        ("merge up", ["merge", "-q", "--no-ff", "-m", "merge up", "master"]),
+        ("up two", ["checkout", "-q", "master"]),
+        ("merge stable", ["merge", "-q", "--no-ff", "-m", "merge stable", "stable~1"]),
+    ]:
+        if args:
+            git(path, *args)
+        if not step.startswith("merge"):
+            (path / f"{step.replace(' ', '-')}.txt").write_text(step + "\n")
+            git(path, "add", "-A")
+            git(path, "commit", "-q", "-m", step)
+    git(path, "checkout", "-q", "stable")
+    (path / "late.txt").write_text("late\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "stable late")
+    assert len(git(path, "merge-base", "--all", "master", "stable").split()) == 2
+    repo = Repo(path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    upstream, branch = repo.upstream("master"), repo.branch("stable")
+    index.update(upstream, [branch])
+    fork = repo.merge_base(branch.tip, upstream.tip)
+    assert {r.refname: r.fork for r in index.refs()}[branch.refname] == fork
+    after = set(git(path, "rev-list", "master", f"^{fork}").split())
+    rows = index.db.execute(
+        "SELECT c.oid FROM after_fork a JOIN commits c ON c.id=a.commit_id WHERE a.refname=?",
+        (branch.refname,),
+    )
+    assert {r[0] for r in rows} == after != set()

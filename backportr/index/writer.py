@@ -23,7 +23,7 @@ from backportr.index.parsing import (
     finish_batch,
     parse_batch,
 )
-from backportr.index.plan import BranchPlan, PatchIdPass
+from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans
 from backportr.index.schema import (
     _BATCH,
     _COMMIT_INDEXES,
@@ -136,7 +136,8 @@ class IndexWriter(WrittenIds):
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
-            plans = [self._plan(branch, upstream, upstream_moved) for branch in branches]
+            stored = [self._stored_ref(b.refname) for b in branches]
+            plans = branch_plans(self.repo, upstream, branches, stored, upstream_moved)
             self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
@@ -159,25 +160,6 @@ class IndexWriter(WrittenIds):
         for plan in plans:
             if plan.mode == "incremental":
                 plan.pass_ = PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
-
-    def _plan(self, branch: Ref, upstream: Ref, upstream_moved: bool) -> BranchPlan:
-        stored = self._stored_ref(branch.refname)
-        if (
-            stored is not None
-            and stored.kind == "branch"
-            and stored.tip == branch.tip
-            and not upstream_moved
-        ):
-            return BranchPlan(branch, stored, stored.fork, "noop", [])
-        fork = self.repo.merge_base(branch.tip, upstream.tip)
-        if stored is not None and stored.kind == "branch" and stored.fork == fork:
-            if stored.tip == branch.tip:
-                return BranchPlan(branch, stored, fork, "upstream-only", [])
-            if self.repo.is_ancestor(branch.tip, stored.tip):
-                return BranchPlan(branch, stored, fork, "rewind", [branch.tip])
-            if self.repo.is_ancestor(stored.tip, branch.tip):
-                return BranchPlan(branch, stored, fork, "incremental", [stored.tip, upstream.tip])
-        return BranchPlan(branch, stored, fork, "full", [upstream.tip])
 
     def _reset_upstream(self) -> None:
         self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")
@@ -340,8 +322,11 @@ class IndexWriter(WrittenIds):
             top = 0
             self.db.execute("DELETE FROM branch_commits WHERE refname=?", (branch.refname,))
             self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
-            if plan.fork is not None:
-                after = self.repo.run_git("rev-list", upstream.tip, f"^{plan.fork}").split()
+            fork = plan.fork
+            if fork is not None:
+                after = plan.after_fork()
+                if after is None:
+                    after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
                 self._add_after_fork(branch.refname, self._ids_of(after))
         records = list(self.repo.log(branch.tip, plan.exclude))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
