@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 import sys
 import time
@@ -247,3 +249,45 @@ def test_a_branch_with_two_merge_bases_keeps_libgit2s_fork(tmp_path: Path) -> No
         (branch.refname,),
     )
     assert {r[0] for r in rows} == after != set()
+
+
+def _journal_mode(path: Path) -> str:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return str(db.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_a_first_build_is_filled_with_a_rollback_journal_and_left_in_wal(
+    scenario: RepoBuilder, tmp_path: Path
+) -> None:
+    """WAL writes a large transaction twice; an empty index is filled with a rollback
+    journal and then goes back to WAL. An update of a filled index stays in WAL."""
+    repo = Repo(scenario.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    modes: list[str] = []
+    index.db.set_trace_callback(lambda sql: modes.append(sql) if "journal_mode" in sql else None)
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert modes == ["PRAGMA journal_mode=DELETE", "PRAGMA journal_mode=WAL"]
+    assert _journal_mode(index.path) == "wal"
+    assert index.fixed_by(scenario.ids["culprit"])
+    modes.clear()
+    scenario.commit("foo: later\n", {"late.txt": "late\n"})
+    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert modes == [] and _journal_mode(index.path) == "wal"
+
+
+def test_a_first_build_beside_an_open_reader_stays_in_wal(
+    scenario: RepoBuilder, tmp_path: Path
+) -> None:
+    """Another connection holding the empty index open keeps it in WAL: the build neither
+    waits for it nor fails, and the reader then sees the whole index."""
+    repo = Repo(scenario.path)
+    reader = CommitIndex(repo, tmp_path / "index.sqlite")
+    assert reader.count() == 0
+    writer = CommitIndex(repo, tmp_path / "index.sqlite")
+    modes: list[str] = []
+    writer.db.set_trace_callback(lambda sql: modes.append(sql) if "journal_mode" in sql else None)
+    writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert modes == ["PRAGMA journal_mode=DELETE"]  # tried, refused: the reader holds it
+    assert _journal_mode(writer.path) == "wal"
+    assert reader.count() == writer.count() > 0
+    assert reader.fixed_by(scenario.ids["culprit"]) == writer.fixed_by(scenario.ids["culprit"])

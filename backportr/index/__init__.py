@@ -25,12 +25,14 @@ from backportr.errors import IndexCorruptError
 from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
+    BUSY_MS,
     SCHEMA_VERSION,
     IndexedRef,
     Relation,
     UpdateStats,
 )
-from backportr.index.writer import IndexWriter, held
+from backportr.index.transaction import held
+from backportr.index.writer import IndexWriter
 from backportr.repo import Repo
 
 __all__ = [
@@ -64,17 +66,18 @@ class CommitIndex(IndexWriter):
                 f"cannot create the index directory {self.path.parent}: {error}"
             ) from None
         self._lock_path = self.path.with_suffix(".lock")
+        self._open_lock_path = self.path.with_suffix(".open-lock")
         try:
             # Opening is serialised by a lock of its own, held for milliseconds: three runs
             # creating one index at once would otherwise race to switch it to WAL, and SQLite
             # answers one of them "database is locked" at once, without waiting (its deadlock
             # rule). The writers' lock is not the one: an update holds it for minutes, and
             # readers must not wait for that.
-            with held(self.path.with_suffix(".open-lock")):
+            with held(self._open_lock_path):
                 if recover and self.path.exists() and not _readable(self.path):
                     _move_aside(self.path)
                 self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-                self.db.execute("PRAGMA busy_timeout=60000")
+                self.db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 stale = self._ensure_schema()

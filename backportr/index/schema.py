@@ -9,6 +9,7 @@ from backportr.model import Oid, StableTag
 
 SCHEMA_VERSION = "10"
 _BATCH = 5000
+BUSY_MS = 60_000  # how long a connection waits for another's lock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

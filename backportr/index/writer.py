@@ -4,14 +4,10 @@ a file lock."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
-import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.gitlog import LogRecord
 from backportr.gitstream import Walk
@@ -31,8 +27,8 @@ from backportr.index.schema import (
     SCHEMA_VERSION,
     UpdateStats,
 )
+from backportr.index.transaction import Transactions
 from backportr.index.worker import BulkWorker
-from backportr.index.written import WrittenIds
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
 
@@ -42,23 +38,11 @@ _LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on th
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
-@contextlib.contextmanager
-def held(lock_path: Path) -> Iterator[None]:
-    """An exclusive `flock` on `lock_path` for the block: other runs queue behind it."""
-    with open(lock_path, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-class IndexWriter(WrittenIds):
+class IndexWriter(Transactions):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
 
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
-    _lock_path: Path
 
     def _drop_all(self) -> None:
         for table in (
@@ -79,23 +63,6 @@ class IndexWriter(WrittenIds):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self._execute_script(_SCHEMA + _COMMIT_INDEXES)
         self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """An exclusive file lock plus one transaction: concurrent runs queue, never corrupt."""
-        with held(self._lock_path):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException as error:
-                # SQLite may already have rolled back (a full disk does that): the
-                # original error is the one to report, never "cannot rollback".
-                with contextlib.suppress(sqlite3.Error):
-                    self.db.execute("ROLLBACK")
-                if isinstance(error, sqlite3.DatabaseError):
-                    raise IndexCorruptError(explain(error, self.path)) from None
-                raise
-            self.db.execute("COMMIT")
 
     def update(
         self,
@@ -123,7 +90,7 @@ class IndexWriter(WrittenIds):
     ) -> UpdateStats:
         new: dict[str, int] = {}
         rewritten: list[str] = []
-        with self._writing():
+        with self._writing(first_fill=not rebuild):
             if rebuild:
                 self._drop_all()
             stored_upstream = self._stored_ref(upstream.refname)
