@@ -46,12 +46,12 @@ class PatchIdPass:
 
 
 class ForkProbes:
-    """Each branch's fork point from upstream, and for the branches read whole the upstream
-    commits after it, found by git in one background thread while this one reads the
-    upstream history (libgit2's merge base holds the interpreter: 0.15 s of NetworkManager's
-    build). With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
+    """The fork points from upstream of branches new to the index, and the upstream commits
+    after each, found by git in one background thread while this one reads the upstream
+    history (libgit2's merge base holds the interpreter: 0.15 s of NetworkManager's build).
+    With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
 
-    def __init__(self, repo: Repo, upstream_tip: Oid, asked: list[tuple[Oid, bool]]) -> None:
+    def __init__(self, repo: Repo, upstream_tip: Oid, tips: list[Oid]) -> None:
         self._repo = repo
         self._upstream = upstream_tip
         self._found: list[tuple[list[Oid], list[Oid] | None]] = []
@@ -59,18 +59,18 @@ class ForkProbes:
 
         def run() -> None:
             try:
-                for tip, with_after in asked:
-                    self._found.append(self._probe(tip, with_after))
+                for tip in tips:
+                    self._found.append(self._probe(tip))
             except BaseException as error:
                 self._error = error
 
         self._thread = threading.Thread(target=run, name="forks", daemon=True)
         self._thread.start()
 
-    def _probe(self, tip: Oid, with_after: bool) -> tuple[list[Oid], list[Oid] | None]:
+    def _probe(self, tip: Oid) -> tuple[list[Oid], list[Oid] | None]:
         bases = self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False).split()
         after = None
-        if with_after and len(bases) == 1:
+        if len(bases) == 1:
             after = self._repo.run_git("rev-list", self._upstream, f"^{bases[0]}").split()
         return bases, after
 
@@ -88,7 +88,7 @@ class ForkProbes:
         return bases[0] if bases else None
 
     def after_fork(self, i: int) -> list[Oid] | None:
-        """The upstream commits after the i-th branch's fork, if they were asked for."""
+        """The upstream commits after the i-th branch's fork (None: not listed here)."""
         return self._result(i)[1]
 
 
@@ -136,26 +136,22 @@ def branch_plans(
     stored: Sequence[IndexedRef | None],
     upstream_moved: bool,
 ) -> list[BranchPlan]:
-    """Each branch's plan, from what the index holds of it (`stored`); the forks are found
-    by git in the background, waited for here only where the plan depends on them (a
-    branch the index already holds)."""
+    """Each branch's plan, from what the index holds of it (`stored`). A branch the index
+    holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
+    tests then find in its cache); the forks of branches new to it are found by git in the
+    background."""
     held = [s if s is not None and s.kind == "branch" else None for s in stored]
-    asked = [
-        i
-        for i, (b, s) in enumerate(zip(branches, held, strict=True))
-        if s is None or s.tip != b.tip or upstream_moved
-    ]
-    probes = ForkProbes(repo, upstream.tip, [(branches[i].tip, held[i] is None) for i in asked])
+    new = [i for i, known in enumerate(held) if known is None]
+    probes = ForkProbes(repo, upstream.tip, [branches[i].tip for i in new])
     plans = []
     for i, (branch, known) in enumerate(zip(branches, held, strict=True)):
-        if i not in asked:
-            assert known is not None
-            plans.append(BranchPlan(branch, known, known.fork, "noop", []))
-        elif known is None:  # new to the index: read whole, whatever its fork
-            probe = (probes, asked.index(i))
+        if known is None:  # read whole, whatever its fork
+            probe = (probes, new.index(i))
             plans.append(BranchPlan(branch, stored[i], None, "full", [upstream.tip], probe))
+        elif known.tip == branch.tip and not upstream_moved:
+            plans.append(BranchPlan(branch, known, known.fork, "noop", []))
         else:
-            fork = probes.fork(asked.index(i), branch.tip)
+            fork = repo.merge_base(branch.tip, upstream.tip)
             plans.append(_plan(repo, branch, known, fork, upstream))
     return plans
 
