@@ -350,6 +350,8 @@ def _unwrap_quoted_subjects(lines: list[str]) -> list[str]:
 
 
 def _unique(items: list[T]) -> list[T]:
+    if len(items) < 2:  # most lists: nothing to hash
+        return items
     seen: set[T] = set()
     out: list[T] = []
     for item in items:

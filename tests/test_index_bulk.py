@@ -4,6 +4,7 @@ the worker process the same index as one read in process."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -19,7 +20,9 @@ from backportr.gitlog import log_record
 from backportr.gitstream import Walk
 from backportr.index import CommitIndex
 from backportr.index.parsing import commit_rows, parse_batch
+from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
+from backportr.model import StableTag
 from backportr.repo import Repo
 from backportr.trailers import _CC_LINE, _FIXES, _MASTER_COMMIT, _UPSTREAM_LINE, _lines_matching
 
@@ -208,3 +211,29 @@ def test_where_no_worker_can_start_the_rest_is_read_here(
     alone.worker_after = 4
     alone.update(repo.upstream("master"))
     assert _dump(alone.path) == _dump(whole.path)
+
+
+@given(
+    st.lists(
+        st.builds(
+            StableTag,
+            noautosel=st.booleans(),
+            since=st.none() | st.tuples(st.integers(0, 9), st.integers(0, 99)),
+            until=st.none() | st.tuples(st.integers(0, 9), st.integers(0, 99)),
+            prerequisite=st.none() | st.just("a1175d6b1bda"),
+            comment=st.none() | st.text(max_size=8),
+        ),
+        max_size=3,
+    )
+)
+def test_stored_stable_tags_read_back_as_written(tags: list[StableTag]) -> None:
+    """The bare tag's stored form is a constant; every form reads back as the tags."""
+    stored = tags_json(tuple(tags))
+    if not tags:
+        assert stored is None
+        return
+    assert stored is not None
+    assert stored == json.dumps(
+        [[t.noautosel, t.since, t.until, t.prerequisite, None, t.comment] for t in tags]
+    )
+    assert [tag_from_json(raw) for raw in json.loads(stored)] == tags

@@ -103,9 +103,15 @@ def same_subject(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
+_PLAIN_TAG = StableTag()
+_PLAIN_TAG_JSON = json.dumps([[False, None, None, None, None, None]])
+
+
 def tags_json(tags: tuple[StableTag, ...]) -> str | None:
     if not tags:
         return None
+    if len(tags) == 1 and tags[0] == _PLAIN_TAG:  # a bare `Cc: stable@...`: most of them
+        return _PLAIN_TAG_JSON
     return json.dumps(
         [
             [t.noautosel, t.since, t.until, t.prerequisite, t.prerequisite_subject, t.comment]
