@@ -291,3 +291,47 @@ def test_a_first_build_beside_an_open_reader_stays_in_wal(
     assert _journal_mode(writer.path) == "wal"
     assert reader.count() == writer.count() > 0
     assert reader.fixed_by(scenario.ids["culprit"]) == writer.fixed_by(scenario.ids["culprit"])
+
+
+def _long_history(path: Path, commits: int) -> None:
+    """A linear history of `commits` commits with long messages, by one `git fast-import`."""
+    git(path.parent, "init", "-q", "--bare", "-b", "master", str(path))
+    body = "word " * 400
+    stream = []
+    for i in range(commits):
+        message = f'change {i}\n\n{body}\nFixes: {"0" * 12} ("nothing")\n'.encode()
+        stream.append(
+            b"commit refs/heads/master\n"
+            + f"committer A U Thor <a@example.org> {1_600_000_000 + i} +0000\n".encode()
+            + f"data {len(message)}\n".encode()
+            + message
+            + f"M 644 inline f{i % 50}.c\ndata 2\n{i % 10}\n\n".encode()
+        )
+    subprocess.run(
+        ["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(stream), check=True
+    )
+    git(path, "branch", "linux-5.10.y", f"master~{commits // 2}")
+
+
+def test_a_first_fill_killed_midway_is_rolled_back_and_done_again(tmp_path: Path) -> None:
+    """The first fill writes with a rollback journal: a run killed while it is hot leaves
+    the journal, the next run rolls it back (no half-written index) and builds it whole."""
+    path = tmp_path / "repo.git"
+    _long_history(path, 8_000)
+    index = tmp_path / "index.sqlite"
+    journal = tmp_path / "index.sqlite-journal"
+    cmd = [sys.executable, "-m", "backportr", "index", "--repo", str(path), "--upstream"]
+    cmd += ["master", "--branch", "linux-5.10.y", "--index", str(index)]
+    run = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not journal.exists() and run.poll() is None:
+        time.sleep(0.001)
+    run.kill()
+    run.wait()
+    assert journal.exists(), "the build ended before its journal was seen"
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert not journal.exists()
+    assert _journal_mode(index) == "wal"
+    with contextlib.closing(sqlite3.connect(index)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 8_000

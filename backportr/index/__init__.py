@@ -117,7 +117,7 @@ class CommitIndex(IndexWriter):
 
 def _move_aside(path: Path) -> None:
     path.rename(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
-    for suffix in ("-wal", "-shm"):
+    for suffix in ("-wal", "-shm", "-journal"):  # none may be applied to a new file
         path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
