@@ -85,5 +85,6 @@ class Transactions(WrittenIds):
         """The write-ahead log again after a first fill (readers then never wait for a
         writer); where another connection stops that now, the next opening does it."""
         with contextlib.suppress(sqlite3.Error):
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            mode = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() == "wal":  # NORMAL is safe with WAL only
+                self.db.execute("PRAGMA synchronous=NORMAL")
