@@ -98,23 +98,28 @@ class Scanner:
             upstream_tip=self.ws.upstream.tip,
         )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
-        if self.staged:
-            self.prepare(fixes, backports)
+        key = self._keys(branch.name)
+        fix_keys = [key("fix", c) for c in fixes]
+        backport_keys = [key("backport", u) for _, u in backports]
+        kept = self.ws.index.cached_results([*fix_keys, *backport_keys])
+        if self.staged:  # stage 1's bulk work for what no earlier run answered
+            self.prepare(
+                [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
+                [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
+            )
         total = len(fixes) + len(backports)
         self.answers.count_from_zero()
         try:
-            for done, commit in enumerate(fixes, 1):
+            for done, (commit, fix_key) in enumerate(zip(fixes, fix_keys, strict=True), 1):
                 self.progress(f"scanning {branch.name}", done, total)
-                self._guard(
-                    result,
-                    "fix",
-                    commit,
-                    functools.partial(self._missing_fix, branch, commit, result),
-                )
-            for done, (carrier, upstream) in enumerate(backports, len(fixes) + 1):
+                work = functools.partial(self._missing_fix, branch, commit, result)
+                self._guard(result, fix_key, kept.get(fix_key), commit, work)
+            for done, ((carrier, upstream), backport_key) in enumerate(
+                zip(backports, backport_keys, strict=True), len(fixes) + 1
+            ):
                 self.progress(f"scanning {branch.name}", done, total)
                 work = functools.partial(self._backport, branch, carrier, upstream, result)
-                self._guard(result, "backport", upstream, work)
+                self._guard(result, backport_key, kept.get(backport_key), upstream, work)
         except BaseException:
             self.answers.drop_held()  # not kept: the next run resolves them again
             raise
@@ -128,14 +133,17 @@ class Scanner:
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 
-    def _guard(self, result: BranchScan, check: str, commit: Oid, work: Callable[[], None]) -> None:
+    def _guard(
+        self,
+        result: BranchScan,
+        key: str,
+        cached: str | None,
+        commit: Oid,
+        work: Callable[[], None],
+    ) -> None:
         """A single target never stops the scan: its error is recorded. Its findings are
-        kept in the index under a key naming every input (the check, branch and upstream
-        tips, target, policy, settings), so a rescan with nothing new answers from there. A
-        fix after the fork that was backported is checked twice, as a fix and as a
-        backport: each check has its own key."""
-        key = self._key(result.branch, check, commit)
-        cached = self.ws.index.cached_result(key)
+        kept in the index under a key naming every input (`_keys`), so a rescan with nothing
+        new answers from there (`cached`, read with the others before the loop)."""
         if cached is not None:
             result.findings += [finding_from_json(f) for f in json.loads(cached)]
             return
@@ -153,22 +161,21 @@ class Scanner:
         found = [finding_to_json(f) for f in result.findings[before:]]
         self.ws.index.keep_result(key, json.dumps(found))
 
-    def _key(self, branch: str, check: str, commit: Oid) -> str:
+    def _keys(self, branch: str) -> Callable[[str, Oid], str]:
+        """The key of a target's kept findings on the branch, from the check and the target:
+        every input it depends on (the check, branch and upstream tips, the evidence of the
+        indexed refs, target, policy, settings). A fix after the fork that was backported is
+        checked twice, as a fix and as a backport: each check has its own key. The parts
+        that do not depend on the target are made once per scan."""
         ref = next((b for b in self.ws.branches if b.name == branch), None)
-        parts = (
-            "scan-v2",
-            check,
-            __version__,
-            branch,
-            ref.tip if ref else "",
-            self.ws.upstream.tip,
-            ",".join(sorted(f"{r.refname}={r.tip}" for r in self.ws.indexed)),  # evidence
-            commit,
-            self.policy.fingerprint(),
-            str(self.resolver.max_commits),
-            str(self.staged),
-        )
-        return result_key(*parts)
+        tips = (branch, ref.tip if ref else "", self.ws.upstream.tip)
+        evidence = ",".join(sorted(f"{r.refname}={r.tip}" for r in self.ws.indexed))
+        settings = (self.policy.fingerprint(), str(self.resolver.max_commits), str(self.staged))
+
+        def key(check: str, commit: Oid) -> str:
+            return result_key("scan-v2", check, __version__, *tips, evidence, commit, *settings)
+
+        return key
 
     # -- candidates from the index ----------------------------------------------------------
 

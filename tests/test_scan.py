@@ -303,7 +303,10 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(repo: Kernel, monkeypa
         raise AssertionError("a rescan with nothing new must not resolve")
 
     monkeypatch.setattr(Resolver, "resolve_branch", no_resolving)
+    prepared: list[tuple[list[str], list[tuple[str, str]]]] = []
+    monkeypatch.setattr(Scanner, "prepare", lambda self, f, b: prepared.append((f, b)))
     assert scan_once() == first
+    assert prepared == [([], [])]  # nor does stage 1 read patch-ids for what is answered
 
 
 def test_untagged_policy_and_priority(tmp_path: Path) -> None:

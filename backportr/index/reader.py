@@ -472,6 +472,17 @@ class IndexReader:
         row = self.db.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
+    def cached_results(self, keys: Sequence[str]) -> dict[str, str]:
+        """`cached_result` of many keys at once: those with a kept result."""
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), 900):
+            chunk = keys[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
+            )
+        return found
+
     def keep_result(self, key: str, value: str) -> None:
         self.keep_results([(key, value)])
 
