@@ -454,15 +454,16 @@ class IndexReader:
     def backports_in(self, refname: str) -> list[tuple[Oid, Oid]]:
         """(carrier, upstream) for the branch's commits naming an upstream commit, in branch
         order, each upstream commit once (its first carrier)."""
-        rows = self.db.execute(
+        rows = self.db.execute(  # the upstream commit's row joined: `is_upstream` of each
             "SELECT c.oid, u.upstream FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
-            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+            "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? "
+            "JOIN commits up ON up.oid=u.upstream AND up.upstream_seq IS NOT NULL ORDER BY b.seq",
             (refname,),
         ).fetchall()
         seen: set[Oid] = set()
         out = []
         for carrier, upstream in rows:
-            if upstream not in seen and self.is_upstream(upstream):
+            if upstream not in seen:
                 seen.add(upstream)
                 out.append((carrier, upstream))
         return out
