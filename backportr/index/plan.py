@@ -56,6 +56,7 @@ class ForkProbes:
         self._upstream = upstream_tip
         self._found: list[tuple[list[Oid], list[Oid] | None]] = []
         self._error: BaseException | None = None
+        self._chosen: dict[int, Oid | None] = {}  # forks chosen among several merge bases
 
         def run() -> None:
             try:
@@ -83,9 +84,11 @@ class ForkProbes:
     def fork(self, i: int, tip: Oid) -> Oid | None:
         """The fork point of the i-th branch asked for (its tip `tip`)."""
         bases, _ = self._result(i)
-        if len(bases) > 1:
-            return self._repo.merge_base(tip, self._upstream)
-        return bases[0] if bases else None
+        if len(bases) < 2:
+            return bases[0] if bases else None
+        if i not in self._chosen:  # libgit2's choice, found once
+            self._chosen[i] = self._repo.merge_base(tip, self._upstream)
+        return self._chosen[i]
 
     def after_fork(self, i: int) -> list[Oid] | None:
         """The upstream commits after the i-th branch's fork (None: not listed here)."""
