@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from backportr import __version__
 from backportr.errors import BackportrError
-from backportr.index.schema import IndexedRef, Relation, tag_from_json
+from backportr.index.schema import IndexedRef, Relation, in_chunks, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.repo import Repo
 
@@ -476,9 +476,7 @@ class IndexReader:
     def cached_results(self, keys: Sequence[str]) -> dict[str, str]:
         """`cached_result` of many keys at once: those with a kept result."""
         found: dict[str, str] = {}
-        for start in range(0, len(keys), 900):
-            chunk = keys[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(keys):
             found.update(
                 self.db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
             )

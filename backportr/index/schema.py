@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from backportr.model import Oid, StableTag
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = "10"
 _BATCH = 5000
 BUSY_MS = 60_000  # how long a connection waits for another's lock
+_IN_MOST = 900  # values bound in one `IN (...)` (SQLite's limit is 999 in older builds)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -97,6 +102,13 @@ class UpdateStats:
 
     new_commits: dict[str, int]
     rewritten: tuple[str, ...]
+
+
+def in_chunks(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:
+    """`values` in chunks small enough to bind in one `IN (...)`, each with its `?` marks."""
+    for start in range(0, len(values), _IN_MOST):
+        chunk = values[start : start + _IN_MOST]
+        yield chunk, ",".join("?" * len(chunk))
 
 
 def same_subject(a: str, b: str) -> bool:

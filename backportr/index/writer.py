@@ -26,6 +26,7 @@ from backportr.index.schema import (
     _SCHEMA,
     SCHEMA_VERSION,
     UpdateStats,
+    in_chunks,
 )
 from backportr.index.transaction import Transactions
 from backportr.index.worker import BulkWorker
@@ -160,9 +161,7 @@ class IndexWriter(Transactions):
         """Upstream moved back to an ancestor: the commits past it stop being upstream (they
         stay stored, so moving forward again re-reads nothing). O(commits removed)."""
         removed = self._ids_of(self.repo.run_git("rev-list", old_tip, f"^{new_tip}").split())
-        for start in range(0, len(removed), 900):
-            chunk = removed[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(removed):
             self.db.execute(f"UPDATE commits SET upstream_seq=NULL WHERE id IN ({marks})", chunk)
             self.db.execute(f"DELETE FROM after_fork WHERE commit_id IN ({marks})", chunk)
 
@@ -343,9 +342,7 @@ class IndexWriter(Transactions):
 
     def _ids_of(self, oids: list[Oid]) -> list[int]:
         out: list[int] = []
-        for start in range(0, len(oids), 900):
-            chunk = oids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(oids):
             out += [
                 r[0]
                 for r in self.db.execute(f"SELECT id FROM commits WHERE oid IN ({marks})", chunk)
@@ -411,9 +408,7 @@ class IndexWriter(Transactions):
         self.db.executemany("INSERT OR IGNORE INTO postings VALUES(?,?,?)", posting_rows)
 
     def _existing(self, oids: list[Oid]) -> Iterator[tuple[Oid, int]]:
-        for start in range(0, len(oids), 900):
-            chunk = oids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(oids):
             yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
 
 
