@@ -49,6 +49,13 @@ from backportr.workspace import Workspace
 _log = logging.getLogger("backportr")
 
 
+def log_scanned(result: BranchScan) -> None:
+    _log.info(
+        "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept",
+        result.branch, result.scanned, result.resolved, result.reused,
+    )  # fmt: skip
+
+
 class Scanner:
     """Scans branches of one workspace."""
 
@@ -126,10 +133,8 @@ class Scanner:
         self.answers.keep()
         result.scanned = total
         result.resolved, result.reused = self.answers.resolved, self.answers.reused
-        _log.info(
-            "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept",
-            branch.name, total, result.resolved, result.reused,
-        )  # fmt: skip
+        if targets is None:  # a whole branch (a share of one is told by its merger)
+            log_scanned(result)
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
 

@@ -4,12 +4,13 @@ targets of each branch spread over workers, findings in the order one process gi
 from __future__ import annotations
 
 import os
+from queue import Queue
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.findings import BranchScan, Policy, prioritize
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.scan import Scanner
+from backportr.scan import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
 
 
@@ -48,17 +49,36 @@ def run_scan(
         return [scanner.scan(branch, limit) for branch in ws.branches]
 
 
-def _scan_slice(
-    settings: Settings,
-    policy: Policy,
-    branch: str,
-    targets: tuple[list[Oid], list[tuple[Oid, Oid]]],
-) -> BranchScan:
-    """A worker process's share: one slice of one branch's targets."""
+Targets = tuple[list[Oid], list[tuple[Oid, Oid]]]
+"""A share of one branch's work: fixes to check, (carrier, upstream) backports to check."""
+
+_CHUNKS_PER_JOB = 32  # a branch's targets in about this many runs of neighbours per process
+
+
+def _chunks(targets: Targets, jobs: int) -> list[Targets]:
+    """The targets cut into runs of neighbours (upstream order: a fix and its follow-ups,
+    one file's backports, ask the same merges and blames of one process's caches), small
+    enough that processes taking the next run as they finish end together."""
+    fixes, backports = targets
+    size = max(1, -(-(len(fixes) + len(backports)) // (jobs * _CHUNKS_PER_JOB)))
+    chunks: list[Targets] = [(fixes[i : i + size], []) for i in range(0, len(fixes), size)]
+    chunks += [([], backports[i : i + size]) for i in range(0, len(backports), size)]
+    return chunks
+
+
+def _scan_share(
+    settings: Settings, policy: Policy, branch: str, work: Queue[tuple[int, Targets] | None]
+) -> list[tuple[int, BranchScan]]:
+    """A worker process's share of one branch: the chunks it takes from `work` until it
+    takes the end mark, each scanned with the same workspace (its caches serve them all)."""
+    done: list[tuple[int, BranchScan]] = []
     with open_workspace(settings, all_stable=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
         scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
-        return scanner.scan(ref, targets=targets)
+        while (item := work.get()) is not None:
+            number, targets = item
+            done.append((number, scanner.scan(ref, targets=targets)))
+    return done
 
 
 def run_scan_parallel(
@@ -70,26 +90,42 @@ def run_scan_parallel(
     range_: str | None = None,
     progress: ProgressCallback = no_progress,
 ) -> list[BranchScan]:
-    """Spread the targets of every branch over `jobs` processes; findings keep the order a
-    single process gives. The index is brought up to date once, before the workers start."""
+    """Spread the targets of every branch over `jobs` processes, each taking the next chunk
+    as it finishes one (a few targets can cost more than all the others: a fixed split left
+    one process idle for a fifth of an OVN scan); findings keep the order a single process
+    gives. The index is brought up to date once, before the workers start."""
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import Manager
 
     with open_workspace(settings, progress=progress) as ws:
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
+        tips = {branch.name: branch.tip for branch in ws.branches}
+        upstream = ws.upstream
     most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
     jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
     if jobs == 1:
         return run_scan(settings, policy, since=since, range_=range_, progress=progress)
     results = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with Manager() as manager, ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, (fixes, backports) in plans:
-            slices = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
-            parts = list(
-                pool.map(_scan_slice, [settings] * jobs, [policy] * jobs, [name] * jobs, slices)
+            work: Queue[tuple[int, Targets] | None] = manager.Queue()
+            for item in enumerate(_chunks((fixes, backports), jobs)):
+                work.put(item)
+            for _ in range(jobs):
+                work.put(None)  # one end mark per share
+            shares = pool.map(_scan_share, [settings] * jobs, [policy] * jobs, [name] * jobs,
+                              [work] * jobs)  # fmt: skip
+            done = sorted((p for share in shares for p in share), key=lambda p: p[0])
+            parts = [part for _, part in done]  # in chunk order: errors as one process lists them
+            first = (
+                parts[0]
+                if parts
+                else BranchScan(  # a branch with nothing to look at
+                    name, tip=tips[name], upstream=upstream.name, upstream_tip=upstream.tip
+                )
             )
-            first = parts[0]
             merged = BranchScan(
                 name, tip=first.tip, upstream=first.upstream, upstream_tip=first.upstream_tip
             )
@@ -103,6 +139,7 @@ def run_scan_parallel(
                 merged.reused += part.reused
             merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
             merged.findings = prioritize(merged.findings, policy.untagged)
+            log_scanned(merged)
             results.append(merged)
             progress(f"scanning {name}", merged.scanned, merged.scanned)
     return results

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backportr.examples.ima import A1175, B836C, ImaFixture
+from backportr.scan_run import _chunks
 from tests.browser import browser, dump_dom, screenshot
 from tests.resolve_scenarios import BRANCH, Kernel
 
@@ -203,6 +204,50 @@ def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> 
     two = scan(repo, tmp_path, "--format", "json", "--jobs", "2")
     assert two.returncode == one.returncode == 4
     assert answer(two.stdout) == answer(one.stdout)
+
+
+def test_jobs_take_chunks_of_neighbours_every_target_once() -> None:
+    """The shares of `--jobs`: runs of neighbouring targets, each once and in order, a fix
+    and a backport never in one chunk, small enough for processes to end together."""
+    fixes = [f"{i:040x}" for i in range(100)]
+    backports = [(f"{i:040x}", f"{i + 500:040x}") for i in range(30)]
+    chunks = _chunks((fixes, backports), 2)
+    assert [c for f, _ in chunks for c in f] == fixes
+    assert [b for _, bs in chunks for b in bs] == backports
+    assert all(bool(f) != bool(b) for f, b in chunks)
+    assert max(len(f) + len(b) for f, b in chunks) == 3  # 130 targets over 2 x 32 chunks
+    assert _chunks(([], []), 2) == []
+
+
+def test_jobs_scan_a_branch_with_nothing_to_look_at(tmp_path: Path) -> None:
+    """Under --jobs a branch at upstream's tip (no fix after its fork, no backport) is
+    reported with its tip and no finding, beside a branch with findings, as one process
+    reports them."""
+    k = Kernel(tmp_path / "repo", functions=4)
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_fn("missing", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    k.b.branch("linux-6.1.y", "master")
+    where = ["scan", "--repo", str(k.b.path), "-b", BRANCH, "-b", "linux-6.1.y", "-f", "json"]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "backportr", *where, *jobs],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        for jobs in ([], ["--jobs", "2"])
+    ]
+    assert [r.returncode for r in runs] == [4, 4], runs[1].stderr
+    one, two = (answer(r.stdout) for r in runs)
+    assert two == one
+    empty = next(b for b in two["branches"] if b["branch"] == "linux-6.1.y")
+    assert empty["findings"] == []
+    tips = {b["name"]: b["tip"] for b in json.loads(runs[1].stdout)["run"]["branches"]}
+    assert tips["linux-6.1.y"] == k.b.tip("master")
+    full = next(b for b in two["branches"] if b["branch"] == BRANCH)
+    missing = [f["commit"] for f in full["findings"] if f["kind"] == "missing-fix"]
+    assert missing == [k.b.ids["missing"]]
 
 
 @pytest.mark.skipif(browser() is None, reason="no headless browser installed")
