@@ -105,15 +105,9 @@ class Scanner:
             upstream_tip=self.ws.upstream.tip,
         )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
-        key = self._keys(branch.name)
-        fix_keys = [key("fix", c) for c in fixes]
-        backport_keys = [key("backport", u) for _, u in backports]
-        kept = self.ws.index.cached_results([*fix_keys, *backport_keys])
+        fix_keys, backport_keys, kept = self._kept(branch, fixes, backports)
         if self.staged:  # stage 1's bulk work for what no earlier run answered
-            self.prepare(
-                [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
-                [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
-            )
+            self._prepare_unanswered(fixes, backports, fix_keys, backport_keys, kept)
         total = len(fixes) + len(backports)
         self.answers.count_from_zero()
         try:
@@ -137,6 +131,37 @@ class Scanner:
             log_scanned(result)
         result.findings = prioritize(result.findings, self.policy.untagged)
         return result
+
+    def prepare_share(self, branch: Ref, targets: tuple[list[Oid], list[tuple[Oid, Oid]]]) -> None:
+        """Stage 1's bulk work for the targets of a share that no earlier run answered, at
+        once (a process of --jobs scans its share in chunks: one git pipeline, not one per
+        chunk); `scan` then finds it done."""
+        if self.staged:
+            fixes, backports = targets
+            fix_keys, backport_keys, kept = self._kept(branch, fixes, backports)
+            self._prepare_unanswered(fixes, backports, fix_keys, backport_keys, kept)
+
+    def _kept(
+        self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
+    ) -> tuple[list[str], list[str], dict[str, str]]:
+        """The targets' keys, and the findings an earlier run kept under them."""
+        key = self._keys(branch.name)
+        fix_keys = [key("fix", c) for c in fixes]
+        backport_keys = [key("backport", u) for _, u in backports]
+        return fix_keys, backport_keys, self.ws.index.cached_results([*fix_keys, *backport_keys])
+
+    def _prepare_unanswered(
+        self,
+        fixes: list[Oid],
+        backports: list[tuple[Oid, Oid]],
+        fix_keys: list[str],
+        backport_keys: list[str],
+        kept: dict[str, str],
+    ) -> None:
+        self.prepare(
+            [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
+            [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
+        )
 
     def _guard(
         self,

@@ -67,14 +67,20 @@ def _chunks(targets: Targets, jobs: int) -> list[Targets]:
 
 
 def _scan_share(
-    settings: Settings, policy: Policy, branch: str, work: Queue[tuple[int, Targets] | None]
+    settings: Settings,
+    policy: Policy,
+    branch: str,
+    share: Targets,
+    work: Queue[tuple[int, Targets] | None],
 ) -> list[tuple[int, BranchScan]]:
-    """A worker process's share of one branch: the chunks it takes from `work` until it
-    takes the end mark, each scanned with the same workspace (its caches serve them all)."""
+    """A worker process's part of one branch: stage 1's bulk work for `share` (every
+    `jobs`-th target), then the chunks it takes from `work` until it takes the end mark,
+    each scanned with the same workspace (its caches serve them all)."""
     done: list[tuple[int, BranchScan]] = []
     with open_workspace(settings, all_stable=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
         scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
+        scanner.prepare_share(ref, share)
         while (item := work.get()) is not None:
             number, targets = item
             done.append((number, scanner.scan(ref, targets=targets)))
@@ -115,8 +121,9 @@ def run_scan_parallel(
                 work.put(item)
             for _ in range(jobs):
                 work.put(None)  # one end mark per share
+            share = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
             shares = pool.map(_scan_share, [settings] * jobs, [policy] * jobs, [name] * jobs,
-                              [work] * jobs)  # fmt: skip
+                              share, [work] * jobs)  # fmt: skip
             done = sorted((p for share in shares for p in share), key=lambda p: p[0])
             parts = [part for _, part in done]  # in chunk order: errors as one process lists them
             first = (
