@@ -56,9 +56,9 @@ _CHUNKS_PER_JOB = 32  # a branch's targets in about this many runs of neighbours
 
 
 def _chunks(targets: Targets, jobs: int) -> list[Targets]:
-    """The targets cut into runs of neighbours (upstream order: a fix and its follow-ups,
-    one file's backports, ask the same merges and blames of one process's caches), small
-    enough that processes taking the next run as they finish end together."""
+    """The targets cut into runs of neighbours (in upstream or branch order, neighbours
+    often touch the same files: their merges and blames meet in one process's caches),
+    small enough that processes taking the next run as they finish end together."""
     fixes, backports = targets
     size = max(1, -(-(len(fixes) + len(backports)) // (jobs * _CHUNKS_PER_JOB)))
     chunks: list[Targets] = [(fixes[i : i + size], []) for i in range(0, len(fixes), size)]
@@ -121,9 +121,9 @@ def run_scan_parallel(
                 work.put(item)
             for _ in range(jobs):
                 work.put(None)  # one end mark per share
-            share = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
+            stage1 = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
             shares = pool.map(_scan_share, [settings] * jobs, [policy] * jobs, [name] * jobs,
-                              share, [work] * jobs)  # fmt: skip
+                              stage1, [work] * jobs)  # fmt: skip
             done = sorted((p for share in shares for p in share), key=lambda p: p[0])
             parts = [part for _, part in done]  # in chunk order: errors as one process lists them
             first = (
