@@ -40,6 +40,7 @@ class TreeGrep:
 
     def __init__(self, git: pygit2.Repository) -> None:
         self._git = git
+        self._odb = git.odb
         self._dirs: dict[pygit2.Oid, list[tuple[str, pygit2.Oid, bool]]] = {}
         self._tokens: dict[pygit2.Oid, frozenset[bytes] | None] = {}  # None: binary
         self._kept = 0
@@ -59,7 +60,7 @@ class TreeGrep:
                 continue
             hits = tokens.intersection(wanted)
             if hits:
-                data = self._git[blob].peel(pygit2.Blob).data
+                data = self._read(blob)
                 for token in hits:
                     word = wanted[token]
                     _collect(found[word], path, data, word, regexes[word])
@@ -90,10 +91,19 @@ class TreeGrep:
             self._dirs[tree.id] = entries
         return entries
 
+    def _read(self, blob: pygit2.Oid) -> bytes:
+        """A blob's bytes from the object database (a third faster than through a `Blob`:
+        DPDK's tree 0.74 s against 1.1-1.3 s); a missing one is the `KeyError` that
+        `Repository[...]` raises."""
+        try:
+            return self._odb.read(blob)[1]
+        except pygit2.NotFoundError:
+            raise KeyError(str(blob)) from None
+
     def _tokens_of(self, blob: pygit2.Oid) -> frozenset[bytes] | None:
         if blob in self._tokens:
             return self._tokens[blob]
-        data = self._git[blob].peel(pygit2.Blob).data
+        data = self._read(blob)
         binary = b"\0" in data[:_BINARY_PROBE]
         tokens = None if binary else frozenset(data.translate(WORD_SPACES).split())
         self._kept += len(tokens or ())

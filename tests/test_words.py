@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,21 @@ def test_in_process_grep_answers_as_git_grep(tmp_path: Path) -> None:
     assert repo._git_grep_files(tip, ["foo"], (".c",))["foo"]["word.c"] == [
         "x = 3foo + é_foo + (foo);"
     ]
+
+
+def test_in_process_grep_of_a_tree_lacking_a_blob_raises_key_error(tmp_path: Path) -> None:
+    """A damaged clone: a blob the tree names is gone. The in-process grep says so as
+    `Repository[...]` does (a `KeyError` naming the blob), which a scan records as that
+    target's error ("the repository lacks an object")."""
+    b = RepoBuilder(tmp_path / "r")
+    tip = b.commit("init", {"a.c": "int foo;\n", "b.c": "int bar;\n"})
+    repo = Repo(b.path)
+    blob = repo.commit(tip).tree["b.c"].id
+    loose = b.path / ".git" / "objects" / str(blob)[:2] / str(blob)[2:]
+    loose.unlink()
+    with pytest.raises(KeyError, match=str(blob)) as raised:
+        TreeGrep(repo.git).grep(repo.commit(tip).tree, ["bar"], (".c",))
+    assert type(raised.value) is KeyError
 
 
 def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> None:
