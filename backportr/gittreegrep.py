@@ -12,8 +12,8 @@ Part of the git layer. Memory is bounded: past `_MAX_IDENTIFIERS` kept words the
 files' sets are dropped (read again when asked), past `_MAX_DIRECTORIES` kept directories
 all are. A file's words are not shared with other files' sets: making one object per
 distinct word cost more than making the sets (DPDK's tree: 1.2 s against 0.5 s), at about
-twice the memory per kept word, so the
-bound counts 5 million words where it counted 8 million shared ones (about 375 MB at most).
+twice the memory per kept word, so the bound counts 5 million words where it counted 8
+million shared ones (about 375 MB at most).
 """
 
 from __future__ import annotations
