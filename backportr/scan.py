@@ -105,9 +105,7 @@ class Scanner:
             upstream_tip=self.ws.upstream.tip,
         )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
-        fix_keys, backport_keys, kept = self._kept(branch, fixes, backports)
-        if self.staged:  # stage 1's bulk work for what no earlier run answered
-            self._prepare_unanswered(fixes, backports, fix_keys, backport_keys, kept)
+        fix_keys, backport_keys, kept = self._stage1(branch, fixes, backports)
         total = len(fixes) + len(backports)
         self.answers.count_from_zero()
         try:
@@ -137,31 +135,23 @@ class Scanner:
         once (a process of --jobs scans its share in chunks: one git pipeline, not one per
         chunk); `scan` then finds it done."""
         if self.staged:
-            fixes, backports = targets
-            fix_keys, backport_keys, kept = self._kept(branch, fixes, backports)
-            self._prepare_unanswered(fixes, backports, fix_keys, backport_keys, kept)
+            self._stage1(branch, *targets)
 
-    def _kept(
+    def _stage1(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
     ) -> tuple[list[str], list[str], dict[str, str]]:
-        """The targets' keys, and the findings an earlier run kept under them."""
+        """The targets' keys and the findings an earlier run kept under them; staged, stage
+        1's bulk work for the targets without (`prepare`)."""
         key = self._keys(branch.name)
         fix_keys = [key("fix", c) for c in fixes]
         backport_keys = [key("backport", u) for _, u in backports]
-        return fix_keys, backport_keys, self.ws.index.cached_results([*fix_keys, *backport_keys])
-
-    def _prepare_unanswered(
-        self,
-        fixes: list[Oid],
-        backports: list[tuple[Oid, Oid]],
-        fix_keys: list[str],
-        backport_keys: list[str],
-        kept: dict[str, str],
-    ) -> None:
-        self.prepare(
-            [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
-            [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
-        )
+        kept = self.ws.index.cached_results([*fix_keys, *backport_keys])
+        if self.staged:
+            self.prepare(
+                [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
+                [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
+            )
+        return fix_keys, backport_keys, kept
 
     def _guard(
         self,
