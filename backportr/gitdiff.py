@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 Entry = tuple[pygit2.Oid, int]  # a file's blob and mode (as a tree diff's delta gives them)
 FileEntries = tuple[str, Entry | None, Entry | None]
 _TYPE_BITS = 0o170000  # of a mode: regular file, symlink
+_REGULAR, _SYMLINK = 0o100000, 0o120000
 
 _DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
 _LISTED_PER_PROCESS = 5_000  # commits whose paths one `git log --no-walk` lists (learn_paths)
@@ -85,29 +86,25 @@ class Diffs(GitAccess):
     def file_changes(self, oid: Oid) -> list[FileEntries] | None:
         """What the commit does to each path it changes: (path, old (blob, mode) or None,
         new (blob, mode) or None), in path order, without a tree diff: for a commit of a
-        remembered range, whose paths are known, only those entries are looked up (a tree
-        diff walks every entry of each directory a change touches: 3 ms a commit where
-        directories hold hundreds of files, this a tenth of it). None when the paths are not
-        known, or when the change could hold a rename or touches a non-file entry."""
+        remembered range, the entries its pass listed (no object read at all); for one whose
+        paths were listed, only those entries looked up in its trees (a tree diff walks every
+        entry of each directory a change touches: 3 ms a commit where directories hold
+        hundreds of files, this a tenth of it). None when the paths are not known, or when
+        the change could hold a rename or touches a non-file entry."""
+        history = next((h for h in self._ranges.values() if oid in h), None)
+        listed = history.entries(oid) if history is not None else None
+        if listed is not None:
+            return _file_changes(
+                (path, _listed_entry(old), _listed_entry(new)) for path, old, new in listed
+            )
         paths = self._known_paths(oid)
         if not paths:
             return None
         commit = self.commit(oid)
         before = commit.parents[0].tree if commit.parents else None
-        out: list[FileEntries] = []
-        try:
-            for path in paths:
-                old, new = _blob_entry(before, path), _blob_entry(commit.tree, path)
-                if old == new:
-                    return None  # no change to the file itself
-                if old is not None and new is not None and (old[1] ^ new[1]) & _TYPE_BITS:
-                    return None  # a file turned symlink: a delete and an add to a tree diff
-                out.append((path, old, new))
-        except _NotAFile:
-            return None  # a submodule or a directory: the tree diff says what changed
-        if any(old is None for _, old, _ in out) and any(new is None for _, _, new in out):
-            return None  # an add and a delete: a rename to be found on the tree diff
-        return out
+        return _file_changes(
+            (path, _blob_entry(before, path), _blob_entry(commit.tree, path)) for path in paths
+        )
 
     def diff(self, oid: Oid) -> CommitDiff:
         """The commit's change against its first parent as the diff model (the most recent
@@ -202,6 +199,37 @@ def _blob_entry(tree: pygit2.Tree | None, path: str) -> Entry | None:
     if entry.type_str != "blob":
         raise _NotAFile(path)
     return (entry.id, int(entry.filemode))
+
+
+def _listed_entry(entry: str | None) -> Entry | None:
+    """A remembered range's `mode blob` as a tree entry gives it; a submodule or a directory
+    raises `_NotAFile`."""
+    if entry is None:
+        return None
+    mode, _, blob = entry.partition(" ")
+    value = int(mode, 8)
+    if value & _TYPE_BITS not in (_REGULAR, _SYMLINK):
+        raise _NotAFile(blob)
+    return (pygit2.Oid(hex=blob), value)
+
+
+def _file_changes(entries: Iterable[FileEntries]) -> list[FileEntries] | None:
+    """The file changes of a commit from its paths' entries before and after, or None where
+    a tree diff must say what changed: a path not changed as a file (the same entry, a
+    submodule, a directory, a file turned symlink), or an add beside a delete (a rename)."""
+    out: list[FileEntries] = []
+    try:
+        for path, old, new in entries:
+            if old == new:
+                return None  # no change to the file itself
+            if old is not None and new is not None and (old[1] ^ new[1]) & _TYPE_BITS:
+                return None  # a file turned symlink: a delete and an add to a tree diff
+            out.append((path, old, new))
+    except _NotAFile:
+        return None  # a submodule or a directory: the tree diff says what changed
+    if any(old is None for _, old, _ in out) and any(new is None for _, _, new in out):
+        return None  # an add and a delete: a rename to be found on the tree diff
+    return out
 
 
 def _file_diff(patch: pygit2.Patch) -> FileDiff:

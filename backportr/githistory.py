@@ -11,7 +11,11 @@ to learn which of them changed the file; a scan asks that thousands of times. On
   those commits;
 - a path-limited log (`git log --no-merges -n N <fork>..<commit> -- paths`) is answered from
   memory with git's own walk: commit-date order, and a merge followed only into the first
-  parent where the paths are the same.
+  parent where the paths are the same;
+- a file's blob at a commit of the range is the blob the pass listed for the newest change
+  to it along first parents (`--raw`): no lookup in the commit's tree, which at kernel scale
+  reads a root and a directory of hundreds of entries per question, different at every
+  commit (a fifth of a kernel-scale scan went to such lookups).
 
 Both give what git gives over the whole range (a test compares every file at every commit of
 a history with merges, renames, deletions and skewed dates). Where blame would look for a
@@ -31,7 +35,14 @@ import pygit2
 from backportr.model import Oid
 
 Changes = dict[str, str]
-"""The paths a commit changed against its first parent -> git's status letter."""
+"""The paths a commit changed against its first parent -> what it did to each (`Change`)."""
+
+Change = str
+"""What a commit did to a path: git's status letter (A, D, M, T), then, where the pass listed
+them (`--raw`), the path's mode and blob after the commit, as git prints them:
+`M100644<40 hex>` (mode `000000` and a zero id where the commit deleted it)."""
+
+_NO_MODE = "000000"
 
 
 class RangeHistory:
@@ -106,7 +117,7 @@ class RangeHistory:
         while stack:
             commit = stack.pop()
             parents = self._parents[commit]
-            if self._changes.get(commit, {}).get(path) == "A" or (
+            if self._changes.get(commit, {}).get(path, " ")[0] == "A" or (
                 len(parents) > 1 and any(self._blob(p, path) is None for p in parents)
             ):
                 return None  # blame would look for the file's origin under another name
@@ -197,7 +208,33 @@ class RangeHistory:
         blob = self._blob(commit, path)
         return None if blob is None else blob.partition(" ")[2]
 
+    def entries(self, oid: Oid) -> list[tuple[str, str | None, str | None]] | None:
+        """What the commit did to each path it changed against its first parent: (path,
+        `mode blob` before, after; None where absent), in path order, from the pass's
+        listing; None when the pass listed no blobs, or for a root commit."""
+        changes = self._changes.get(oid)
+        parents = self._parents.get(oid)
+        if not changes or not parents:
+            return None
+        out = []
+        for path in sorted(changes):
+            after = _entry(changes[path])
+            if after is _UNLISTED:
+                return None
+            out.append((path, self._blob(parents[0], path), after))
+        return out
+
     def _blob(self, commit: Oid, path: str) -> str | None:
+        """`mode blob` of the file at the commit, None where it has none. Inside the range the
+        newest change to the path along first parents says it (the file is the same at every
+        commit in between); the tree is read only at the range's bottom, where a listing
+        left the blob out, or at a root."""
+        if commit in self._parents:
+            at = self._next_change((path,), commit)
+            change = self._changes.get(at, {}).get(path)
+            if change is not None and (found := _entry(change)) is not _UNLISTED:
+                return found
+            commit = at  # the same file as at `commit`: no change between them
         key = (commit, path)
         if key not in self._blobs:
             if len(self._blobs) > 100_000:
@@ -210,8 +247,21 @@ class RangeHistory:
         return self._blobs[key]
 
 
+_UNLISTED = "unlisted"
+
+
+def _entry(change: Change) -> str | None:
+    """The `mode blob` a change leaves (None: it deleted the file), `_UNLISTED` when the
+    pass gave only the status letter."""
+    if len(change) == 1:
+        return _UNLISTED
+    mode = change[1:7]
+    return None if mode == _NO_MODE else f"{mode.lstrip('0')} {change[7:]}"
+
+
 def parse_changes(raw: bytes) -> tuple[Oid, tuple[Oid, ...], int, Changes] | None:
-    """One record of `git log --format=%x00%H%x1f%P%x1f%ct --name-status --no-renames`."""
+    """One record of `git log --format=%x00%H%x1f%P%x1f%ct --no-renames` with `--raw
+    --no-abbrev` (each change with its modes and blobs) or `--name-status`."""
     head, _, body = raw.lstrip(b"\n").partition(b"\n")
     fields = head.split(b"\x1f")
     if len(fields) != 3 or len(fields[0]) != 40:
@@ -219,8 +269,14 @@ def parse_changes(raw: bytes) -> tuple[Oid, tuple[Oid, ...], int, Changes] | Non
     changes: Changes = {}
     for line in body.decode("utf-8", "surrogateescape").splitlines():
         status, tab, path = line.partition("\t")
-        if tab:
-            changes[sys.intern(_unquote(path))] = status[:1]  # a path is stored once
+        if not tab:
+            continue
+        if status.startswith(":"):  # `:<mode> <mode> <blob> <blob> <status>`: keep the new side
+            _, new_mode, _, new_blob, letter = status[1:].split(" ")
+            change = f"{letter[:1]}{new_mode}{new_blob}"
+        else:
+            change = status[:1]
+        changes[sys.intern(_unquote(path))] = change  # a path is stored once
     parents = tuple(fields[1].decode("ascii").split())
     return fields[0].decode("ascii"), parents, int(fields[2] or 0), changes
 

@@ -105,10 +105,10 @@ class Streams(GitAccess):
     def range_changes(
         self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
     ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]:
-        """The commits of oldest..tip with their parents, commit dates and the paths each
-        changed against its first parent (`git log --name-status --no-renames
-        --diff-merges=first-parent`, bounded processes)."""
-        args = ["--format=%x00%H%x1f%P%x1f%ct", "--name-status", "--no-renames"]
+        """The commits of oldest..tip with their parents, commit dates and what each changed
+        against its first parent, path by path with the blob left (`git log --raw
+        --no-abbrev --no-renames --diff-merges=first-parent`, bounded processes)."""
+        args = ["--format=%x00%H%x1f%P%x1f%ct", "--raw", "--no-abbrev", "--no-renames"]
         args.append("--diff-merges=first-parent")
         for raw in self._bounded_log([tip], [oldest], per_process, args):
             record = parse_changes(raw)

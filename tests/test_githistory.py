@@ -137,6 +137,30 @@ def test_a_changes_record_with_quoted_paths() -> None:
     assert parse_changes(b"") is None
 
 
+def test_a_raw_changes_record_keeps_the_new_side() -> None:
+    """`--raw --no-abbrev`: each change keeps its status, then the mode and blob it leaves
+    (a zero mode and id for a deletion)."""
+    old, new, zero = "1" * 40, "2" * 40, "0" * 40
+    raw = (
+        b"\n"
+        + b"a" * 40
+        + b"\x1f"
+        + b"b" * 40
+        + b"\x1f1700000000\n\n"
+        + f":100644 100755 {old} {new} M\tplain.c\n".encode()
+        + f":000000 120000 {zero} {new} A\tlink\n".encode()
+        + f":100644 000000 {old} {zero} D\tgone.c\n".encode()
+    )
+    record = parse_changes(raw)
+    assert record is not None
+    changes = record[3]
+    assert changes == {
+        "plain.c": f"M100755{new}",
+        "link": f"A120000{new}",
+        "gone.c": f"D000000{zero}",
+    }
+
+
 def test_a_range_git_cannot_read_is_walked_per_question_as_before(tmp_path: Path) -> None:
     """A tree of the range missing: the one-pass read fails, the repository forgets the range
     and blame asks git over the range as it did without it (the same answer: blame of
@@ -203,6 +227,10 @@ def test_a_commits_changes_from_the_range_equal_the_tree_diffs(tmp_path: Path) -
         commits = list(plain.walk(tip, [fork]))
         fast = [c for c in commits if read.file_changes(c) is not None]
         assert len(fast) > len(commits) // 2
+        history = read.range_history(fork, tip)
+        assert history is not None
+        listed = [c for c in commits if history.entries(c) is not None]  # no tree read
+        assert len(listed) > len(commits) // 2
         for commit in commits:
             assert read.diff(commit) == plain.diff(commit), commit
             assert TrialApplier(read).changes(commit) == TrialApplier(plain).changes(commit)
