@@ -26,6 +26,10 @@ from backportr.repo import Repo
 _Entry = tuple[pygit2.Oid, int]  # blob id, file mode
 _PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...]]  # result, changes, files
 _DELETED: None = None
+_UNWRITTEN_BYTES = 64 << 20
+"""Merged blobs held in memory, not yet written to the object database, up to this many bytes
+(then all are written): a loose object costs about half a millisecond of file-system calls,
+and nearly half of a kernel-scale scan's merged blobs are never read again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,10 @@ class TrialApplier:
         ] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # Merged blobs by id, written to the object database only when something reads them
+        # from there (a later merge of the same file, a tree written from a state).
+        self._unwritten: dict[pygit2.Oid, bytes] = {}
+        self._unwritten_bytes = 0
 
     # -- states ----------------------------------------------------------------------------
 
@@ -116,6 +124,7 @@ class TrialApplier:
                 if path in index:
                     index.remove(path)
             else:
+                self._store(entry[0])
                 index.add(pygit2.IndexEntry(path, entry[0], _mode(entry[1])))
         return str(index.write_tree(self.git))
 
@@ -123,9 +132,31 @@ class TrialApplier:
         entry = self.lookup(state, path)
         if entry is None:
             return None
-        blob = self.git[entry[0]]
-        assert isinstance(blob, pygit2.Blob)
-        return blob.data.decode("utf-8", "surrogateescape")
+        data = self._unwritten.get(entry[0])
+        if data is None:
+            blob = self.git[entry[0]]
+            assert isinstance(blob, pygit2.Blob)
+            data = blob.data
+        return data.decode("utf-8", "surrogateescape")
+
+    def _hold(self, data: bytes) -> pygit2.Oid:
+        """A merged blob's id, the blob held until something reads it from the object
+        database (`_store`); past `_UNWRITTEN_BYTES` held, every held blob is written."""
+        oid = pygit2.hash(data)
+        if oid not in self._unwritten:
+            self._unwritten[oid] = data
+            self._unwritten_bytes += len(data)
+            if self._unwritten_bytes > _UNWRITTEN_BYTES:
+                for held in list(self._unwritten):
+                    self._store(held)
+        return oid
+
+    def _store(self, oid: pygit2.Oid) -> None:
+        """Write a held blob to the object database (nothing for one already there)."""
+        data = self._unwritten.pop(oid, None)
+        if data is not None:
+            self._unwritten_bytes -= len(data)
+            self.git.create_blob(data)
 
     # -- commits ---------------------------------------------------------------------------
 
@@ -307,6 +338,7 @@ class TrialApplier:
         """libgit2's 3-way file merge; the merged blob, or None on conflict."""
 
         def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
+            self._store(oid_mode[0])  # libgit2 reads it from the object database
             return pygit2.IndexEntry(path, oid_mode[0], _mode(oid_mode[1]))
 
         try:
@@ -317,7 +349,7 @@ class TrialApplier:
             return None
         if not result.automergeable:
             return None
-        return self.git.create_blob(result.contents.encode("utf-8", "surrogateescape"))
+        return self._hold(result.contents.encode("utf-8", "surrogateescape"))
 
 
 def _mode(value: int) -> pygit2.enums.FileMode:
