@@ -179,7 +179,7 @@ class Scanner:
             result.errors.append(f"{commit[:12]}: the repository lacks an object ({error})")
             return
         found = [finding_to_json(f) for f in result.findings[before:]]
-        self.answers.hold_findings(key, json.dumps(found))
+        self.ws.index.keep_result(key, json.dumps(found))
 
     def _keys(self, branch: str) -> Callable[[str, Oid], str]:
         """The key of a target's kept findings on the branch, from the check and the target:

@@ -41,7 +41,6 @@ class _Delta:
 
 _MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
 RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
-FINDINGS_HELD = 1024  # a scan's per-target findings written in one transaction
 
 
 class Answers:
@@ -54,7 +53,6 @@ class Answers:
         self.reused = 0  # answers of an earlier run
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
         self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet kept
-        self._findings: list[tuple[str, str]] = []  # a scan's per-target findings, likewise
 
     def count_from_zero(self) -> None:
         self.resolved = self.reused = 0
@@ -76,35 +74,21 @@ class Answers:
             self.keep()
         return Resolved(report.status, report.series)
 
-    def hold_findings(self, key: str, findings: str) -> None:
-        """A scanned target's findings, kept with the next batch of answers: a transaction
-        per target cost a kernel-scale scan 3% of its time."""
-        self._findings.append((key, findings))
-        if len(self._findings) >= FINDINGS_HELD:
-            self.keep()
-
     def drop_held(self) -> None:
-        """Forget the answers and findings not yet kept (the scan failed: the next run
-        resolves them)."""
+        """Forget the answers not yet kept (the scan failed: the next run resolves them)."""
         self._held.clear()
-        self._findings.clear()
 
     def keep(self) -> None:
-        """Keep the held answers, with what they depend on (`_record`), and the held
-        findings, in one transaction: the paths of all the answers' commits listed by one
-        git process first (at kernel scale a process each cost as much as the resolve's own
-        git work)."""
+        """Keep the held answers, with what they depend on (`_record`): the paths of all
+        their commits listed by one git process first (at kernel scale a process each cost
+        as much as the resolve's own git work)."""
         held, self._held = self._held, []
-        findings, self._findings = self._findings, []
         records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
         self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
         self.ws.index.keep_results(
             [
-                *(
-                    (scope, json.dumps(self._record(branch, records[scope], report)))
-                    for scope, branch, _, report in held
-                ),
-                *findings,
+                (scope, json.dumps(self._record(branch, records[scope], report)))
+                for scope, branch, _, report in held
             ]
         )
 
