@@ -216,13 +216,11 @@ class RangeHistory:
         parents = self._parents.get(oid)
         if not changes or not parents:
             return None
-        out = []
-        for path in sorted(changes):
-            after = _entry(changes[path])
-            if after is _UNLISTED:
-                return None
-            out.append((path, self._blob(parents[0], path), after))
-        return out
+        if any(not _listed(change) for change in changes.values()):
+            return None
+        return [
+            (path, self._blob(parents[0], path), _entry(changes[path])) for path in sorted(changes)
+        ]
 
     def _blob(self, commit: Oid, path: str) -> str | None:
         """`mode blob` of the file at the commit, None where it has none. Inside the range the
@@ -232,8 +230,8 @@ class RangeHistory:
         if commit in self._parents:
             at = self._next_change((path,), commit)
             change = self._changes.get(at, {}).get(path)
-            if change is not None and (found := _entry(change)) is not _UNLISTED:
-                return found
+            if change is not None and _listed(change):
+                return _entry(change)
             commit = at  # the same file as at `commit`: no change between them
         key = (commit, path)
         if key not in self._blobs:
@@ -247,14 +245,14 @@ class RangeHistory:
         return self._blobs[key]
 
 
-_UNLISTED = "unlisted"
+def _listed(change: Change) -> bool:
+    """Did the pass list the blob the change left (`--raw`), or only its status letter?"""
+    return len(change) > 1
 
 
 def _entry(change: Change) -> str | None:
-    """The `mode blob` a change leaves (None: it deleted the file), `_UNLISTED` when the
-    pass gave only the status letter."""
-    if len(change) == 1:
-        return _UNLISTED
+    """The `mode blob` a listed change leaves (None: it deleted the file), as `_blob` gives
+    a tree's entry."""
     mode = change[1:7]
     return None if mode == _NO_MODE else f"{mode.lstrip('0')} {change[7:]}"
 
