@@ -91,7 +91,7 @@ class Diffs(GitAccess):
         entry of each directory a change touches: 3 ms a commit where directories hold
         hundreds of files, this a tenth of it). None when the paths are not known, or when
         the change could hold a rename or touches a non-file entry."""
-        history = next((h for h in self._ranges.values() if oid in h), None)
+        history = self._range_of(oid)
         listed = history.entries(oid) if history is not None else None
         if listed is not None:
             return _file_changes(
@@ -171,7 +171,12 @@ class Diffs(GitAccess):
         listed = self._listed.get(oid)
         if listed is not None:
             return listed
-        return next((h.paths(oid) for h in self._ranges.values() if oid in h), None)
+        history = self._range_of(oid)
+        return history.paths(oid) if history is not None else None
+
+    def _range_of(self, oid: Oid) -> RangeHistory | None:
+        """The remembered range that holds the commit, if any."""
+        return next((h for h in self._ranges.values() if oid in h), None)
 
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
         """One file's change as the tree diff gives it (three lines of context). The blobs
