@@ -141,6 +141,52 @@ def test_in_process_grep_answers_as_git_grep(tmp_path: Path) -> None:
     ]
 
 
+def test_in_process_grep_of_close_trees_reads_only_changed_directories(tmp_path: Path) -> None:
+    """A scan asks about one upstream tree after another. The files matching a question's
+    patterns are kept by directory: the next tree's walk lists again only the directories
+    that changed (a file added, one deleted, one changed), and its answers stay git grep's."""
+    b = RepoBuilder(tmp_path / "r")
+    files: dict[str, str | None] = {
+        f"drv/d{d}/f{i}.c": f"int helper_{d}_{i} = CONST;\n" for d in range(5) for i in range(4)
+    }
+    files["lib/core.h"] = "#define CONST 1\n"
+    first = b.commit("init", files)
+    second = b.commit(
+        "change two directories",
+        {
+            "drv/d1/new.c": "int CONST_USER = CONST;\n",
+            "drv/d1/f0.c": None,
+            "lib/core.h": "#define CONST 2\nint helper_3_3;\n",
+        },
+    )
+    repo = Repo(b.path)
+    grep = TreeGrep(repo.git)
+    names = ["CONST", "helper_3_3", "helper_1_0", "CONST_USER"]
+    listed: list[str] = []
+    real = grep._entries
+
+    def entries(tree):  # type: ignore[no-untyped-def]
+        listed.append(str(tree))
+        return real(tree)
+
+    grep._entries = entries  # type: ignore[method-assign]
+    for tip in (first, second):
+        tree = repo.commit(tip).tree
+        assert grep.grep(tree, names, (".c", ".h")) == repo._git_grep_files(
+            tip, names, (".c", ".h")
+        )
+    second_tree = repo.commit(second).tree
+    changed = {
+        str(second_tree.id),
+        str(second_tree["drv"].id),
+        str(second_tree["drv/d1"].id),
+        str(second_tree["lib"].id),
+    }
+    # the first tree's walk lists its 8 directories; the second only the 4 that changed
+    assert len(listed) == 8 + 4 and set(listed[8:]) == changed
+    assert grep.grep(second_tree, ["helper_1_0"], (".c",)) == {"helper_1_0": {}}
+
+
 def test_in_process_grep_of_a_tree_lacking_a_blob_raises_key_error(tmp_path: Path) -> None:
     """A damaged clone: a blob the tree names is gone. The in-process grep says so as
     `Repository[...]` does (a `KeyError` naming the blob), which a scan records as that
