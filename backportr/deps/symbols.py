@@ -18,6 +18,7 @@ identifier with a process per call.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -296,6 +297,13 @@ _WEAK_DEFINITION = (  # a function definition at the start of a line, a struct m
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _definition(pattern: str, name: str) -> re.Pattern[str]:
+    """A definition pattern for one name, compiled once (a scan asks about the same
+    missing names for member after member; the weak pattern takes a while to compile)."""
+    return re.compile(pattern.format(re.escape(name)))
+
+
 class _Mentions:
     """Where the missing names occur at the member's parent: the files mentioning each, with
     the lines; one `git grep` for all of them per kind of file, each asked once."""
@@ -340,10 +348,11 @@ def _introducer(
         return None
 
     def defined_by(pattern: str) -> list[str]:
-        regex = re.compile(pattern.format(re.escape(name)))
+        regex = _definition(pattern, name)
         return [f for f, lines in files.items() if any(regex.search(ln) for ln in lines)]
 
-    for candidates in (defined_by(_STRONG_DEFINITION), defined_by(_WEAK_DEFINITION), list(files)):
+    for pattern in (_STRONG_DEFINITION, _WEAK_DEFINITION, ""):  # "": every mentioning file
+        candidates = defined_by(pattern) if pattern else list(files)
         if candidates:
             hit = ctx.repo.pickaxe(name, parent, ctx.fork, candidates[:20])
             if hit is not None:

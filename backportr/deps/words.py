@@ -90,7 +90,12 @@ def _save(path: Path, words: set[str]) -> None:
     except OSError:
         return
     try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as handle:
+        # level 1: DPDK's 316,000 words in 0.06 s against level 9's 0.37 s, the file a
+        # fifth larger (1.7 MB)
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as handle,
+        ):
             handle.write("\n".join(sorted(words)).encode("ascii"))
         os.replace(temporary, path)
     except OSError:
