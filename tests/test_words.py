@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from backportr import gittreegrep
 from backportr.builder import RepoBuilder
 from backportr.deps import symbols
 from backportr.deps import words as words_module
@@ -185,6 +186,18 @@ def test_in_process_grep_of_close_trees_reads_only_changed_directories(tmp_path:
     # the first tree's walk lists its 8 directories; the second only the 4 that changed
     assert len(listed) == 8 + 4 and set(listed[8:]) == changed
     assert grep.grep(second_tree, ["helper_1_0"], (".c",)) == {"helper_1_0": {}}
+
+
+def test_kept_file_lists_are_bounded(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past `_MAX_LISTED` kept names every kept list is dropped; the walk lists again and the
+    answers stay git grep's."""
+    monkeypatch.setattr(gittreegrep, "_MAX_LISTED", 6)
+    repo, tip = _repo(tmp_path / "r")
+    grep = TreeGrep(repo.git)
+    for _ in range(2):
+        found = grep.grep(repo.commit(tip).tree, ["helper_7", "CONST_9"], (".c",))
+        assert found == repo._git_grep_files(tip, ["helper_7", "CONST_9"], (".c",))
+        assert grep._listed_names <= 6
 
 
 def test_in_process_grep_of_a_tree_lacking_a_blob_raises_key_error(tmp_path: Path) -> None:
