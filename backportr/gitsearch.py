@@ -36,6 +36,7 @@ class Searches(GitAccess):
         _history_reading: Callable[[], None] | None
         _ranges: dict[Oid, RangeHistory]
         _tree_grep: TreeGrep | None
+        _tree_grep_fits: dict[tuple[str, ...], bool]
         _line_blame: LineBlame | None
         _file_greps: int
 
@@ -162,12 +163,19 @@ class Searches(GitAccess):
         """For each of `words`: the files of the commit's tree with those suffixes that
         mention it as a whole word, with the lines that do. One `git grep` per 200 words
         (each process reads the whole tree; the words share it), or, past the first
-        `_GREPS_IN_GIT` questions, the same answer from the object database."""
-        if self._file_greps >= _GREPS_IN_GIT:
-            if self._tree_grep is None:
-                self._tree_grep = TreeGrep(self.git)
-            return self._tree_grep.grep(self.commit(commit).tree, words, suffixes)
-        self._file_greps += 1
+        `_GREPS_IN_GIT` questions, the same answer from the object database, where the
+        files searched fit in its kept word sets (`TreeGrep.fits`, decided once for each
+        kind of file: a kernel tree's C files do not, and stay with git grep)."""
+        if self._file_greps < _GREPS_IN_GIT:
+            self._file_greps += 1
+            return self._git_grep_files(commit, words, suffixes)
+        if self._tree_grep is None:
+            self._tree_grep = TreeGrep(self.git)
+        tree = self.commit(commit).tree
+        if suffixes not in self._tree_grep_fits:
+            self._tree_grep_fits[suffixes] = self._tree_grep.fits(tree, suffixes)
+        if self._tree_grep_fits[suffixes]:
+            return self._tree_grep.grep(tree, words, suffixes)
         return self._git_grep_files(commit, words, suffixes)
 
     def _git_grep_files(

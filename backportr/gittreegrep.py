@@ -41,6 +41,12 @@ _BINARY_PROBE = 8000  # git's -I: a NUL in the first 8000 bytes makes a file bin
 _MAX_IDENTIFIERS = 5_000_000
 _MAX_DIRECTORIES = 200_000
 _MAX_LISTED = 2_000_000
+FITS_BYTES = 128 << 20
+"""A tree whose searched files hold more bytes than this is left to git grep. Their word
+sets would not fit under `_MAX_IDENTIFIERS` (DPDK's C files: 78 MB, 1.5 million kept words),
+and a walk that drops the sets it read itself reads the whole tree again at every question
+(a kernel tree's C files and headers: several hundred megabytes); git grep reads it on
+every core."""
 
 
 class TreeGrep:
@@ -63,7 +69,7 @@ class TreeGrep:
         it as a whole word, with those lines, as `Repo.grep_files` gives them."""
         found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
         wanted = {word.encode(): word for word in words}
-        spec = re.compile("|".join(fnmatch.translate(f"*{p}") for p in patterns))
+        spec = _spec(patterns)
         regexes = {w: whole_word(w) for w in words}
         names = frozenset(wanted)
         kept = self._tokens  # looked up here: a question visits every file of the tree
@@ -76,6 +82,19 @@ class TreeGrep:
                 word = wanted[token]
                 _collect(found[word], path, data, word, regexes[word])
         return found
+
+    def fits(self, tree: pygit2.Tree, patterns: tuple[str, ...]) -> bool:
+        """Do the tree's files matching `patterns` hold at most `FITS_BYTES`? From the
+        objects' headers (DPDK's 4,400 C files: 0.07 s), not their data."""
+        total = 0
+        for _, blob in self._matching(tree.id, "", _spec(patterns)):
+            try:
+                total += self._odb.read_header(blob)[1]
+            except pygit2.NotFoundError:
+                raise KeyError(str(blob)) from None
+            if total > FITS_BYTES:
+                return False
+        return True
 
     def _matching(
         self, tree: pygit2.Oid, prefix: str, spec: re.Pattern[str]
@@ -135,6 +154,11 @@ class TreeGrep:
             self._kept -= len(dropped or ())
         self._tokens[blob] = tokens
         return tokens
+
+
+def _spec(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The paths git grep's pathspecs `*<pattern>` match."""
+    return re.compile("|".join(fnmatch.translate(f"*{p}") for p in patterns))
 
 
 def whole_word(word: str) -> re.Pattern[str]:

@@ -124,6 +124,7 @@ class Repo(Streams, Searches, Diffs):
         self._history_reading: Callable[[], None] | None = None
         self._ranges: dict[Oid, RangeHistory] = {}
         self._tree_grep: TreeGrep | None = None
+        self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
         self._line_blame: LineBlame | None = None
         self._file_greps = 0
 

@@ -226,6 +226,33 @@ def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> 
         }
 
 
+def test_grep_files_stays_with_git_where_the_tree_would_not_fit(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A tree whose searched files exceed `FITS_BYTES` (a kernel tree's C files) would have
+    its word sets dropped and read again at every question: past the dozen greps the
+    answers still come from git grep, for that kind of file only."""
+    repo, tip = _repo(tmp_path / "r")
+    size_of_c_files = sum(
+        len(f"int helper_{i}(int x) {{ return x + CONST_{i}; }}\n") for i in range(300)
+    )
+    monkeypatch.setattr(gittreegrep, "FITS_BYTES", size_of_c_files - 1)
+    in_process: list[tuple[str, ...]] = []
+    real = TreeGrep.grep
+
+    def grep(self, tree, words, patterns):  # type: ignore[no-untyped-def]
+        in_process.append(patterns)
+        return real(self, tree, words, patterns)
+
+    monkeypatch.setattr(TreeGrep, "grep", grep)
+    answers = [repo.grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)]
+    kconfig = [repo.grep_files(tip, ["DRV_TURBO"], ("Kconfig*",)) for _ in range(2)]
+    assert answers == [repo._git_grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)]
+    assert kconfig[1] == {"DRV_TURBO": {"drivers/Kconfig": ["config DRV_TURBO"]}}
+    assert in_process == [("Kconfig*",), ("Kconfig*",)]  # the C files stayed with git grep
+    assert repo._tree_grep_fits == {(".c",): False, ("Kconfig*",): True}
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab_Z09 \t\n;(é°—\x1c\u2028\xa0日")), max_size=60))
 def test_identifiers_split_as_the_regex_finds_them(text: str) -> None:
