@@ -38,7 +38,7 @@ class WordLookup:
         self.patterns = patterns
         self.cache = cache
         self.known: dict[str, bool] = {}
-        self._all: set[str] | None = None
+        self._all: set[bytes] | None = None
         self._greps = 0
 
     def present(self, names: list[str]) -> set[str]:
@@ -52,7 +52,7 @@ class WordLookup:
             ):
                 self._all = self._load_or_build()
             if self._all is not None:
-                found = {n for n in unknown if n in self._all}
+                found = {n for n in unknown if n.encode() in self._all}
             else:
                 found = self.repo.grep_words(self.tip, unknown, self.patterns)
                 self._greps += 1
@@ -68,13 +68,13 @@ class WordLookup:
         path = self._path()
         return path is not None and path.exists()
 
-    def _load_or_build(self) -> set[str]:
+    def _load_or_build(self) -> set[bytes]:
         path = self._path()
         if path is not None and path.exists():
             try:
-                with gzip.open(path, "rt", encoding="ascii") as handle:
+                with gzip.open(path, "rb") as handle:
                     return set(handle.read().split())
-            except (OSError, EOFError, UnicodeDecodeError):
+            except (OSError, EOFError):
                 pass  # a damaged cache file is rebuilt below
         words = self.repo.tree_words(self.tip, self.patterns)
         if path is not None:
@@ -82,7 +82,7 @@ class WordLookup:
         return words
 
 
-def _save(path: Path, words: set[str]) -> None:
+def _save(path: Path, words: set[bytes]) -> None:
     """Atomically; a cache that cannot be written is only a cache."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +96,7 @@ def _save(path: Path, words: set[str]) -> None:
             os.fdopen(fd, "wb") as raw,
             gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as handle,
         ):
-            handle.write("\n".join(sorted(words)).encode("ascii"))
+            handle.write(b"\n".join(sorted(words)))
         os.replace(temporary, path)
     except OSError:
         Path(temporary).unlink(missing_ok=True)
