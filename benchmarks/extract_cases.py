@@ -35,6 +35,7 @@ import json
 import random
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -102,9 +103,10 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
     br_tip = repo.revparse_single(branch).peel(pygit2.Commit)
     upstream = Upstream(repo, up_tip.id)
     fork = repo.merge_base(up_tip.id, br_tip.id)
+    # Every commit of the branch, those merged in too (a branch whose backports arrive as
+    # pull requests); the state a backport met is its first parent's.
     walker = repo.walk(br_tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(fork)
-    walker.simplify_first_parent()
     stable = [c for c in walker if len(c.parents) == 1]
     origin: list[str | None] = []
     for c in stable:
@@ -113,10 +115,13 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
         origin.append(upstream.resolve(named.decode()) if named else None)
     position = {u: i for i, u in enumerate(origin) if u is not None}
 
-    def present(culprit: str, at: int) -> bool:
-        """In the branch at stable position `at` (before its commit): in the fork or
-        backported before it."""
-        if culprit in position and position[culprit] < at:
+    def reaches(state: pygit2.Oid, j: int) -> bool:
+        """Is stable[j] in the branch at `state`?"""
+        return state == stable[j].id or repo.descendant_of(state, stable[j].id)
+
+    def present(culprit: str, state: pygit2.Oid) -> bool:
+        """In the branch at `state`: in the fork, or backported before it."""
+        if culprit in position and reaches(state, position[culprit]):
             return True
         return repo.descendant_of(fork, culprit) or str(fork) == culprit
 
@@ -135,7 +140,7 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
                 fixers.setdefault(culprit, []).append(i)
 
     def case(
-        i: int, kind: str, before: int, series: list[str], ups: list[int]
+        i: int, kind: str, before: pygit2.Oid, series: list[str], ups: list[int]
     ) -> dict[str, object]:
         target = origin[i]
         assert target is not None
@@ -146,7 +151,7 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
             "target_subject": commit.message.splitlines()[0] if commit.message else "",
             "target_backport": str(stable[i].id),
             "kind": kind,
-            "before": str(stable[before - 1].id) if before > 0 else str(fork),
+            "before": str(before),
             "series": series,
             "stable_commits": [str(stable[j].id) for j in ups],
             "files": sorted(files_of(repo, commit)),
@@ -162,35 +167,39 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
         if target is None:
             continue
         commit = repo[target].peel(pygit2.Commit)
-        absent = [c for c in culprits(commit) if not present(c, i)]
+        before = stable[i].parents[0].id
+        absent = [c for c in culprits(commit) if not present(c, before)]
         chain = [
             c
             for c in culprits(commit)
-            if c in position and position[c] < i and not repo.descendant_of(fork, c)
+            if c in position and reaches(before, position[c]) and not repo.descendant_of(fork, c)
         ]
         if chain and not absent:
             k = position[chain[0]]
-            cases.append(case(i, "fixes_chain", k, [chain[0], target], [k, i]))
+            cases.append(
+                case(i, "fixes_chain", stable[k].parents[0].id, [chain[0], target], [k, i])
+            )
             continue
         if absent:
             continue  # the maintainers took it without its culprit: no ground truth
         later = sorted(j for j in fixers.get(target, []) if j > i)
         if later:
             series = [target] + [origin[j] for j in later]
-            cases.append(case(i, "followup", i, series, [i, *later]))  # type: ignore[list-item]
+            cases.append(case(i, "followup", before, series, [i, *later]))  # type: ignore[list-item]
             continue
         if changed_lines(repo, stable[i]) != changed_lines(repo, commit):
-            cases.append(case(i, "adjusted", i, [target], [i]))
+            cases.append(case(i, "adjusted", before, [target], [i]))
             continue
-        if i > 0 and not merges_cleanly(repo, commit, stable[i - 1]):
+        if not merges_cleanly(repo, commit, repo[before].peel(pygit2.Commit)):
             continue  # applied as is onto a state it does not merge with: unclear
-        prereq = _prereq(repo, commit, stable, origin, i)
+        prereq = _prereq(repo, commit, stable, origin, i, reaches)
         if prereq is not None:
             first, members = prereq
             series = [origin[j] for j in members] + [target]
-            cases.append(case(i, "prereq", first, series, [*members, i]))  # type: ignore[list-item]
+            first_state = stable[first].parents[0].id
+            cases.append(case(i, "prereq", first_state, series, [*members, i]))  # type: ignore[list-item]
             continue
-        cases.append(case(i, "single", i, [target], [i]))
+        cases.append(case(i, "single", before, [target], [i]))
     return cases
 
 
@@ -200,19 +209,26 @@ def _prereq(
     stable: list[pygit2.Commit],
     origin: list[str | None],
     i: int,
+    reaches: Callable[[pygit2.Oid, int], bool],
 ) -> tuple[int, list[int]] | None:
     """(first position, the backports between that touch the target's files) when the target
-    merges onto stable[i-1] but not onto the state a few backports earlier."""
+    merges onto the state it met but not onto the state a few backports earlier (the
+    backports in the branch at that state, merged ones too)."""
     files = files_of(repo, commit)
-    for back in range(1, PREREQ_DEPTH + 1):
-        first = i - back
-        if first < 1:
-            return None
-        if not merges_cleanly(repo, commit, stable[first - 1]):
+    before = stable[i].parents[0].id
+    earlier = []  # the last PREREQ_DEPTH backports in the branch at `before`, newest first
+    for j in range(i - 1, -1, -1):
+        if len(earlier) == PREREQ_DEPTH:
+            break
+        if reaches(before, j):
+            earlier.append(j)
+    for first in earlier:
+        state = stable[first].parents[0]
+        if not merges_cleanly(repo, commit, state):
             members = [
                 j
-                for j in range(first, i)
-                if origin[j] is not None and files_of(repo, stable[j]) & files
+                for j in sorted(earlier)
+                if j >= first and origin[j] is not None and files_of(repo, stable[j]) & files
             ]
             return (first, members) if members and members[0] == first else None
     return None

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import backportr.index.worker as worker_module
 import backportr.index.writer as writer_module
 from backportr.builder import RepoBuilder
 from backportr.errors import BackportrError
@@ -237,3 +238,48 @@ def test_stored_stable_tags_read_back_as_written(tags: list[StableTag]) -> None:
         [[t.noautosel, t.since, t.until, t.prerequisite, None, t.comment] for t in tags]
     )
     assert [tag_from_json(raw) for raw in json.loads(stored)] == tags
+
+
+def test_what_the_worker_prints_cannot_corrupt_its_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site hook or a library that prints on the worker's standard output (at start, or
+    while it works) changes nothing: the batches come on a pipe of their own."""
+    b = _history(tmp_path / "repo")
+    repo = Repo(b.path)
+    whole = CommitIndex(repo, tmp_path / "whole.sqlite")
+    whole.update(repo.upstream("master"))
+    hooks = (
+        "print('a site hook says hello'); import backportr.index.worker as w; "
+        "p = w.prepare_batch; w.prepare_batch = lambda b: (print('a library says hi'), p(b))[1]; "
+    )
+    before, main = worker_module._ENTRY.split("from backportr.index.worker import main")
+    monkeypatch.setattr(
+        worker_module, "_ENTRY", f"{before}{hooks}from backportr.index.worker import main{main}"
+    )
+    monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
+    split = CommitIndex(repo, tmp_path / "split.sqlite")
+    split.worker_after = 4
+    split.update(repo.upstream("master"))
+    assert _dump(split.path) == _dump(whole.path)
+
+
+def test_a_batch_that_cannot_be_read_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame of the right length that does not unpickle into a batch (a worker of another
+    version, a corrupted pipe) is a fault of the environment, said in one line."""
+    garbage = (
+        "import os, sys; out = os.fdopen(int(sys.argv[3]), 'wb'); "
+        "out.write((5).to_bytes(8, 'big') + b'xxxxx'); out.flush(); sys.stdin.read()"
+    )
+    monkeypatch.setattr(worker_module, "_ENTRY", garbage)
+    worker = BulkWorker(tmp_path, 10)
+    try:
+        with pytest.raises(BackportrError) as info:
+            list(worker.batches(Walk(["0" * 40])))
+    finally:
+        worker.close()
+    assert str(info.value) == (
+        "the index's reader process failed: it sent a batch that cannot be read"
+    )

@@ -4,14 +4,17 @@ On two cores a full build was one core of git and one of Python, the Python side
 git's time. So past its first slice a long walk is read by a worker process: it runs the
 bounded `git log` processes, splits the records and prepares each batch (keyword scans,
 posting keys, the rows of every commit that names no relation); the indexing process parses
-the rest and inserts. Batches come back in walk order, pickled, each prefixed by its length;
-a zero length says the walk is done. The worker is `main` of this module, given GIT_DIR and
-PER_PROCESS as arguments, the walk's starting points (and `^`-prefixed exclusions) on stdin.
+the rest and inserts. Batches come back in walk order on a pipe of their own, pickled, each
+prefixed by its length; a zero length says the walk is done. The worker is `main` of this
+module, given GIT_DIR, PER_PROCESS and that pipe's descriptor as arguments, the walk's
+starting points (and `^`-prefixed exclusions) on stdin; its stdout and stderr go to a file
+read only when it fails.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import pickle
@@ -30,6 +33,7 @@ from backportr.index.schema import _BATCH
 from backportr.model import Oid
 
 _LENGTH = 8  # bytes of a frame's length prefix
+_EXIT_GRACE = 10.0  # seconds a worker whose pipe ended is given to exit
 # The worker imports as this process does: its module search path is this one's.
 _ENTRY = (
     "import json, os, sys; sys.path[:] = json.loads(os.environ['BACKPORTR_SYS_PATH']); "
@@ -53,18 +57,30 @@ class BulkWorker:
     def __init__(self, git_dir: Path, per_process: int) -> None:
         env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", _ENTRY, str(git_dir), str(per_process)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
-            pipesize=1 << 20,
-        )
+        # The batches come on a pipe of their own: whatever the worker's interpreter, a site
+        # hook or a library prints goes with its errors and cannot corrupt a frame.
+        read_end, write_end = os.pipe()
+        with contextlib.suppress(AttributeError, OSError):  # a larger pipe where there is one
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 1 << 20)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _ENTRY, str(git_dir), str(per_process), str(write_end)],
+                stdin=subprocess.PIPE,
+                stdout=self._errors,
+                stderr=self._errors,
+                env=env,
+                pass_fds=(write_end,),
+            )
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        self._batches: IO[bytes] = os.fdopen(read_end, "rb")
 
     def batches(self, walk: Walk) -> Iterator[PreparedBatch]:
         """The prepared batches of the rest of the walk, in walk order."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
         feed = "".join(f"{s}\n" for s in walk.starts) + "".join(f"^{e}\n" for e in walk.exclude)
         try:
             self._proc.stdin.write(feed.encode("ascii"))
@@ -72,26 +88,35 @@ class BulkWorker:
         except BrokenPipeError:
             pass  # the worker failed to start: its error is read below
         while True:
-            head = _read_exactly(self._proc.stdout, _LENGTH)
+            head = _read_exactly(self._batches, _LENGTH)
             size = int.from_bytes(head, "big") if len(head) == _LENGTH else -1
             if size == 0:
                 break
-            data = _read_exactly(self._proc.stdout, size) if size > 0 else b""
+            data = _read_exactly(self._batches, size) if size > 0 else b""
             if size < 0 or len(data) != size:
                 self._fail()
-            yield PreparedBatch(*pickle.loads(data))
+            try:
+                fields = pickle.loads(data)
+                batch = PreparedBatch(*fields)
+            except Exception:  # any frame that does not decode is the same fault
+                self._fail("it sent a batch that cannot be read")
+            yield batch
         if self._proc.wait() != 0:
             self._fail()
 
-    def _fail(self) -> NoReturn:
-        """The worker stopped short: its error (its last line) raised here, as a fault of
-        the environment (exit 1), or as a bug when the worker met one (exit 3)."""
+    def _fail(self, why: str | None = None) -> NoReturn:
+        """The worker stopped short or sent what cannot be read: its error (its last line,
+        or `why`) raised here, as a fault of the environment (exit 1), or as a bug when the
+        worker met one (exit 3)."""
+        if why is None:  # its pipe ended: it is exiting, let it finish saying why
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=_EXIT_GRACE)
         if self._proc.poll() is None:
             self._proc.kill()
         status = self._proc.wait()
         self._errors.seek(0)
         lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
-        cause = lines[-1] if lines else f"exit status {status}"
+        cause = why or (lines[-1] if lines else f"exit status {status}")
         message = f"the index's reader process failed: {cause.removeprefix('backportr: ')}"
         if status == ExitCode.INTERNAL:
             raise RuntimeError(message)
@@ -102,7 +127,7 @@ class BulkWorker:
         if self._proc.poll() is None:
             self._proc.kill()
         self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
+        for stream in (self._proc.stdin, self._batches):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
@@ -136,9 +161,10 @@ def serve(git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO) 
 
 
 def main(argv: Sequence[str]) -> int:
-    git_dir, per_process = argv
+    git_dir, per_process, batches_fd = argv
     try:
-        serve(Path(git_dir), int(per_process), sys.stdin.read().split(), sys.stdout.buffer)
+        with os.fdopen(int(batches_fd), "wb") as out:
+            serve(Path(git_dir), int(per_process), sys.stdin.read().split(), out)
     except BackportrError as error:
         print(f"backportr: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT
