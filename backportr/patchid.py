@@ -75,3 +75,10 @@ def _add(result: bytearray, ctx: hashlib._Hash) -> None:
         carry += result[i] + byte
         result[i] = carry & 0xFF
         carry >>= 8
+
+
+def paths_key(paths: Iterable[str]) -> tuple[str, ...]:
+    """What two commits sharing a patch-id have in common: the paths they change, as the
+    patch-id sees them (it drops whitespace, in names too). Two commits whose keys differ
+    cannot share a patch-id, so a question by patch-id needs only the commits of its key."""
+    return tuple(sorted("".join(path.split()) for path in paths))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from backportr.index import CommitIndex
 from backportr.model import Oid, Presence
+from backportr.patchid import paths_key
 from backportr.repo import Ref, Repo
 
 _MAX_REVERT_DEPTH = 8
@@ -117,8 +118,7 @@ class PresenceChecker:
         return self._paths_key(commit) in sets
 
     def _paths_key(self, commit: Oid) -> tuple[str, ...]:
-        """The commit's paths as its patch-id sees them (git patch-id drops whitespace)."""
-        return tuple(sorted("".join(path.split()) for path in self.repo.files_touched(commit)))
+        return paths_key(self.repo.files_touched(commit))
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
         """Is the commit itself in the branch's history?"""

@@ -83,7 +83,14 @@ def _open(
                 indexed.append(ref)
     index = CommitIndex(repo, settings.index_path, recover=rebuild)
     try:
-        stats = index.update(upstream, indexed, progress=progress, rebuild=rebuild)
+        # The branches worked on get their patch-ids now; the others when asked for.
+        stats = index.update(
+            upstream,
+            indexed,
+            progress=progress,
+            rebuild=rebuild,
+            patch_ids_for=[b.refname for b in branches] if branches else None,
+        )
     except BaseException:
         index.close()
         raise

@@ -206,6 +206,17 @@ def culprit_in_sibling_branch(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["culprit", "target"])
 
 
+def culprit_in_sibling_branch_by_patch_id(path: Path) -> Scenario:
+    """As above, but the sibling's backport names nothing (a plain cherry-pick): found by its
+    patch-id, which the sibling, indexed beside the branch worked on, gets only when asked."""
+    k = Kernel(path)
+    k.b.branch("linux-5.15.y", "master")
+    k.edit_fn("culprit", "drv_fn1", "y += 100;")
+    k.b.cherry_pick("culprit", "linux-5.15.y", name="culprit-5.15", annotation=None)
+    k.edit_fn("target", "drv_fn2", "y += 2;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", ["culprit", "target"])
+
+
 def follow_up_of_present_follow_up(path: Path) -> Scenario:
     """Rule 4: X and its fix Y are in the branch, Z (Fixes: Y) is not: X is incomplete."""
     k = Kernel(path)
@@ -915,6 +926,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "other_authors_step": other_authors_step,
     "culprit_tagged_for_project_stable": culprit_tagged_for_project_stable,
     "culprit_in_sibling_branch": culprit_in_sibling_branch,
+    "culprit_in_sibling_branch_by_patch_id": culprit_in_sibling_branch_by_patch_id,
     "follow_up_of_present_follow_up": follow_up_of_present_follow_up,
     "short_fixes_id": short_fixes_id,
     "fix_cherry_picked_onto_mainline": fix_cherry_picked_onto_mainline,

@@ -16,6 +16,7 @@ from backportr.errors import IndexCorruptError
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.repo import Repo
 from tests.conftest import git
+from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
 from tests.scenarios import presence_repo
 
 
@@ -335,3 +336,50 @@ def test_a_first_fill_killed_midway_is_rolled_back_and_done_again(tmp_path: Path
     with contextlib.closing(sqlite3.connect(index)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert db.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 8_000
+
+
+def _patch_ids(index: CommitIndex, refname: str) -> dict[str, str | None]:
+    rows = index.db.execute(
+        "SELECT c.oid, c.patch_id FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+        "WHERE b.refname=?",
+        (refname,),
+    )
+    return dict(rows.fetchall())
+
+
+def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) -> None:
+    """The branches a command works on get their patch-ids as they are indexed; a sibling
+    indexed beside them only those a question needs (a backport that names nothing, found
+    by patch-id: the sibling's commits that change the same paths), or all when a later
+    update works on it. The answers are the same either way."""
+    s = culprit_in_sibling_branch_by_patch_id(tmp_path / "repo")
+    elsewhere = s.builder.files("linux-5.15.y")["fs/core.c"].replace("\ty += 1;", "\ty += 9;", 1)
+    s.builder.commit("fs: a change of its own", {"fs/core.c": elsewhere}, branch="linux-5.15.y")
+    repo = Repo(s.path)
+    branches = [repo.branch(BRANCH), repo.branch("linux-5.15.y")]
+    worked_on, sibling = (b.refname for b in branches)
+    eager = CommitIndex(repo, tmp_path / "eager.sqlite")
+    eager.update(repo.upstream(), branches)
+    expected = _patch_ids(eager, sibling)
+    assert len(expected) == 2 and all(expected.values())
+
+    lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
+    lazy.update(repo.upstream(), branches, patch_ids_for=[worked_on])
+    assert set(_patch_ids(lazy, sibling).values()) == {None}
+    assert _patch_ids(lazy, worked_on) == _patch_ids(eager, worked_on)
+    answer = [("linux-5.15.y", s.ids["culprit-5.15"])]
+    assert lazy.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    assert eager.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    after = _patch_ids(lazy, sibling)  # the commit of the same paths got its own, only it
+    assert after == {**expected, s.builder.tip("linux-5.15.y"): None}
+    assert lazy.branch_commits_with_patch_id(expected[s.ids["culprit-5.15"]], sibling) == [
+        s.ids["culprit-5.15"]
+    ]  # a question about the sibling itself completes it
+    assert _patch_ids(lazy, sibling) == expected
+    assert not lazy.db.execute("SELECT * FROM patch_ids_pending").fetchall()
+
+    later = CommitIndex(repo, tmp_path / "later.sqlite")
+    later.update(repo.upstream(), branches, patch_ids_for=[worked_on])
+    later.update(repo.upstream(), branches)  # a command working on every branch
+    assert _patch_ids(later, sibling) == expected
+    assert not later.db.execute("SELECT * FROM patch_ids_pending").fetchall()

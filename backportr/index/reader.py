@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backportr import __version__
-from backportr.errors import BackportrError
 from backportr.index.schema import IndexedRef, Relation, in_chunks, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.repo import Repo
@@ -21,7 +20,6 @@ from backportr.repo import Repo
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
 TAGGING_SHARE = 0.01  # has_stable_tags: the share of upstream fixes tagged for stable
-_PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 _ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
 
 
@@ -238,29 +236,6 @@ class IndexReader:
         )
         return [r[0] for r in rows]
 
-    def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
-        """(branch name, commit) of indexed branches other than `refname` whose commits carry
-        `upstream` by an upstream-reference line or by the same patch-id, oldest first."""
-        rows = self.db.execute(
-            "SELECT r.name, c.oid FROM upstream_refs u CROSS JOIN commits c ON c.id=u.commit_id "
-            "CROSS JOIN refs r CROSS JOIN branch_commits b "
-            "ON b.refname=r.refname AND b.commit_id=c.id "
-            "WHERE u.upstream=? AND r.refname != ? ORDER BY r.name, b.seq",
-            (upstream, refname),
-        ).fetchall()
-        if rows:
-            return [(name, oid) for name, oid in rows]
-        patch_id = self.patch_id(upstream)
-        if not patch_id:
-            return []
-        rows = self.db.execute(
-            "SELECT r.name, c.oid FROM commits c CROSS JOIN refs r CROSS JOIN branch_commits b "
-            "ON b.refname=r.refname AND b.commit_id=c.id WHERE c.patch_id=? AND r.refname != ? "
-            "AND c.oid != ? ORDER BY r.name, b.seq",
-            (patch_id, refname, upstream),
-        ).fetchall()
-        return [(name, oid) for name, oid in rows]
-
     def carried_upstream(self, oid: Oid) -> Oid | None:
         """The upstream id a (stable) commit names, if any."""
         row = self.db.execute(
@@ -301,23 +276,6 @@ class IndexReader:
         )
         return [r[0] for r in rows]
 
-    def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
-        rows = self.db.execute(
-            "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
-            "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",
-            (refname, patch_id),
-        )
-        return [r[0] for r in rows]
-
-    def branch_commits_patched(self, refname: str) -> list[Oid]:
-        """The branch's own commits that have (or may have) a patch-id."""
-        rows = self.db.execute(
-            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c ON c.id=b.commit_id "
-            "WHERE b.refname=? AND (c.patch_id IS NULL OR c.patch_id != '')",
-            (refname,),
-        )
-        return [r[0] for r in rows]
-
     def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
         rows = self.db.execute(
             "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
@@ -334,37 +292,6 @@ class IndexReader:
         )
         return [r[0] for r in rows]
 
-    def patch_id(self, oid: Oid) -> str | None:
-        """The commit's patch-id, computed once and kept (upstream commits on demand)."""
-        row = self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
-        if row is not None and row[1] is not None:
-            return row[1] or None
-        value = self.repo.patch_id(oid)
-        if row is not None:
-            with contextlib.suppress(sqlite3.OperationalError):
-                self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
-        return value
-
-    def fill_patch_ids(self, oids: list[Oid]) -> None:
-        """Compute the missing patch-ids of these commits in one git pipeline and keep them
-        (a scan asks for thousands of upstream patch-ids; one diff each would be minutes)."""
-        missing = [
-            oid for oid in oids if (row := self._patch_id_row(oid)) is not None and row[1] is None
-        ]
-        if not missing:
-            return
-        rows: list[tuple[str, Oid]] = []
-        for start in range(0, len(missing), _PATCH_ID_SLICE):  # no pipeline runs for minutes
-            part = missing[start : start + _PATCH_ID_SLICE]
-            try:
-                computed = dict(self.repo.readable_patch_ids(part))
-            except BackportrError:
-                continue  # left to the commit-by-commit path: one target's error, not the scan's
-            unreadable = set(self.repo.unreadable)  # not kept: the copy may be mended
-            rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
-        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
-            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
-
     def _write_all(self, statement: str, rows: Sequence[tuple[str, str]]) -> None:
         """`executemany` in one transaction (unless one is open): without it each row is a
         transaction of its own, a commit each (half of what filling a conflict search's
@@ -380,12 +307,6 @@ class IndexReader:
                 self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
-
-    def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
-        row: tuple[int, str | None] | None = self.db.execute(
-            "SELECT id, patch_id FROM commits WHERE oid=?", (oid,)
-        ).fetchone()
-        return row
 
     def adapted_conflicts(self, upstream: Oid, carrier: Oid) -> bool | None:
         """Cached: does `upstream` conflict at the parent of its backport `carrier`?"""

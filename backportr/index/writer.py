@@ -5,7 +5,7 @@ a file lock."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from backportr.errors import IndexCorruptError
@@ -44,6 +44,7 @@ class IndexWriter(Transactions):
 
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
+    _patch_ids_for: set[str] | None = None
 
     def _drop_all(self) -> None:
         for table in (
@@ -55,6 +56,7 @@ class IndexWriter(Transactions):
             "refs",
             "branch_commits",
             "after_fork",
+            "patch_ids_pending",
             "postings",
             "posting_covers",
             "adapted_checks",
@@ -72,15 +74,24 @@ class IndexWriter(Transactions):
         *,
         progress: ProgressCallback = no_progress,
         rebuild: bool = False,
+        patch_ids_for: Collection[str] | None = None,
     ) -> UpdateStats:
         """Bring the index up to date with the upstream ref and the given branches; with
         `rebuild`, drop everything first, in the same transaction (readers see the old index
-        or the new one, never an empty one)."""
+        or the new one, never an empty one). The patch-ids of the branches named in
+        `patch_ids_for` (refnames; every branch when None) are computed now, beside the
+        upstream read; the others' as questions need them (`PatchIdReader`): a command on
+        one branch asks few of its siblings' (a backport that names nothing), and on a
+        repository of many branches they were most of a first run."""
         self._forget()
+        self._patch_ids_for = None if patch_ids_for is None else set(patch_ids_for)
         try:
             return self._update(upstream, branches, progress, rebuild)
         finally:
             self._forget()  # what was read while writing is not what now stands
+
+    def _patch_ids_now(self, refname: str) -> bool:
+        return self._patch_ids_for is None or refname in self._patch_ids_for
 
     def _update(
         self,
@@ -113,6 +124,14 @@ class IndexWriter(Transactions):
                 new[plan.branch.name] = self._update_branch(plan, upstream, new_ids, progress)
                 if plan.mode == "full" and plan.stored is not None:
                     rewritten.append(plan.branch.name)
+                refname = plan.branch.refname
+                if not self._patch_ids_now(refname):
+                    if new[plan.branch.name]:  # its new commits have none yet
+                        self.db.execute(
+                            "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
+                        )
+                else:  # left without them by an earlier update: completed now
+                    self.complete_patch_ids([refname])
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
 
@@ -120,6 +139,7 @@ class IndexWriter(Transactions):
         """One pass for every branch read whole (they share history: each commit once, and
         two processes instead of two per branch); its own for each branch read from where
         it was."""
+        plans = [p for p in plans if self._patch_ids_now(p.branch.refname)]
         full = [p for p in plans if p.mode == "full"]
         if full:
             shared = PatchIdPass(self.repo, [p.branch.tip for p in full], [upstream.tip])
@@ -134,6 +154,7 @@ class IndexWriter(Transactions):
         self.db.execute("DELETE FROM refs")
         self.db.execute("DELETE FROM after_fork")
         self.db.execute("DELETE FROM branch_commits")
+        self.db.execute("DELETE FROM patch_ids_pending")
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
         stored = self._stored_ref(upstream.refname)

@@ -4,14 +4,14 @@ subject agrees, else by subject; a backport's id means the upstream commit it ca
 
 from __future__ import annotations
 
-from backportr.index.reader import IndexReader
+from backportr.index.patchids import PatchIdReader
 from backportr.index.schema import same_subject
 from backportr.model import Oid, ProgressCallback
 
 _MANY_TARGETS = 10_000  # resolved ids written with the target lookup rebuilt after
 
 
-class WrittenIds(IndexReader):
+class WrittenIds(PatchIdReader):
     """The resolution step of an index update."""
 
     def _resolve_pending(self, progress: ProgressCallback) -> None:

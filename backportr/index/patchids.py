@@ -1,0 +1,170 @@
+"""Patch-ids in the index: upstream commits' computed on demand and kept, branches' computed
+when the branch is indexed or, for a branch indexed beside the ones a command works on, when
+first asked for (`IndexWriter.update`'s `patch_ids_for`)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+
+from backportr.errors import BackportrError
+from backportr.index.reader import IndexReader
+from backportr.model import Oid
+from backportr.patchid import paths_key
+
+_PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
+
+
+class PatchIdReader(IndexReader):
+    """The questions answered by patch-id, and the patch-ids they need."""
+
+    _pending: set[str] | None = None  # branches without their patch-ids, until the next update
+    _unpatched: dict[tuple[str, ...], list[Oid]] | None = None  # their commits by paths
+
+    def _forget(self) -> None:
+        super()._forget()
+        self._pending = None
+        self._unpatched = None
+
+    def complete_patch_ids(self, refnames: Sequence[str] | None = None) -> bool:
+        """Compute the patch-ids a branch was indexed without (every such branch, or those
+        of `refnames`), and keep them; False when none was missing. A fault keeping them
+        (the index locked past its wait) is an error: a question answered without them
+        would be answered wrong."""
+        if self._pending is None:
+            self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
+        pending = sorted(r for r in self._pending if refnames is None or r in refnames)
+        for refname in pending:
+            oids = [
+                row[0]
+                for row in self.db.execute(
+                    "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
+                    "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
+                    (refname,),
+                )
+            ]
+            self._keep_patch_ids(self._computed_patch_ids(oids), refname)
+            with contextlib.suppress(sqlite3.OperationalError):  # done again next time
+                self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))
+            self._pending.discard(refname)
+            self._unpatched = None
+        return bool(pending)
+
+    def _patch_ids_like(self, commit: Oid) -> None:
+        """The commits of branches indexed without their patch-ids that could share
+        `commit`'s (those that change the same paths: `paths_key`) get theirs, and keep them.
+        The branches' paths are listed once, by one git process: a sibling of thousands of
+        backports costs a listing and a few patch-ids rather than a `git log -p` of all."""
+        if self._pending is None:
+            self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
+        if not self._pending:
+            return
+        if self._unpatched is None:
+            oids = [
+                row[0]
+                for refname in sorted(self._pending)
+                for row in self.db.execute(
+                    "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
+                    "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
+                    (refname,),
+                )
+            ]
+            self.repo.learn_paths(oids)
+            self._unpatched = {}
+            for oid in dict.fromkeys(oids):
+                key = paths_key(self.repo.files_touched(oid))
+                self._unpatched.setdefault(key, []).append(oid)
+        candidates = self._unpatched.pop(paths_key(self.repo.files_touched(commit)), [])
+        self._keep_patch_ids(self._computed_patch_ids(candidates), "a sibling branch")
+
+    def _keep_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
+        try:
+            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+        except sqlite3.OperationalError as error:
+            raise BackportrError(
+                f"{self.path}: cannot keep the patch-ids of {whose}: {error}"
+            ) from error
+
+    def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
+        """(branch name, commit) of indexed branches other than `refname` whose commits carry
+        `upstream` by an upstream-reference line or by the same patch-id, oldest first."""
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM upstream_refs u CROSS JOIN commits c ON c.id=u.commit_id "
+            "CROSS JOIN refs r CROSS JOIN branch_commits b "
+            "ON b.refname=r.refname AND b.commit_id=c.id "
+            "WHERE u.upstream=? AND r.refname != ? ORDER BY r.name, b.seq",
+            (upstream, refname),
+        ).fetchall()
+        if rows:
+            return [(name, oid) for name, oid in rows]
+        patch_id = self.patch_id(upstream)
+        if not patch_id:
+            return []
+        self._patch_ids_like(upstream)
+        rows = self.db.execute(
+            "SELECT r.name, c.oid FROM commits c CROSS JOIN refs r CROSS JOIN branch_commits b "
+            "ON b.refname=r.refname AND b.commit_id=c.id WHERE c.patch_id=? AND r.refname != ? "
+            "AND c.oid != ? ORDER BY r.name, b.seq",
+            (patch_id, refname, upstream),
+        ).fetchall()
+        return [(name, oid) for name, oid in rows]
+
+    def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
+        self.complete_patch_ids([refname])
+        rows = self.db.execute(
+            "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
+            "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",
+            (refname, patch_id),
+        )
+        return [r[0] for r in rows]
+
+    def branch_commits_patched(self, refname: str) -> list[Oid]:
+        """The branch's own commits that have (or may have) a patch-id."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c ON c.id=b.commit_id "
+            "WHERE b.refname=? AND (c.patch_id IS NULL OR c.patch_id != '')",
+            (refname,),
+        )
+        return [r[0] for r in rows]
+
+    def patch_id(self, oid: Oid) -> str | None:
+        """The commit's patch-id, computed once and kept (upstream commits on demand)."""
+        row = self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
+        if row is not None and row[1] is not None:
+            return row[1] or None
+        value = self.repo.patch_id(oid)
+        if row is not None:
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
+        return value
+
+    def fill_patch_ids(self, oids: list[Oid]) -> None:
+        """Compute the missing patch-ids of these commits in one git pipeline and keep them
+        (a scan asks for thousands of upstream patch-ids; one diff each would be minutes)."""
+        missing = [
+            oid for oid in oids if (row := self._patch_id_row(oid)) is not None and row[1] is None
+        ]
+        rows = self._computed_patch_ids(missing)
+        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
+            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+
+    def _computed_patch_ids(self, oids: list[Oid]) -> list[tuple[str, Oid]]:
+        """(patch-id, commit) of these commits, '' for one that has none; a commit git
+        cannot read is left out (not kept: the copy may be mended)."""
+        rows: list[tuple[str, Oid]] = []
+        for start in range(0, len(oids), _PATCH_ID_SLICE):  # no pipeline runs for minutes
+            part = oids[start : start + _PATCH_ID_SLICE]
+            try:
+                computed = dict(self.repo.readable_patch_ids(part))
+            except BackportrError:
+                continue  # left to the commit-by-commit path: one target's error, not the scan's
+            unreadable = set(self.repo.unreadable)
+            rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
+        return rows
+
+    def _patch_id_row(self, oid: Oid) -> tuple[int, str | None] | None:
+        row: tuple[int, str | None] | None = self.db.execute(
+            "SELECT id, patch_id FROM commits WHERE oid=?", (oid,)
+        ).fetchone()
+        return row
