@@ -14,6 +14,7 @@ import pytest
 from backportr.builder import RepoBuilder
 from backportr.errors import IndexCorruptError
 from backportr.index import SCHEMA_VERSION, CommitIndex
+from backportr.index.plan import ForkProbes
 from backportr.repo import Repo
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
@@ -383,3 +384,25 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     later.update(repo.upstream(), branches)  # a command working on every branch
     assert _patch_ids(later, sibling) == expected
     assert not later.db.execute("SELECT * FROM patch_ids_pending").fetchall()
+
+
+def test_the_forks_of_many_new_branches_are_found_side_by_side(tmp_path: Path) -> None:
+    """Branches new to the index have their forks found by git in background threads, a
+    few at once, each answer waited for alone: every fork and its upstream commits are what
+    git says of that branch, and one git cannot answer for has no fork, the others' unchanged."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n"})
+    tips = []
+    for i in range(5):
+        b.commit(f"upstream {i}", {"a.c": f"{i + 1}\n"})
+        b.branch(f"stable-{i}", "master")
+        tips.append(b.commit(f"backport {i}", {f"b{i}.c": "x\n"}, branch=f"stable-{i}"))
+    b.commit("upstream 5", {"a.c": "6\n"})
+    repo = Repo(b.path)
+    upstream = repo.upstream("master").tip
+    probes = ForkProbes(repo, upstream, [*tips, "f" * 40])
+    for i, tip in reversed(list(enumerate(tips))):  # asked for in any order
+        fork = repo.run_git("merge-base", tip, upstream).strip()
+        assert probes.fork(i, tip) == fork
+        assert probes.after_fork(i) == repo.run_git("rev-list", upstream, f"^{fork}").split()
+    assert probes.fork(len(tips), "f" * 40) is None  # git knows no such commit: no fork

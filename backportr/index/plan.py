@@ -47,26 +47,39 @@ class PatchIdPass:
 
 class ForkProbes:
     """The fork points from upstream of branches new to the index, and the upstream commits
-    after each, found by git in one background thread while this one reads the upstream
+    after each, found by git in background threads while this one reads the upstream
     history (libgit2's merge base holds the interpreter: 0.15 s of NetworkManager's build).
     With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
 
     def __init__(self, repo: Repo, upstream_tip: Oid, tips: list[Oid]) -> None:
         self._repo = repo
         self._upstream = upstream_tip
-        self._found: list[tuple[list[Oid], list[Oid] | None]] = []
-        self._error: BaseException | None = None
+        self._found: list[tuple[list[Oid], list[Oid] | None]] = [([], None)] * len(tips)
+        self._errors: list[BaseException | None] = [None] * len(tips)
+        self._done = [threading.Event() for _ in tips]
         self._chosen: dict[int, Oid | None] = {}  # forks chosen among several merge bases
+        # Up to `_PIPELINES` probes at once, taken in the order the branches are read: a
+        # branch is read as soon as its own fork is known (each probe is two git walks of
+        # upstream, a fifth of a second each on a 45,000-commit history without a
+        # commit-graph; a repository of 27 stable branches waited 11 s for them one by one).
+        queue = iter(range(len(tips)))
+        lock = threading.Lock()
 
         def run() -> None:
-            try:
-                for tip in tips:
-                    self._found.append(self._probe(tip))
-            except BaseException as error:
-                self._error = error
+            while True:
+                with lock:
+                    i = next(queue, None)
+                if i is None:
+                    return
+                try:
+                    self._found[i] = self._probe(tips[i])
+                except BaseException as error:
+                    self._errors[i] = error
+                finally:
+                    self._done[i].set()
 
-        self._thread = threading.Thread(target=run, name="forks", daemon=True)
-        self._thread.start()
+        for _ in range(min(_PIPELINES, len(tips))):
+            threading.Thread(target=run, name="forks", daemon=True).start()
 
     def _probe(self, tip: Oid) -> tuple[list[Oid], list[Oid] | None]:
         bases = self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False).split()
@@ -76,9 +89,9 @@ class ForkProbes:
         return bases, after
 
     def _result(self, i: int) -> tuple[list[Oid], list[Oid] | None]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
+        self._done[i].wait()
+        if (error := self._errors[i]) is not None:
+            raise error
         return self._found[i]
 
     def fork(self, i: int, tip: Oid) -> Oid | None:
