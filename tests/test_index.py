@@ -406,3 +406,26 @@ def test_the_forks_of_many_new_branches_are_found_side_by_side(tmp_path: Path) -
         assert probes.fork(i, tip) == fork
         assert probes.after_fork(i) == repo.run_git("rev-list", upstream, f"^{fork}").split()
     assert probes.fork(len(tips), "f" * 40) is None  # git knows no such commit: no fork
+
+
+def test_a_branch_read_whole_holds_what_upstream_does_not(tmp_path: Path) -> None:
+    """A branch new to the index is walked from its tip down to its fork (not down through
+    upstream's history): its own commits are still exactly those upstream does not have,
+    for a branch that merged upstream again after it forked too."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n", "b.c": "0\n"})
+    b.commit("upstream 1", {"a.c": "1\n"})
+    b.branch("stable", "master")
+    b.commit("backport 1", {"b.c": "1\n"}, branch="stable")
+    b.commit("upstream 2", {"a.c": "2\n"})
+    b.merge("stable", "master", "merge upstream into stable")
+    b.commit("backport 2", {"b.c": "2\n"}, branch="stable")
+    b.commit("upstream 3", {"a.c": "3\n"})
+    repo = Repo(b.path)
+    index = CommitIndex(repo)
+    index.update(repo.upstream("master"), [repo.branch("stable")])
+    own = index.db.execute(
+        "SELECT c.oid FROM branch_commits b JOIN commits c ON c.id=b.commit_id ORDER BY b.seq DESC"
+    ).fetchall()
+    assert [r[0] for r in own] == repo.run_git("rev-list", "stable", "^master").split()
+    assert len(own) == 3  # the two backports and the merge

@@ -107,6 +107,10 @@ class ForkProbes:
         """The upstream commits after the i-th branch's fork (None: not listed here)."""
         return self._result(i)[1]
 
+    def bases(self, i: int) -> list[Oid]:
+        """Every merge base of the i-th branch and upstream."""
+        return self._result(i)[0]
+
 
 class BranchPlan:
     """What an update does to one branch, decided before the upstream pass starts (a branch
@@ -139,6 +143,15 @@ class BranchPlan:
     def after_fork(self) -> list[Oid] | None:
         """The upstream commits after the fork where the probe listed them."""
         return self._probe[0].after_fork(self._probe[1]) if self._probe is not None else None
+
+    def own_commits_exclude(self) -> list[Oid]:
+        """What the walk of the branch's own commits excludes. Where the probe found the
+        merge bases, they: a commit of both histories is an ancestor of one of them, so the
+        walk is the same as one excluding upstream's tip, but it stops at the fork instead of
+        walking upstream's history to it (a fifth of a second a branch on a 45,000-commit
+        history without a commit-graph)."""
+        bases = self._probe[0].bases(self._probe[1]) if self._probe is not None else []
+        return bases or self.exclude
 
     def patch_ids(self) -> list[tuple[Oid, str]]:
         """The patch-ids of (at least) this branch's new commits."""

@@ -315,7 +315,7 @@ class IndexWriter(Transactions):
                 if after is None:
                     after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
                 self._add_after_fork(branch.refname, self._ids_of(after))
-        records = list(self.repo.log(branch.tip, plan.exclude))
+        records = list(self.repo.log(branch.tip, plan.own_commits_exclude()))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
         unreadable = set(self.repo.unreadable)
         if lost := [r.oid for r in records if r.oid in unreadable]:
