@@ -1,6 +1,6 @@
 """Patch-ids in the index: upstream commits' computed on demand and kept, branches' computed
-when the branch is indexed or, for a branch indexed beside the ones a command works on, when
-first asked for (`IndexWriter.update`'s `patch_ids_for`)."""
+when the branch is indexed or, for a branch indexed beside the ones a command works on
+(`IndexWriter.update`'s `patch_ids_for`), only those a question needs."""
 
 from __future__ import annotations
 
@@ -32,22 +32,12 @@ class PatchIdReader(IndexReader):
         of `refnames`), and keep them; False when none was missing. A fault keeping them
         (the index locked past its wait) is an error: a question answered without them
         would be answered wrong."""
-        if self._pending is None:
-            self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
-        pending = sorted(r for r in self._pending if refnames is None or r in refnames)
+        pending = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
         for refname in pending:
-            oids = [
-                row[0]
-                for row in self.db.execute(
-                    "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
-                    "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
-                    (refname,),
-                )
-            ]
-            self._keep_patch_ids(self._computed_patch_ids(oids), refname)
+            self._keep_patch_ids(self._computed_patch_ids(self._unpatched_of(refname)), refname)
             with contextlib.suppress(sqlite3.OperationalError):  # done again next time
                 self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))
-            self._pending.discard(refname)
+            self._pending_refs().discard(refname)
             self._unpatched = None
         return bool(pending)
 
@@ -56,19 +46,13 @@ class PatchIdReader(IndexReader):
         `commit`'s (those that change the same paths: `paths_key`) get theirs, and keep them.
         The branches' paths are listed once, by one git process: a sibling of thousands of
         backports costs a listing and a few patch-ids rather than a `git log -p` of all."""
-        if self._pending is None:
-            self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
-        if not self._pending:
+        if not self._pending_refs():
             return
         if self._unpatched is None:
             oids = [
-                row[0]
-                for refname in sorted(self._pending)
-                for row in self.db.execute(
-                    "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
-                    "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
-                    (refname,),
-                )
+                oid
+                for refname in sorted(self._pending_refs())
+                for oid in self._unpatched_of(refname)
             ]
             self.repo.learn_paths(oids)
             self._unpatched = {}
@@ -77,6 +61,21 @@ class PatchIdReader(IndexReader):
                 self._unpatched.setdefault(key, []).append(oid)
         candidates = self._unpatched.pop(paths_key(self.repo.files_touched(commit)), [])
         self._keep_patch_ids(self._computed_patch_ids(candidates), "a sibling branch")
+
+    def _pending_refs(self) -> set[str]:
+        """The branches indexed without (all) their patch-ids."""
+        if self._pending is None:
+            self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
+        return self._pending
+
+    def _unpatched_of(self, refname: str) -> list[Oid]:
+        """The branch's own commits whose patch-id is not computed yet."""
+        rows = self.db.execute(
+            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
+            "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
+            (refname,),
+        )
+        return [row[0] for row in rows]
 
     def _keep_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
         try:
