@@ -314,7 +314,7 @@ class IndexWriter(Transactions):
                 after = plan.after_fork()
                 if after is None:
                     after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
-                self._add_after_fork(branch.refname, self._ids_of(after))
+                self._add_after_fork_of(branch.refname, after)
         records = list(self.repo.log(branch.tip, plan.own_commits_exclude()))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
         unreadable = set(self.repo.unreadable)
@@ -360,6 +360,21 @@ class IndexWriter(Transactions):
             self.db.executemany(
                 "INSERT OR IGNORE INTO after_fork VALUES(?, ?)", [(refname, i) for i in ids]
             )
+
+    def _add_after_fork_of(self, refname: str, oids: list[Oid]) -> None:
+        """`_add_after_fork` of commits given by id: a branch read whole lists every upstream
+        commit after its fork (tens of thousands), joined with the commits table by SQLite
+        from a scratch table rather than looked up and inserted row by row from here (FRR's
+        27 branches: 507,657 rows)."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
+        self.db.execute("DELETE FROM listed")
+        self.db.executemany("INSERT INTO listed VALUES(?)", [(oid,) for oid in oids])
+        self.db.execute(
+            "INSERT OR IGNORE INTO after_fork SELECT ?, c.id FROM listed l "
+            "CROSS JOIN commits c ON c.oid=l.oid",
+            (refname,),
+        )
+        self.db.execute("DELETE FROM listed")
 
     def _ids_of(self, oids: list[Oid]) -> list[int]:
         out: list[int] = []
