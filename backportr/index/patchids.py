@@ -27,9 +27,9 @@ class PatchIdReader(IndexReader):
         self._pending = None
         self._unpatched = None
 
-    def complete_patch_ids(self, refnames: Sequence[str] | None = None) -> bool:
+    def complete_patch_ids(self, refnames: Sequence[str] | None = None) -> None:
         """Compute the patch-ids a branch was indexed without (every such branch, or those
-        of `refnames`), and keep them; False when none was missing. A fault keeping them
+        of `refnames`), and keep them. A fault keeping them
         (the index locked past its wait) is an error: a question answered without them
         would be answered wrong."""
         pending = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
@@ -39,7 +39,6 @@ class PatchIdReader(IndexReader):
                 self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))
             self._pending_refs().discard(refname)
             self._unpatched = None
-        return bool(pending)
 
     def _patch_ids_like(self, commit: Oid) -> None:
         """The commits of branches indexed without their patch-ids that could share

@@ -367,14 +367,13 @@ class IndexWriter(Transactions):
         from a scratch table rather than looked up and inserted row by row from here (FRR's
         27 branches: 507,657 rows)."""
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
-        self.db.execute("DELETE FROM listed")
         self.db.executemany("INSERT INTO listed VALUES(?)", [(oid,) for oid in oids])
         self.db.execute(
             "INSERT OR IGNORE INTO after_fork SELECT ?, c.id FROM listed l "
             "CROSS JOIN commits c ON c.oid=l.oid",
             (refname,),
         )
-        self.db.execute("DELETE FROM listed")
+        self.db.execute("DELETE FROM listed")  # emptied in the same transaction as it is filled
 
     def _ids_of(self, oids: list[Oid]) -> list[int]:
         out: list[int] = []
