@@ -434,3 +434,11 @@ def test_a_branch_read_whole_holds_what_upstream_does_not(tmp_path: Path) -> Non
     ).fetchall()
     assert [r[0] for r in own] == repo.run_git("rev-list", "stable", "^master").split()
     assert len(own) == 3  # the two backports and the merge
+    # its patch-ids were listed down to its merge bases too: its two backports', no other
+    patched = dict(index.db.execute("SELECT oid, patch_id FROM commits WHERE patch_id IS NOT NULL"))
+    backports = repo.run_git("rev-list", "--no-merges", "stable", "^master").split()
+    assert sorted(patched) == sorted(backports)
+    for oid in backports:
+        shown = repo.run_git_bytes("show", oid)
+        expected = repo.run_git("patch-id", "--stable", input=shown).split()[0]
+        assert patched[oid] == expected

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
@@ -23,14 +23,19 @@ class PatchIdPass:
     once, none given more than `_PATCH_SLICE`: the diffs are git's work, and a branch whose
     backports touch 40,000-line files keeps one core busy for seconds."""
 
-    def __init__(self, repo: Repo, tips: list[Oid], exclude: list[Oid]) -> None:
+    def __init__(
+        self, repo: Repo, tips: list[Oid], exclude: list[Oid] | Callable[[], list[Oid]]
+    ) -> None:
+        """`exclude` may be found in the background too (the branches' merge bases, once
+        their fork probes know them)."""
         self._patch_ids: list[tuple[Oid, str]] = []
         self._error: BaseException | None = None
 
         def run() -> None:
             try:
+                excluded = exclude() if callable(exclude) else exclude
                 self._patch_ids = list(
-                    repo.patch_ids(tips, exclude, per_process=_PATCH_SLICE, pipelines=_PIPELINES)
+                    repo.patch_ids(tips, excluded, per_process=_PATCH_SLICE, pipelines=_PIPELINES)
                 )
             except BaseException as error:
                 self._error = error
@@ -51,18 +56,21 @@ class ForkProbes:
     history (libgit2's merge base holds the interpreter: 0.15 s of NetworkManager's build).
     With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
 
-    def __init__(self, repo: Repo, upstream_tip: Oid, tips: list[Oid]) -> None:
+    def __init__(
+        self, repo: Repo, upstream_tip: Oid, tips: list[Oid], first: Sequence[int] = ()
+    ) -> None:
         self._repo = repo
         self._upstream = upstream_tip
         self._found: list[tuple[list[Oid], list[Oid] | None]] = [([], None)] * len(tips)
         self._errors: list[BaseException | None] = [None] * len(tips)
         self._done = [threading.Event() for _ in tips]
         self._chosen: dict[int, Oid | None] = {}  # forks chosen among several merge bases
-        # Up to `_PIPELINES` probes at once, taken in the order the branches are read: a
+        # Up to `_PIPELINES` probes at once, taken in the order the branches are read (but
+        # those of `first`, whose patch-id pass waits for their merge bases, before): a
         # branch is read as soon as its own fork is known (each probe is two git walks of
         # upstream, a fifth of a second each on a 45,000-commit history without a
         # commit-graph; a repository of 27 stable branches waited 11 s for them one by one).
-        queue = iter(range(len(tips)))
+        queue = iter([*first, *(i for i in range(len(tips)) if i not in set(first))])
         lock = threading.Lock()
 
         def run() -> None:
@@ -164,14 +172,16 @@ def branch_plans(
     branches: Sequence[Ref],
     stored: Sequence[IndexedRef | None],
     upstream_moved: bool,
+    probe_first: Collection[str] = (),
 ) -> list[BranchPlan]:
     """Each branch's plan, from what the index holds of it (`stored`). A branch the index
     holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
     tests then find in its cache); the forks of branches new to it are found by git in the
-    background."""
+    background, those of `probe_first` (refnames) first."""
     held = [s if s is not None and s.kind == "branch" else None for s in stored]
     new = [i for i, known in enumerate(held) if known is None]
-    probes = ForkProbes(repo, upstream.tip, [branches[i].tip for i in new])
+    first = [n for n, i in enumerate(new) if branches[i].refname in probe_first]
+    probes = ForkProbes(repo, upstream.tip, [branches[i].tip for i in new], first)
     plans = []
     for i, (branch, known) in enumerate(zip(branches, held, strict=True)):
         if known is None:  # read whole, whatever its fork

@@ -116,7 +116,8 @@ class IndexWriter(Transactions):
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
             stored = [self._stored_ref(b.refname) for b in branches]
-            plans = branch_plans(self.repo, upstream, branches, stored, upstream_moved)
+            first = [b.refname for b in branches if self._patch_ids_now(b.refname)]
+            plans = branch_plans(self.repo, upstream, branches, stored, upstream_moved, first)
             self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
@@ -138,11 +139,19 @@ class IndexWriter(Transactions):
     def _start_patch_ids(self, plans: list[BranchPlan], upstream: Ref) -> None:
         """One pass for every branch read whole (they share history: each commit once, and
         two processes instead of two per branch); its own for each branch read from where
-        it was."""
+        it was. A pass of branches read whole lists their commits down to their merge bases
+        with upstream, once their probes know them, rather than walking upstream's history
+        down to the forks: the commits are the same (an upstream commit a branch reaches is
+        an ancestor of one of its merge bases), the walk a fifth of a second shorter on a
+        45,000-commit history without a commit-graph."""
         plans = [p for p in plans if self._patch_ids_now(p.branch.refname)]
         full = [p for p in plans if p.mode == "full"]
         if full:
-            shared = PatchIdPass(self.repo, [p.branch.tip for p in full], [upstream.tip])
+
+            def excluded() -> list[Oid]:
+                return sorted({oid for p in full for oid in p.own_commits_exclude()})
+
+            shared = PatchIdPass(self.repo, [p.branch.tip for p in full], excluded)
             for plan in full:
                 plan.pass_ = shared
         for plan in plans:
