@@ -29,10 +29,12 @@ import bisect
 import heapq
 import sys
 from collections.abc import Iterable
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from backportr.model import Oid
+
+if TYPE_CHECKING:  # the parsing of a pass (`parse_changes`) runs where pygit2 is not loaded
+    import pygit2
 
 Changes = dict[str, str]
 """The paths a commit changed against its first parent -> what it did to each (`Change`)."""
@@ -238,7 +240,7 @@ class RangeHistory:
             if len(self._blobs) > 100_000:
                 self._blobs.clear()
             try:
-                entry = self._git[commit].peel(pygit2.Commit).tree[path]
+                entry = self._git[commit].peel(_commit_type()).tree[path]
                 self._blobs[key] = f"{entry.filemode:o} {entry.id}"
             except KeyError:
                 self._blobs[key] = None
@@ -303,3 +305,9 @@ def _unquote(path: str) -> str:
         out += byte
         i += 1
     return out.decode("utf-8", "surrogateescape")
+
+
+def _commit_type() -> type[pygit2.Commit]:
+    import pygit2  # already loaded: the repository read here is a pygit2 one
+
+    return pygit2.Commit

@@ -15,25 +15,11 @@ deps/ ask it questions.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-import time
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from backportr.dbfault import explain
-from backportr.errors import IndexCorruptError
-from backportr.index.schema import (
-    _COMMIT_INDEXES,
-    _SCHEMA,
-    BUSY_MS,
-    SCHEMA_VERSION,
-    IndexedRef,
-    Relation,
-    UpdateStats,
-)
-from backportr.index.transaction import held
-from backportr.index.writer import IndexWriter
-from backportr.repo import Repo
+if TYPE_CHECKING:
+    from backportr.index.commitindex import CommitIndex, default_index_path
+    from backportr.index.schema import SCHEMA_VERSION, IndexedRef, Relation, UpdateStats
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -44,88 +30,24 @@ __all__ = [
     "default_index_path",
 ]
 
-
-def default_index_path(repo: Repo) -> Path:
-    return repo.path / "backportr" / "index.sqlite"
-
-
-class CommitIndex(IndexWriter):
-    """The index of one repository. Use as a context manager, or call close()."""
-
-    def __init__(self, repo: Repo, path: Path | None = None, *, recover: bool = False) -> None:
-        """With `recover`, an index file that cannot be read is moved aside (kept, renamed
-        `*.corrupt-<time>`) and a new one started; without, that is an error."""
-        self.repo = repo
-        self._bulk = False
-        self._forget()
-        self.path = path or default_index_path(repo)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise IndexCorruptError(
-                f"cannot create the index directory {self.path.parent}: {error}"
-            ) from None
-        self._lock_path = self.path.with_suffix(".lock")
-        self._open_lock_path = self.path.with_suffix(".open-lock")
-        try:
-            # Opening is serialised by a lock of its own, held for milliseconds: three runs
-            # creating one index at once would otherwise race to switch it to WAL, and SQLite
-            # answers one of them "database is locked" at once, without waiting (its deadlock
-            # rule). The writers' lock is not the one: an update holds it for minutes, and
-            # readers must not wait for that.
-            with held(self._open_lock_path):
-                if recover and self.path.exists() and not _readable(self.path):
-                    _move_aside(self.path)
-                self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-                self.db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-                stale = self._ensure_schema()
-            if stale:
-                with self._writing():
-                    if self._stored_schema() != SCHEMA_VERSION:  # not already redone by another
-                        self._drop_all()
-        except sqlite3.DatabaseError as error:
-            if hasattr(self, "db"):
-                self.db.close()
-            raise IndexCorruptError(explain(error, self.path)) from None
-        except OSError as error:
-            raise IndexCorruptError(f"cannot lock the index {self.path}: {error}") from None
-
-    def __enter__(self) -> CommitIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.db.close()
-
-    def _ensure_schema(self) -> bool:
-        """Create what is missing; True when the index was made by another schema version
-        (it is then dropped and redone under the writers' lock)."""
-        self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
-        stored = self._stored_schema()
-        if stored is None:
-            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-        return stored is not None and stored != SCHEMA_VERSION
-
-    def _stored_schema(self) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        return None if row is None else str(row[0])
+# The names are loaded when first asked for (PEP 562): the index's reader process imports
+# this package for its parsing modules only, and so needs neither pygit2 nor SQLite's side.
+_HOMES = {
+    "CommitIndex": "backportr.index.commitindex",
+    "default_index_path": "backportr.index.commitindex",
+    "SCHEMA_VERSION": "backportr.index.schema",
+    "IndexedRef": "backportr.index.schema",
+    "Relation": "backportr.index.schema",
+    "UpdateStats": "backportr.index.schema",
+}
 
 
-def _move_aside(path: Path) -> None:
-    path.rename(path.with_name(f"{path.name}.corrupt-{int(time.time())}"))
-    for suffix in ("-wal", "-shm", "-journal"):  # none may be applied to a new file
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-
-def _readable(path: Path) -> bool:
-    try:
-        with contextlib.closing(sqlite3.connect(path)) as db:
-            db.execute("PRAGMA quick_check").fetchall()
-            db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        return True
-    except sqlite3.DatabaseError:
-        return False
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
