@@ -89,7 +89,7 @@ def _open(
             indexed,
             progress=progress,
             rebuild=rebuild,
-            patch_ids_for=[b.refname for b in branches] if branches else None,
+            worked_on=[b.refname for b in branches] if branches else None,
         )
     except BaseException:
         index.close()

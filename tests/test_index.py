@@ -370,7 +370,7 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     assert len(expected) == 2 and all(expected.values())
 
     lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
-    lazy.update(repo.upstream(), branches, patch_ids_for=[worked_on])
+    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
     assert set(_patch_ids(lazy, sibling).values()) == {None}
     assert _patch_ids(lazy, worked_on) == _patch_ids(eager, worked_on)
     answer = [("linux-5.15.y", s.ids["culprit-5.15"])]
@@ -385,10 +385,73 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     assert not lazy.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
     later = CommitIndex(repo, tmp_path / "later.sqlite")
-    later.update(repo.upstream(), branches, patch_ids_for=[worked_on])
+    later.update(repo.upstream(), branches, worked_on=[worked_on])
     later.update(repo.upstream(), branches)  # a command working on every branch
     assert _patch_ids(later, sibling) == expected
     assert not later.db.execute("SELECT * FROM patch_ids_pending").fetchall()
+
+
+def _after_fork(index: CommitIndex, refname: str) -> set[str]:
+    rows = index.db.execute(
+        "SELECT c.oid FROM after_fork a JOIN commits c ON c.id=a.commit_id WHERE a.refname=?",
+        (refname,),
+    )
+    return {r[0] for r in rows}
+
+
+def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_path: Path) -> None:
+    """The branches a command works on get the upstream commits after their forks listed as
+    they are indexed; a sibling indexed beside them when a question needs them (is an
+    upstream commit in it?), or when a later update works on it. Upstream moving meanwhile
+    changes nothing: the answers are git's, and the rows those of an index that listed
+    every branch at once."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n"})
+    for i in range(4):
+        b.commit(f"upstream {i}", {"a.c": f"{i + 1}\n"})
+        if i == 1:
+            b.branch("stable-old", "master")
+            b.commit("backport old", {"old.c": "x\n"}, branch="stable-old")
+    b.branch("stable-new", "master")
+    b.commit("backport new", {"new.c": "x\n"}, branch="stable-new")
+    b.commit("upstream 4", {"a.c": "5\n"})
+    repo = Repo(b.path)
+    branches = [repo.branch("stable-new"), repo.branch("stable-old")]
+    worked_on, sibling = (x.refname for x in branches)
+
+    lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
+    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
+    assert _after_fork(lazy, sibling) == set()
+    assert len(_after_fork(lazy, worked_on)) == 1
+    b.commit("upstream 5", {"a.c": "6\n"})  # upstream moves before anything is asked
+    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
+    upstream = repo.run_git("rev-list", "master").split()
+    for oid in upstream:  # the sibling's rows listed at the first question
+        ancestor = subprocess.run(
+            ["git", "-C", str(b.path), "merge-base", "--is-ancestor", oid, "stable-old"],
+            check=False,
+        ).returncode
+        assert lazy.in_branch(oid, sibling) is (ancestor == 0)
+    assert not lazy.db.execute("SELECT * FROM after_fork_pending").fetchall()
+
+    eager = CommitIndex(repo, tmp_path / "eager.sqlite")
+    eager.update(repo.upstream(), branches)
+    expected = repo.run_git("rev-list", "master", "^stable-old").split()
+    assert _after_fork(eager, sibling) == set(expected) == _after_fork(lazy, sibling)
+    assert len(expected) == 4
+
+    later = CommitIndex(repo, tmp_path / "later.sqlite")
+    later.update(repo.upstream(), branches, worked_on=[worked_on])
+    assert later.fixes_after_fork(sibling) == []  # a question of the scan's kind lists them
+    assert _after_fork(later, sibling) == set(expected)
+    again = CommitIndex(repo, tmp_path / "again.sqlite")
+    again.update(repo.upstream(), branches, worked_on=[worked_on])
+    b.commit("upstream 6", {"a.c": "7\n"})
+    again.update(repo.upstream(), branches)  # a command working on every branch
+    assert not again.db.execute("SELECT * FROM after_fork_pending").fetchall()
+    assert _after_fork(again, sibling) == set(
+        repo.run_git("rev-list", "master", "^stable-old").split()
+    )
 
 
 def test_the_forks_of_many_new_branches_are_found_side_by_side(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Patch-ids in the index: upstream commits' computed on demand and kept, branches' computed
 when the branch is indexed or, for a branch indexed beside the ones a command works on
-(`IndexWriter.update`'s `patch_ids_for`), only those a question needs."""
+(`IndexWriter.update`'s `worked_on`), only those a question needs."""
 
 from __future__ import annotations
 

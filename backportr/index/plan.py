@@ -57,8 +57,15 @@ class ForkProbes:
     With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
 
     def __init__(
-        self, repo: Repo, upstream_tip: Oid, tips: list[Oid], first: Sequence[int] = ()
+        self,
+        repo: Repo,
+        upstream_tip: Oid,
+        tips: list[Oid],
+        first: Sequence[int] = (),
+        listed: Collection[int] | None = None,
     ) -> None:
+        """The probes of `first` (indices into `tips`) run first; the upstream commits after
+        the fork are listed for those of `listed` only (every branch when None)."""
         self._repo = repo
         self._upstream = upstream_tip
         self._found: list[tuple[list[Oid], list[Oid] | None]] = [([], None)] * len(tips)
@@ -80,7 +87,7 @@ class ForkProbes:
                 if i is None:
                     return
                 try:
-                    self._found[i] = self._probe(tips[i])
+                    self._found[i] = self._probe(tips[i], listed is None or i in listed)
                 except BaseException as error:
                     self._errors[i] = error
                 finally:
@@ -89,10 +96,10 @@ class ForkProbes:
         for _ in range(min(_PIPELINES, len(tips))):
             threading.Thread(target=run, name="forks", daemon=True).start()
 
-    def _probe(self, tip: Oid) -> tuple[list[Oid], list[Oid] | None]:
+    def _probe(self, tip: Oid, listed: bool) -> tuple[list[Oid], list[Oid] | None]:
         bases = self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False).split()
         after = None
-        if len(bases) == 1:
+        if len(bases) == 1 and listed:
             after = self._repo.run_git("rev-list", self._upstream, f"^{bases[0]}").split()
         return bases, after
 
@@ -172,16 +179,18 @@ def branch_plans(
     branches: Sequence[Ref],
     stored: Sequence[IndexedRef | None],
     upstream_moved: bool,
-    probe_first: Collection[str] = (),
+    worked_on: Collection[str] = (),
 ) -> list[BranchPlan]:
     """Each branch's plan, from what the index holds of it (`stored`). A branch the index
     holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
     tests then find in its cache); the forks of branches new to it are found by git in the
-    background, those of `probe_first` (refnames) first."""
+    background, those of `worked_on` (refnames) first and with the upstream commits after
+    them listed (a sibling's are listed when asked for: `complete_after_fork`)."""
     held = [s if s is not None and s.kind == "branch" else None for s in stored]
     new = [i for i, known in enumerate(held) if known is None]
-    first = [n for n, i in enumerate(new) if branches[i].refname in probe_first]
-    probes = ForkProbes(repo, upstream.tip, [branches[i].tip for i in new], first)
+    first = [n for n, i in enumerate(new) if branches[i].refname in worked_on]
+    tips = [branches[i].tip for i in new]
+    probes = ForkProbes(repo, upstream.tip, tips, first, set(first))
     plans = []
     for i, (branch, known) in enumerate(zip(branches, held, strict=True)):
         if known is None:  # read whole, whatever its fork

@@ -44,7 +44,7 @@ class IndexWriter(Transactions):
 
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
-    _patch_ids_for: set[str] | None = None
+    _worked_on_refs: set[str] | None = None
 
     def _drop_all(self) -> None:
         for table in (
@@ -74,24 +74,26 @@ class IndexWriter(Transactions):
         *,
         progress: ProgressCallback = no_progress,
         rebuild: bool = False,
-        patch_ids_for: Collection[str] | None = None,
+        worked_on: Collection[str] | None = None,
     ) -> UpdateStats:
         """Bring the index up to date with the upstream ref and the given branches; with
         `rebuild`, drop everything first, in the same transaction (readers see the old index
-        or the new one, never an empty one). The patch-ids of the branches named in
-        `patch_ids_for` (refnames; every branch when None) are computed now, beside the
-        upstream read; the others' as questions need them (`PatchIdReader`): a command on
-        one branch asks few of its siblings' (a backport that names nothing), and on a
-        repository of many branches they were most of a first run."""
+        or the new one, never an empty one). The branches named in `worked_on` (refnames;
+        every branch when None) are stored whole: their patch-ids computed beside the
+        upstream read, the upstream commits after their forks listed. The others (siblings,
+        for evidence) get these as questions need them (`PatchIdReader`,
+        `complete_after_fork`): a command on one branch asks few of its siblings' patch-ids
+        (a backport that names nothing) and rarely whether an upstream commit is in one, and
+        on a repository of many branches the two were most of a first run."""
         self._forget()
-        self._patch_ids_for = None if patch_ids_for is None else set(patch_ids_for)
+        self._worked_on_refs = None if worked_on is None else set(worked_on)
         try:
             return self._update(upstream, branches, progress, rebuild)
         finally:
             self._forget()  # what was read while writing is not what now stands
 
-    def _patch_ids_now(self, refname: str) -> bool:
-        return self._patch_ids_for is None or refname in self._patch_ids_for
+    def _worked_on(self, refname: str) -> bool:
+        return self._worked_on_refs is None or refname in self._worked_on_refs
 
     def _update(
         self,
@@ -116,7 +118,7 @@ class IndexWriter(Transactions):
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
             stored = [self._stored_ref(b.refname) for b in branches]
-            first = [b.refname for b in branches if self._patch_ids_now(b.refname)]
+            first = [b.refname for b in branches if self._worked_on(b.refname)]
             plans = branch_plans(self.repo, upstream, branches, stored, upstream_moved, first)
             self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
@@ -126,13 +128,14 @@ class IndexWriter(Transactions):
                 if plan.mode == "full" and plan.stored is not None:
                     rewritten.append(plan.branch.name)
                 refname = plan.branch.refname
-                if not self._patch_ids_now(refname):
+                if not self._worked_on(refname):
                     if new[plan.branch.name]:  # its new commits have none yet
                         self.db.execute(
                             "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
                         )
                 else:  # left without them by an earlier update: completed now
                     self.complete_patch_ids([refname])
+                    self.complete_after_fork(refname)
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
 
@@ -144,7 +147,7 @@ class IndexWriter(Transactions):
         down to the forks: the commits are the same (an upstream commit a branch reaches is
         an ancestor of one of its merge bases), the walk a fifth of a second shorter on a
         45,000-commit history without a commit-graph."""
-        plans = [p for p in plans if self._patch_ids_now(p.branch.refname)]
+        plans = [p for p in plans if self._worked_on(p.branch.refname)]
         full = [p for p in plans if p.mode == "full"]
         if full:
 
@@ -164,6 +167,7 @@ class IndexWriter(Transactions):
         self.db.execute("DELETE FROM after_fork")
         self.db.execute("DELETE FROM branch_commits")
         self.db.execute("DELETE FROM patch_ids_pending")
+        self.db.execute("DELETE FROM after_fork_pending")
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
         stored = self._stored_ref(upstream.refname)
@@ -318,8 +322,12 @@ class IndexWriter(Transactions):
             top = 0
             self.db.execute("DELETE FROM branch_commits WHERE refname=?", (branch.refname,))
             self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
+            self.db.execute("DELETE FROM after_fork_pending WHERE refname=?", (branch.refname,))
             fork = plan.fork
-            if fork is not None:
+            if fork is not None and not self._worked_on(branch.refname):
+                # listed when a question needs them (`complete_after_fork`)
+                self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
+            elif fork is not None:
                 after = plan.after_fork()
                 if after is None:
                     after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
@@ -369,20 +377,6 @@ class IndexWriter(Transactions):
             self.db.executemany(
                 "INSERT OR IGNORE INTO after_fork VALUES(?, ?)", [(refname, i) for i in ids]
             )
-
-    def _add_after_fork_of(self, refname: str, oids: list[Oid]) -> None:
-        """`_add_after_fork` of commits given by id: a branch read whole lists every upstream
-        commit after its fork (tens of thousands), joined with the commits table by SQLite
-        from a scratch table rather than looked up and inserted row by row from here (FRR's
-        27 branches: 507,657 rows)."""
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
-        self.db.executemany("INSERT INTO listed VALUES(?)", [(oid,) for oid in oids])
-        self.db.execute(
-            "INSERT OR IGNORE INTO after_fork SELECT ?, c.id FROM listed l "
-            "CROSS JOIN commits c ON c.oid=l.oid",
-            (refname,),
-        )
-        self.db.execute("DELETE FROM listed")  # emptied in the same transaction as it is filled
 
     def _ids_of(self, oids: list[Oid]) -> list[int]:
         out: list[int] = []
