@@ -75,6 +75,11 @@ class IndexReader:
             self._unlisted = {r[0] for r in rows}
         if refname not in self._unlisted:
             return
+        if not self.db.execute(  # listed by another process since
+            "SELECT 1 FROM after_fork_pending WHERE refname=?", (refname,)
+        ).fetchone():
+            self._unlisted.discard(refname)
+            return
         stored = self._stored_ref(refname)
         upstream = self.db.execute("SELECT tip FROM refs WHERE kind='upstream'").fetchone()
         listed: list[Oid] = []
