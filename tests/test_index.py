@@ -409,15 +409,16 @@ def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_pa
     b.commit("init", {"a.c": "0\n"})
     for i in range(4):
         b.commit(f"upstream {i}", {"a.c": f"{i + 1}\n"})
-        if i == 1:
-            b.branch("stable-old", "master")
-            b.commit("backport old", {"old.c": "x\n"}, branch="stable-old")
+        if i in (1, 2):
+            name = "stable-old" if i == 1 else "stable-mid"
+            b.branch(name, "master")
+            b.commit(f"backport {name}", {f"{name}.c": "x\n"}, branch=name)
     b.branch("stable-new", "master")
     b.commit("backport new", {"new.c": "x\n"}, branch="stable-new")
     b.commit("upstream 4", {"a.c": "5\n"})
     repo = Repo(b.path)
-    branches = [repo.branch("stable-new"), repo.branch("stable-old")]
-    worked_on, sibling = (x.refname for x in branches)
+    branches = [repo.branch(name) for name in ("stable-new", "stable-old", "stable-mid")]
+    worked_on, sibling, other = (x.refname for x in branches)
 
     lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
     lazy.update(repo.upstream(), branches, worked_on=[worked_on])
@@ -432,7 +433,7 @@ def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_pa
             check=False,
         ).returncode
         assert lazy.in_branch(oid, sibling) is (ancestor == 0)
-    assert not lazy.db.execute("SELECT * FROM after_fork_pending").fetchall()
+    assert lazy.db.execute("SELECT * FROM after_fork_pending").fetchall() == [(other,)]
 
     eager = CommitIndex(repo, tmp_path / "eager.sqlite")
     eager.update(repo.upstream(), branches)
@@ -447,11 +448,12 @@ def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_pa
     again = CommitIndex(repo, tmp_path / "again.sqlite")
     again.update(repo.upstream(), branches, worked_on=[worked_on])
     b.commit("upstream 6", {"a.c": "7\n"})
-    again.update(repo.upstream(), branches)  # a command working on every branch
+    again.update(repo.upstream(), branches)  # a command working on every branch: both listed
     assert not again.db.execute("SELECT * FROM after_fork_pending").fetchall()
-    assert _after_fork(again, sibling) == set(
-        repo.run_git("rev-list", "master", "^stable-old").split()
-    )
+    for refname, name in ((sibling, "stable-old"), (other, "stable-mid")):
+        assert _after_fork(again, refname) == set(
+            repo.run_git("rev-list", "master", f"^{name}").split()
+        )
 
 
 def test_the_forks_of_many_new_branches_are_found_side_by_side(tmp_path: Path) -> None:

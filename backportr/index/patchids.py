@@ -9,14 +9,14 @@ import sqlite3
 from collections.abc import Sequence
 
 from backportr.errors import BackportrError
-from backportr.index.reader import IndexReader
+from backportr.index.afterfork import AfterForkReader
 from backportr.model import Oid
 from backportr.patchid import paths_key
 
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 
 
-class PatchIdReader(IndexReader):
+class PatchIdReader(AfterForkReader):
     """The questions answered by patch-id, and the patch-ids they need."""
 
     _pending: set[str] | None = None  # branches without their patch-ids, until the next update

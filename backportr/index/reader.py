@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backportr import __version__
-from backportr.errors import BackportrError
 from backportr.index.schema import IndexedRef, Relation, in_chunks, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.repo import Repo
@@ -53,7 +52,6 @@ class IndexReader:
     _fixes_only: bool | None = None  # takes_fixes_only, until the next update
     _rows: dict[Oid, _Row | None]  # commits' rows read, until the next update
     _refs: dict[str, IndexedRef | None]  # stored refs read, until the next update
-    _unlisted: set[str] | None = None  # branches without their after-fork rows, until then
 
     def _forget(self) -> None:
         """Drop what was read of the tables an update writes (`IndexWriter.update`)."""
@@ -61,63 +59,6 @@ class IndexReader:
         self._fixes_only = None
         self._rows = {}
         self._refs = {}
-        self._unlisted = None
-
-    def complete_after_fork(self, refname: str) -> None:
-        """A branch indexed beside the ones a command worked on is stored without the
-        upstream commits after its fork (a `git rev-list` of upstream down to it, and tens
-        of thousands of rows: most of a first run's cost on a repository of many stable
-        branches); the first question that needs them lists and keeps them. A fault keeping
-        them (the index locked past its wait) is an error: a question answered without them
-        would be answered wrong."""
-        if self._unlisted is None:
-            rows = self.db.execute("SELECT refname FROM after_fork_pending")
-            self._unlisted = {r[0] for r in rows}
-        if refname not in self._unlisted:
-            return
-        if not self.db.execute(  # listed by another process since
-            "SELECT 1 FROM after_fork_pending WHERE refname=?", (refname,)
-        ).fetchone():
-            self._unlisted.discard(refname)
-            return
-        stored = self._stored_ref(refname)
-        upstream = self.db.execute("SELECT tip FROM refs WHERE kind='upstream'").fetchone()
-        listed: list[Oid] = []
-        if stored is not None and stored.fork is not None and upstream is not None:
-            listed = self.repo.run_git("rev-list", upstream[0], f"^{stored.fork}").split()
-        began = not self.db.in_transaction
-        try:
-            if began:
-                self.db.execute("BEGIN IMMEDIATE")
-            if self.db.execute(  # not already listed by another process meanwhile
-                "DELETE FROM after_fork_pending WHERE refname=?", (refname,)
-            ).rowcount:
-                self._add_after_fork_of(refname, listed)
-            if began:
-                self.db.execute("COMMIT")
-        except sqlite3.OperationalError as error:
-            if began:
-                with contextlib.suppress(sqlite3.Error):
-                    self.db.execute("ROLLBACK")
-            raise BackportrError(
-                f"{self.path}: cannot keep the upstream commits after the fork of {refname}: "
-                f"{error}"
-            ) from error
-        self._unlisted.discard(refname)
-
-    def _add_after_fork_of(self, refname: str, oids: list[Oid]) -> None:
-        """The branch's rows of upstream commits after its fork, given by id: a branch
-        read whole lists every upstream commit after its fork (tens of thousands), joined
-        with the commits table by SQLite from a scratch table rather than looked up and
-        inserted row by row from here (FRR's 27 branches: 507,657 rows)."""
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
-        self.db.executemany("INSERT INTO listed VALUES(?)", [(oid,) for oid in oids])
-        self.db.execute(
-            "INSERT OR IGNORE INTO after_fork SELECT ?, c.id FROM listed l "
-            "CROSS JOIN commits c ON c.oid=l.oid",
-            (refname,),
-        )
-        self.db.execute("DELETE FROM listed")  # emptied in the same transaction as it is filled
 
     def refs(self) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
@@ -304,29 +245,6 @@ class IndexReader:
         ).fetchone()
         return row[0] if row else None
 
-    def in_branch(self, oid: Oid, refname: str) -> bool | None:
-        """Is the commit in the branch's history? None when the index cannot tell."""
-        row = self._row(oid)
-        if row is None:
-            return None
-        cid, seq = row.id, row.upstream_seq
-        if self.db.execute(
-            "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
-        ).fetchone():
-            return True
-        if seq is None:
-            return False
-        stored = self._stored_ref(refname)
-        if stored is None or stored.fork is None:
-            return None
-        self.complete_after_fork(refname)
-        return (
-            self.db.execute(
-                "SELECT 1 FROM after_fork WHERE refname=? AND commit_id=?", (refname, cid)
-            ).fetchone()
-            is None
-        )
-
     def branches_of(self, oid: Oid) -> list[str]:
         """Names of the indexed branches whose own commits include `oid`."""
         rows = self.db.execute(
@@ -421,17 +339,6 @@ class IndexReader:
                 "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?, ?)",
                 (stem, cover, posted, json.dumps(patches)),
             )
-
-    def fixes_after_fork(self, refname: str) -> list[Oid]:
-        """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""
-        self.complete_after_fork(refname)
-        rows = self.db.execute(
-            "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
-            "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
-            "WHERE f.target IS NOT NULL ORDER BY c.upstream_seq",
-            (refname,),
-        ).fetchall()
-        return [r[0] for r in rows]
 
     def backports_in(self, refname: str) -> list[tuple[Oid, Oid]]:
         """(carrier, upstream) for the branch's commits naming an upstream commit, in branch

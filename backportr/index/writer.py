@@ -135,7 +135,9 @@ class IndexWriter(Transactions):
                         )
                 else:  # left without them by an earlier update: completed now
                     self.complete_patch_ids([refname])
-                    self.complete_after_fork(refname)
+            self.complete_after_fork(
+                [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
+            )
             self._resolve_pending(progress)
         return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
 
