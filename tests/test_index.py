@@ -507,3 +507,57 @@ def test_a_branch_read_whole_holds_what_upstream_does_not(tmp_path: Path) -> Non
         shown = repo.run_git_bytes("show", oid)
         expected = repo.run_git("patch-id", "--stable", input=shown).split()[0]
         assert patched[oid] == expected
+
+
+def _tables(index: CommitIndex) -> dict[str, list[tuple[object, ...]]]:
+    """What an index says, rows named by commit ids (a rebuilt index numbers rows anew)."""
+    queries = {
+        "commits": "SELECT oid, upstream_seq IS NOT NULL, patch_id FROM commits",
+        "refs": "SELECT * FROM refs",
+        "fixes": "SELECT c.oid, f.ref, f.target, f.how FROM fixes f JOIN commits c"
+        " ON c.id=f.commit_id",
+        "branch_commits": "SELECT b.refname, c.oid, b.seq FROM branch_commits b JOIN commits c"
+        " ON c.id=b.commit_id",
+        "after_fork": "SELECT a.refname, c.oid FROM after_fork a JOIN commits c"
+        " ON c.id=a.commit_id",
+        "after_fork_pending": "SELECT * FROM after_fork_pending",
+    }
+    return {name: sorted(index.db.execute(q).fetchall(), key=repr) for name, q in queries.items()}
+
+
+@pytest.mark.parametrize("how", ["rewritten", "another ref"])
+def test_a_replaced_upstream_rebuilds_the_index(tmp_path: Path, how: str) -> None:
+    """Upstream rewritten (neither tip an ancestor of the other) or another upstream ref
+    that shares its history: the update builds the index afresh, as a new index would be
+    (the old history's commits could not be appended again), and says so."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n"})
+    culprit = b.commit("mm: add a bug", {"a.c": "1\n"})
+    b.branch("stable", "master")
+    b.commit("backport", {"s.c": "x\n"}, branch="stable")
+    b.branch("sibling", "master")
+    b.commit("backport there", {"t.c": "x\n"}, branch="sibling")
+    b.commit(f'mm: fix the bug\n\nFixes: {culprit[:12]} ("mm: add a bug")\n', {"a.c": "2\n"})
+    b.commit("mm: more", {"a.c": "3\n"})
+    repo = Repo(b.path)
+    branches = [repo.branch("stable"), repo.branch("sibling")]
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.update(repo.upstream("master"), branches, worked_on=[branches[0].refname])
+    if how == "rewritten":
+        b.branch("master", "master~1")
+        b.commit("mm: other work", {"b.c": "1\n"})
+        upstream = "master"
+    else:
+        b.branch("next", "master")
+        b.commit("mm: next work", {"b.c": "1\n"}, branch="next")
+        upstream = "next"
+    repo = Repo(b.path)
+    branches = [repo.branch("stable"), repo.branch("sibling")]
+    stats = index.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    assert stats.replaced_upstream == "master"
+    fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
+    fresh.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    assert _tables(index) == _tables(fresh)
+    assert index.fixed_by(culprit) == fresh.fixed_by(culprit) != []
+    again = index.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    assert again.replaced_upstream is None and again.new_commits[upstream] == 0

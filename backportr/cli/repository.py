@@ -48,6 +48,12 @@ def index_command(
             progress.finish()
             if quiet:
                 return
+            if (old := ws.stats.replaced_upstream) is not None:
+                typer.echo(
+                    f"{old}: upstream replaced (another ref, or its history rewritten), "
+                    "the index built afresh",
+                    err=True,
+                )
             for name, count in ws.stats.new_commits.items():
                 typer.echo(f"{name}: {count} new commits indexed", err=True)
             for name in ws.stats.rewritten:

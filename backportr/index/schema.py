@@ -100,10 +100,12 @@ class IndexedRef:
 
 @dataclass(frozen=True, slots=True)
 class UpdateStats:
-    """What an update read: new commits per ref, and refs re-read after a rewrite."""
+    """What an update read: new commits per ref, branches re-read after a rewrite, and the
+    upstream whose replacement (another ref, or its history rewritten) rebuilt the index."""
 
     new_commits: dict[str, int]
     rewritten: tuple[str, ...]
+    replaced_upstream: str | None = None
 
 
 def in_chunks(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:

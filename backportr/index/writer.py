@@ -4,7 +4,9 @@ a file lock."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
@@ -56,6 +58,7 @@ class IndexWriter(Transactions):
             "refs",
             "branch_commits",
             "after_fork",
+            "after_fork_pending",
             "patch_ids_pending",
             "postings",
             "posting_covers",
@@ -107,13 +110,11 @@ class IndexWriter(Transactions):
         with self._writing(first_fill=not rebuild):
             if rebuild:
                 self._drop_all()
+            replaced = self._replaced_upstream(upstream)
+            if replaced is not None:
+                self._drop_all()
+                self._forget()
             stored_upstream = self._stored_ref(upstream.refname)
-            if stored_upstream is None or stored_upstream.kind != "upstream":
-                old = self.db.execute("SELECT refname FROM refs WHERE kind='upstream'").fetchone()
-                if old is not None:
-                    rewritten.append(old[0])
-                    self._reset_upstream()
-                    stored_upstream = None
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
@@ -139,7 +140,7 @@ class IndexWriter(Transactions):
                 [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
             )
             self._resolve_pending(progress)
-        return UpdateStats(new_commits=new, rewritten=tuple(rewritten))
+        return UpdateStats(new_commits=new, rewritten=tuple(rewritten), replaced_upstream=replaced)
 
     def _start_patch_ids(self, plans: list[BranchPlan], upstream: Ref) -> None:
         """One pass for every branch read whole (they share history: each commit once, and
@@ -163,13 +164,25 @@ class IndexWriter(Transactions):
             if plan.mode == "incremental":
                 plan.pass_ = PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
 
-    def _reset_upstream(self) -> None:
-        self.db.execute("UPDATE commits SET upstream_seq=NULL WHERE upstream_seq IS NOT NULL")
-        self.db.execute("DELETE FROM refs")
-        self.db.execute("DELETE FROM after_fork")
-        self.db.execute("DELETE FROM branch_commits")
-        self.db.execute("DELETE FROM patch_ids_pending")
-        self.db.execute("DELETE FROM after_fork_pending")
+    def _replaced_upstream(self, upstream: Ref) -> str | None:
+        """The stored upstream's name when `upstream` replaces it: another ref, or the same
+        one rewritten (neither tip an ancestor of the other). The index is then built
+        afresh, in the same transaction: every resolved id, every branch's fork and rows
+        were answers about the old history, and most commits are in both (they cannot be
+        appended again as new)."""
+        row = self.db.execute(
+            "SELECT refname, name, tip FROM refs WHERE kind='upstream'"
+        ).fetchone()
+        if row is None:
+            return None
+        refname, name, tip = row
+        if refname != upstream.refname:
+            return str(name)
+        if tip == upstream.tip:
+            return None
+        if self.repo.is_ancestor(upstream.tip, tip) or self.repo.is_ancestor(tip, upstream.tip):
+            return None
+        return str(name)
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
         stored = self._stored_ref(upstream.refname)
@@ -183,9 +196,7 @@ class IndexWriter(Transactions):
             top = self.db.execute("SELECT MAX(upstream_seq) FROM commits").fetchone()[0] or 0
             seqs = [top + len(records) - i for i in range(len(records))]
             ids = self._store(records, progress, "upstream", upstream_seqs=seqs)
-        else:
-            if stored is not None:
-                self._reset_upstream()
+        else:  # a first read (a replaced upstream was dropped with everything else)
             ids = self._store_stream(upstream.tip, progress)
         self.db.execute(
             "INSERT OR REPLACE INTO refs VALUES(?, ?, 'upstream', ?, NULL)",
@@ -213,7 +224,10 @@ class IndexWriter(Transactions):
             # A bulk load writes every page once: a large page cache keeps the growing
             # tables' pages from being spilled and re-read, and the index sorts stay in memory.
             self.db.execute(f"PRAGMA cache_size=-{_BULK_CACHE_KIB}")
-            self.db.execute("PRAGMA temp_store=MEMORY")
+            # not where this connection's temporary store is in use (a rebuild after an
+            # update that listed a branch's rows through a scratch table): a speed, not a need
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.execute("PRAGMA temp_store=MEMORY")
         try:
             return self._store_all(tip, progress)
         finally:
@@ -222,7 +236,8 @@ class IndexWriter(Transactions):
                 progress("building the index's lookup tables", 0, None)
                 self._execute_script(_COMMIT_INDEXES)
                 self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
-                self.db.execute("PRAGMA temp_store=DEFAULT")
+                with contextlib.suppress(sqlite3.OperationalError):
+                    self.db.execute("PRAGMA temp_store=DEFAULT")
 
     def _store_all(self, tip: Oid, progress: ProgressCallback) -> list[int]:
         """The history of `tip`, newest first, parsed and inserted in batches: its first
