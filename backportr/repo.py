@@ -193,6 +193,10 @@ class Repo(Streams, Searches, Diffs):
             return Ref(name, remote_matches[0], self._peel_ref(remote_matches[0]))
         return None
 
+    def has_ref(self, refname: str) -> bool:
+        """Does the repository hold this full ref (`refs/heads/...`)?"""
+        return refname in self.git.references
+
     def branch(self, name: str) -> Ref:
         """A stable branch that must exist."""
         found = self.find_ref(name)

@@ -561,3 +561,33 @@ def test_a_replaced_upstream_rebuilds_the_index(tmp_path: Path, how: str) -> Non
     assert index.fixed_by(culprit) == fresh.fixed_by(culprit) != []
     again = index.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
     assert again.replaced_upstream is None and again.new_commits[upstream] == 0
+
+
+def test_a_branch_gone_from_the_repository_is_no_evidence(tmp_path: Path) -> None:
+    """A sibling deleted from the repository (or renamed) is dropped at the next update:
+    its backports no longer answer "did another stable branch take it?". A branch only
+    left out of a command stays."""
+    s = culprit_in_sibling_branch_by_patch_id(tmp_path / "repo")
+    repo = Repo(s.path)
+    branches = [repo.branch(BRANCH), repo.branch("linux-5.15.y")]
+    worked_on, sibling = (b.refname for b in branches)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.update(repo.upstream(), branches, worked_on=[worked_on])
+    answer = [("linux-5.15.y", s.ids["culprit-5.15"])]
+    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    left_out = index.update(repo.upstream(), branches[:1], worked_on=[worked_on])
+    assert left_out.dropped == ()
+    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    subprocess.run(["git", "-C", str(s.path), "branch", "-q", "-D", "linux-5.15.y"], check=True)
+    repo = Repo(s.path)
+    stats = index.update(repo.upstream(), [repo.branch(BRANCH)], worked_on=[worked_on])
+    assert stats.dropped == ("linux-5.15.y",)
+    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == []
+    for table in (
+        "refs",
+        "branch_commits",
+        "after_fork",
+        "after_fork_pending",
+        "patch_ids_pending",
+    ):
+        assert not index.db.execute(f"SELECT 1 FROM {table} WHERE refname=?", (sibling,)).fetchone()

@@ -54,6 +54,8 @@ def index_command(
                     "the index built afresh",
                     err=True,
                 )
+            for name in ws.stats.dropped:
+                typer.echo(f"{name}: no longer in the repository, dropped from the index", err=True)
             for name, count in ws.stats.new_commits.items():
                 typer.echo(f"{name}: {count} new commits indexed", err=True)
             for name in ws.stats.rewritten:

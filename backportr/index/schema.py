@@ -100,12 +100,14 @@ class IndexedRef:
 
 @dataclass(frozen=True, slots=True)
 class UpdateStats:
-    """What an update read: new commits per ref, branches re-read after a rewrite, and the
-    upstream whose replacement (another ref, or its history rewritten) rebuilt the index."""
+    """What an update read: new commits per ref, branches re-read after a rewrite, the
+    upstream whose replacement (another ref, or its history rewritten) rebuilt the index,
+    and the branches dropped because the repository no longer has them."""
 
     new_commits: dict[str, int]
     rewritten: tuple[str, ...]
     replaced_upstream: str | None = None
+    dropped: tuple[str, ...] = ()
 
 
 def in_chunks(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from backportr.errors import IndexCorruptError
 from backportr.gitlog import LogRecord
 from backportr.gitstream import Walk
+from backportr.index.dropping import Drops
 from backportr.index.parsing import (
     COMMIT_COLUMNS,
     CommitRows,
@@ -25,12 +26,9 @@ from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans
 from backportr.index.schema import (
     _BATCH,
     _COMMIT_INDEXES,
-    _SCHEMA,
-    SCHEMA_VERSION,
     UpdateStats,
     in_chunks,
 )
-from backportr.index.transaction import Transactions
 from backportr.index.worker import BulkWorker
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.repo import Ref
@@ -41,34 +39,12 @@ _LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on th
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
-class IndexWriter(Transactions):
+class IndexWriter(Drops):
     """Updates (the lifecycle class, CommitIndex, opens the database)."""
 
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
     _worked_on_refs: set[str] | None = None
-
-    def _drop_all(self) -> None:
-        for table in (
-            "commits",
-            "fixes",
-            "reverts",
-            "upstream_refs",
-            "stable_deps",
-            "refs",
-            "branch_commits",
-            "after_fork",
-            "after_fork_pending",
-            "patch_ids_pending",
-            "postings",
-            "posting_covers",
-            "adapted_checks",
-            "results",
-            "meta",
-        ):
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        self._execute_script(_SCHEMA + _COMMIT_INDEXES)
-        self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
     def update(
         self,
@@ -114,6 +90,7 @@ class IndexWriter(Transactions):
             if replaced is not None:
                 self._drop_all()
                 self._forget()
+            dropped = self._drop_deleted_branches()
             stored_upstream = self._stored_ref(upstream.refname)
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
             # Plans first: their patch-id passes (git processes) then run on the other core
@@ -140,7 +117,9 @@ class IndexWriter(Transactions):
                 [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
             )
             self._resolve_pending(progress)
-        return UpdateStats(new_commits=new, rewritten=tuple(rewritten), replaced_upstream=replaced)
+        return UpdateStats(
+            new_commits=new, rewritten=tuple(rewritten), replaced_upstream=replaced, dropped=dropped
+        )
 
     def _start_patch_ids(self, plans: list[BranchPlan], upstream: Ref) -> None:
         """One pass for every branch read whole (they share history: each commit once, and
@@ -163,26 +142,6 @@ class IndexWriter(Transactions):
         for plan in plans:
             if plan.mode == "incremental":
                 plan.pass_ = PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
-
-    def _replaced_upstream(self, upstream: Ref) -> str | None:
-        """The stored upstream's name when `upstream` replaces it: another ref, or the same
-        one rewritten (neither tip an ancestor of the other). The index is then built
-        afresh, in the same transaction: every resolved id, every branch's fork and rows
-        were answers about the old history, and most commits are in both (they cannot be
-        appended again as new)."""
-        row = self.db.execute(
-            "SELECT refname, name, tip FROM refs WHERE kind='upstream'"
-        ).fetchone()
-        if row is None:
-            return None
-        refname, name, tip = row
-        if refname != upstream.refname:
-            return str(name)
-        if tip == upstream.tip:
-            return None
-        if self.repo.is_ancestor(upstream.tip, tip) or self.repo.is_ancestor(tip, upstream.tip):
-            return None
-        return str(name)
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
         stored = self._stored_ref(upstream.refname)
@@ -273,13 +232,6 @@ class IndexWriter(Transactions):
         finally:
             if worker is not None:
                 worker.close()
-
-    def _execute_script(self, script: str) -> None:
-        """Each statement of `script` inside the open transaction (executescript would
-        COMMIT it)."""
-        for statement in script.split(";"):
-            if statement.strip():
-                self.db.execute(statement)
 
     def _insert_bulk(self, rows: list[CommitRows], top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
