@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import random
 import sqlite3
 import subprocess
 import sys
@@ -591,3 +592,115 @@ def test_a_branch_gone_from_the_repository_is_no_evidence(tmp_path: Path) -> Non
         "patch_ids_pending",
     ):
         assert not index.db.execute(f"SELECT 1 FROM {table} WHERE refname=?", (sibling,)).fetchone()
+
+
+def _answers(index: CommitIndex, repo: Repo, refnames: list[str]) -> dict[str, object]:
+    """What the index answers about every upstream commit and branch: an index kept up to
+    date step by step must answer as one built afresh (its tables may keep more commits)."""
+    answers: dict[str, object] = {
+        "refs": sorted((r.refname, r.kind, r.tip, r.fork) for r in index.refs()),
+    }
+    for oid in repo.run_git("rev-list", "master").split():
+        answers[oid] = (
+            [(r.commit, r.target, r.how) for r in index.fixed_by(oid)],
+            [  # a revert of an upstream or branch commit (one upstream left stays stored)
+                (r.commit, r.target)
+                for r in index.reverted_by(oid)
+                if index.is_upstream(r.commit) or index.branches_of(r.commit)
+            ],
+            [index.in_branch(oid, b) for b in refnames],
+            [index.carriers(oid, b) for b in refnames],
+            [index.backports_elsewhere(oid, b) for b in refnames],
+        )
+    return answers
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_an_index_kept_up_to_date_answers_as_one_built_afresh(tmp_path: Path, seed: int) -> None:
+    """Random histories, moved step by step as repositories move (upstream grows, reverts,
+    goes back, is rewritten; branches take backports, merge upstream, are force-pushed, go
+    back, are deleted and created), the index updated after each step (one branch worked
+    on, the others beside it), compared each time with an index built afresh from the same
+    refs."""
+    rng = random.Random(seed)
+    b = RepoBuilder(tmp_path / "repo")
+    count = 0
+
+    def upstream_commit() -> None:
+        nonlocal count
+        count += 1
+        earlier = repo_commits("master")
+        body = ""
+        if earlier and rng.random() < 0.4:
+            culprit = rng.choice(earlier)
+            body = f"\n\nFixes: {culprit[:12]}\n"
+        b.commit(f"mm: change {count}{body}", {f"f{count}.c": f"{count}\n"})
+
+    def repo_commits(ref: str) -> list[str]:
+        if not Repo(b.path).has_ref(f"refs/heads/{ref}"):
+            return []
+        return Repo(b.path).run_git("rev-list", ref).split()
+
+    for _ in range(6):
+        upstream_commit()
+    names = ["stable-a", "stable-b", "stable-c"]
+    for name in names:
+        b.branch(name, f"master~{rng.randint(1, 4)}")
+    for step in range(10):
+        op = rng.choice(
+            [
+                "grow",
+                "grow",
+                "back",
+                "rewrite",
+                "pick",
+                "pick",
+                "force",
+                "delete",
+                "revert",
+                "merge",
+            ]
+        )
+        live = [n for n in names if repo_commits(n)]
+        depth = len(repo_commits("master")) - 1  # how far back `master~N` reaches
+        if depth < 5 and op in ("back", "rewrite"):
+            op = "grow"
+        if op == "grow":
+            for _ in range(rng.randint(1, 3)):
+                upstream_commit()
+        elif op == "back":
+            b.branch("master", f"master~{rng.randint(1, 2)}")
+        elif op == "rewrite":
+            b.branch("master", f"master~{rng.randint(1, 2)}")
+            upstream_commit()
+        elif op == "pick" and live:
+            name = rng.choice(live)
+            missing = sorted(set(repo_commits("master")) - set(repo_commits(name)))
+            if missing:
+                how = rng.choice(["upstream", "cherry-pick", "sasha", None])
+                b.cherry_pick(rng.choice(missing), name, annotation=how)
+        elif op == "force" and live:
+            b.branch(rng.choice(live), f"master~{rng.randint(1, min(5, depth))}")
+        elif op == "revert":
+            b.revert(rng.choice(repo_commits("master")[:3]), "master")
+        elif op == "merge" and live:  # a branch that merges upstream again
+            b.merge(rng.choice(live), "master", "Merge upstream")
+        elif op == "delete":
+            gone = rng.choice(names)
+            if repo_commits(gone):
+                subprocess.run(["git", "-C", str(b.path), "branch", "-q", "-D", gone], check=True)
+            else:
+                b.branch(gone, f"master~{rng.randint(1, min(3, depth))}")
+        repo = Repo(b.path)
+        branches = [repo.branch(n) for n in names if repo.has_ref(f"refs/heads/{n}")]
+        # the commands work on one branch, on none of them (a status of the sibling
+        # evidence), or on every one; the fresh index works on every one
+        worked_on = rng.choice([[x.refname for x in branches[:1]], [], None])
+        kept = CommitIndex(repo, tmp_path / "kept.sqlite")
+        kept.update(repo.upstream("master"), branches, worked_on=worked_on)
+        fresh = CommitIndex(repo, tmp_path / f"fresh-{step}.sqlite")
+        fresh.update(repo.upstream("master"), branches)
+        refnames = [x.refname for x in branches]
+        assert _answers(kept, repo, refnames) == _answers(fresh, repo, refnames), (step, op)
+        kept.close()
+        fresh.close()
