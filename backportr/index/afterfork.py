@@ -9,13 +9,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from backportr.errors import BackportrError
 from backportr.index.reader import IndexReader
 from backportr.model import Oid
-
-_LISTINGS = 2  # `git rev-list`s at once when several branches are completed together
 
 
 class AfterForkReader(IndexReader):
@@ -62,11 +59,16 @@ class AfterForkReader(IndexReader):
         return [r[0] for r in rows]
 
     def complete_after_fork(self, refnames: Sequence[str]) -> None:
-        """List and keep the rows of those of `refnames` stored without them: a `git
-        rev-list` of upstream down to each fork (two at a time when several are asked
-        together, as the index's fork probes run), and tens of thousands of rows each. A
-        fault keeping them (the index locked past its wait) is an error: a question
-        answered without them would be answered wrong."""
+        """List and keep the rows of those of `refnames` stored without them. Each is
+        listed from the nearest fork whose rows are known (upstream's tip, which has none,
+        a branch already listed, or one listed before it here): with D1 the commits of that
+        base not in the fork's history and D2 the fork's not in the base's, a branch's rows
+        are the base's less D2, plus D1. Two `git rev-list`s of the commits between two
+        forks instead of one of everything after the fork: siblings listed together (from
+        the newest fork down) walk upstream's history about once in all, where each walked
+        it from the tip (FRR's 26: 26 walks of up to 44,000 commits). A fault keeping them
+        (the index locked past its wait) is an error: a question answered without them
+        would be answered wrong."""
         if self._unlisted is None:
             rows = self.db.execute("SELECT refname FROM after_fork_pending")
             self._unlisted = {r[0] for r in rows}
@@ -79,31 +81,16 @@ class AfterForkReader(IndexReader):
                 todo.remove(refname)
         if not todo:
             return
-        upstream = self.db.execute("SELECT tip FROM refs WHERE kind='upstream'").fetchone()
-        forks = [(ref.fork if ref else None) for ref in map(self._stored_ref, todo)]
-
-        def listing(fork: Oid | None) -> list[Oid]:
-            if upstream is None or fork is None:
-                return []
-            return self.repo.run_git("rev-list", upstream[0], f"^{fork}").split()
-
-        if len(forks) == 1:
-            listings = [listing(forks[0])]
-        else:
-            with ThreadPoolExecutor(_LISTINGS) as pool:
-                listings = list(pool.map(listing, forks))
-        self._keep_after_fork(todo, listings)
-
-    def _keep_after_fork(self, refnames: list[str], listings: list[list[Oid]]) -> None:
+        steps = self._listing_steps(todo)
         began = not self.db.in_transaction
         try:
             if began:
                 self.db.execute("BEGIN IMMEDIATE")
-            for refname, listed in zip(refnames, listings, strict=True):
+            for refname, base, d1, d2 in steps:
                 if self.db.execute(  # not already listed by another process meanwhile
                     "DELETE FROM after_fork_pending WHERE refname=?", (refname,)
                 ).rowcount:
-                    self._add_after_fork_of(refname, listed)
+                    self._add_after_fork_from(refname, base, d1, d2)
             if began:
                 self.db.execute("COMMIT")
         except sqlite3.OperationalError as error:
@@ -112,10 +99,63 @@ class AfterForkReader(IndexReader):
                     self.db.execute("ROLLBACK")
             raise BackportrError(
                 f"{self.path}: cannot keep the upstream commits after the fork of "
-                f"{', '.join(refnames)}: {error}"
+                f"{', '.join(todo)}: {error}"
             ) from error
-        assert self._unlisted is not None
-        self._unlisted.difference_update(refnames)
+        self._unlisted.difference_update(todo)
+
+    def _listing_steps(self, todo: list[str]) -> list[tuple[str, str | None, list[Oid], list[Oid]]]:
+        """(branch, the base branch whose rows it starts from or None, D1, D2) for each of
+        `todo`, in the order they are to be kept (a base before the branches listed from
+        it)."""
+        upstream = self.db.execute("SELECT tip FROM refs WHERE kind='upstream'").fetchone()
+        if upstream is None:
+            return [(refname, None, [], []) for refname in todo]
+        # the known forks: (upstream sequence number, fork, its branch or None for the tip)
+        known: list[tuple[int, Oid, str | None]] = []
+        tip = self._row(upstream[0])
+        if tip is not None and tip.upstream_seq is not None:
+            known.append((tip.upstream_seq, upstream[0], None))
+        rows = self.db.execute(
+            "SELECT r.refname, r.fork, c.upstream_seq FROM refs r CROSS JOIN commits c "
+            "ON c.oid=r.fork WHERE r.kind='branch' AND c.upstream_seq IS NOT NULL AND "
+            "r.refname NOT IN (SELECT refname FROM after_fork_pending)"
+        )
+        known += [(seq, fork, refname) for refname, fork, seq in rows]
+        wanted: list[tuple[int, Oid, str]] = []
+        steps: list[tuple[str, str | None, list[Oid], list[Oid]]] = []
+        for refname in todo:
+            ref = self._stored_ref(refname)
+            row = self._row(ref.fork) if ref is not None and ref.fork is not None else None
+            if ref is None or ref.fork is None:
+                steps.append((refname, None, [], []))  # no fork: nothing after it
+            elif row is None or row.upstream_seq is None or not known:  # all from the tip
+                listed = self.repo.run_git("rev-list", upstream[0], f"^{ref.fork}").split()
+                steps.append((refname, None, listed, []))
+            else:
+                wanted.append((row.upstream_seq, ref.fork, refname))
+        for seq, fork, refname in sorted(wanted, reverse=True):  # the newest fork first
+            _, base_fork, base = min(known, key=lambda k: abs(k[0] - seq))
+            d1 = self.repo.run_git("rev-list", base_fork, f"^{fork}").split()
+            d2 = self.repo.run_git("rev-list", fork, f"^{base_fork}").split()
+            steps.append((refname, base, d1, d2))
+            known.append((seq, fork, refname))
+        return steps
+
+    def _add_after_fork_from(
+        self, refname: str, base: str | None, d1: list[Oid], d2: list[Oid]
+    ) -> None:
+        """The branch's rows: the base branch's (none for upstream's tip) less D2, plus D1."""
+        if base is not None:
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
+            self.db.executemany("INSERT INTO listed VALUES(?)", [(oid,) for oid in d2])
+            self.db.execute(
+                "INSERT OR IGNORE INTO after_fork SELECT ?, a.commit_id FROM after_fork a "
+                "WHERE a.refname=? AND a.commit_id NOT IN "
+                "(SELECT c.id FROM listed l CROSS JOIN commits c ON c.oid=l.oid)",
+                (refname, base),
+            )
+            self.db.execute("DELETE FROM listed")
+        self._add_after_fork_of(refname, d1)
 
     def _add_after_fork_of(self, refname: str, oids: list[Oid]) -> None:
         """The branch's rows of upstream commits after its fork, given by id: a branch
