@@ -111,32 +111,41 @@ class AfterForkReader(IndexReader):
         if upstream is None:
             return [(refname, None, [], []) for refname in todo]
         # the known forks: (upstream sequence number, fork, its branch or None for the tip)
+        # read here, not through the caches: an update asks while it writes the refs
         known: list[tuple[int, Oid, str | None]] = []
-        tip = self._row(upstream[0])
-        if tip is not None and tip.upstream_seq is not None:
-            known.append((tip.upstream_seq, upstream[0], None))
-        rows = self.db.execute(
-            "SELECT r.refname, r.fork, c.upstream_seq FROM refs r CROSS JOIN commits c "
-            "ON c.oid=r.fork WHERE r.kind='branch' AND c.upstream_seq IS NOT NULL AND "
-            "r.refname NOT IN (SELECT refname FROM after_fork_pending)"
-        )
-        known += [(seq, fork, refname) for refname, fork, seq in rows]
+        tip = self.db.execute(
+            "SELECT upstream_seq FROM commits WHERE oid=? AND upstream_seq IS NOT NULL",
+            (upstream[0],),
+        ).fetchone()
+        if tip is not None:
+            known.append((tip[0], upstream[0], None))
+        forks: dict[str, tuple[Oid | None, int | None]] = {}
+        pending = {r[0] for r in self.db.execute("SELECT refname FROM after_fork_pending")}
+        for refname, fork, seq in self.db.execute(
+            "SELECT r.refname, r.fork, c.upstream_seq FROM refs r LEFT JOIN commits c "
+            "ON c.oid=r.fork WHERE r.kind='branch'"
+        ):
+            forks[refname] = (fork, seq)
+            if seq is not None and refname not in pending:
+                known.append((seq, fork, refname))
         wanted: list[tuple[int, Oid, str]] = []
         steps: list[tuple[str, str | None, list[Oid], list[Oid]]] = []
         for refname in todo:
-            ref = self._stored_ref(refname)
-            row = self._row(ref.fork) if ref is not None and ref.fork is not None else None
-            if ref is None or ref.fork is None:
+            fork, seq = forks.get(refname, (None, None))
+            if fork is None:
                 steps.append((refname, None, [], []))  # no fork: nothing after it
-            elif row is None or row.upstream_seq is None or not known:  # all from the tip
-                listed = self.repo.run_git("rev-list", upstream[0], f"^{ref.fork}").split()
+            elif seq is None or not known:  # all from the tip
+                listed = self.repo.run_git("rev-list", upstream[0], f"^{fork}").split()
                 steps.append((refname, None, listed, []))
             else:
-                wanted.append((row.upstream_seq, ref.fork, refname))
+                wanted.append((seq, fork, refname))
         for seq, fork, refname in sorted(wanted, reverse=True):  # the newest fork first
             _, base_fork, base = min(known, key=lambda k: abs(k[0] - seq))
             d1 = self.repo.run_git("rev-list", base_fork, f"^{fork}").split()
-            d2 = self.repo.run_git("rev-list", fork, f"^{base_fork}").split()
+            # the fork is upstream's: nothing of its history is outside the tip's
+            d2 = (
+                [] if base is None else self.repo.run_git("rev-list", fork, f"^{base_fork}").split()
+            )
             steps.append((refname, base, d1, d2))
             known.append((seq, fork, refname))
         return steps

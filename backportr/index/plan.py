@@ -190,7 +190,12 @@ def branch_plans(
     new = [i for i, known in enumerate(held) if known is None]
     first = [n for n, i in enumerate(new) if branches[i].refname in worked_on]
     tips = [branches[i].tip for i in new]
-    probes = ForkProbes(repo, upstream.tip, tips, first, set(first))
+    # A probe lists the upstream commits after its fork for a few branches worked on (it
+    # runs beside the upstream read); many are listed at the update's end instead, each
+    # from the nearest fork known (`complete_after_fork`): a walk of upstream from its tip
+    # each would cost as much as the rest of the build (FRR's 27 branches).
+    listed = set(first) if len(first) <= _PIPELINES else set()
+    probes = ForkProbes(repo, upstream.tip, tips, first, listed)
     plans = []
     for i, (branch, known) in enumerate(zip(branches, held, strict=True)):
         if known is None:  # read whole, whatever its fork

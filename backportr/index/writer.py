@@ -293,14 +293,12 @@ class IndexWriter(Drops):
             self.db.execute("DELETE FROM after_fork WHERE refname=?", (branch.refname,))
             self.db.execute("DELETE FROM after_fork_pending WHERE refname=?", (branch.refname,))
             fork = plan.fork
-            if fork is not None and not self._worked_on(branch.refname):
-                # listed when a question needs them (`complete_after_fork`)
-                self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
-            elif fork is not None:
-                after = plan.after_fork()
-                if after is None:
-                    after = self.repo.run_git("rev-list", upstream.tip, f"^{fork}").split()
+            after = plan.after_fork() if fork is not None else None
+            if after is not None:  # listed by its probe, beside the upstream read
                 self._add_after_fork_of(branch.refname, after)
+            elif fork is not None:  # listed from a near fork at the update's end (a branch
+                # worked on: `complete_after_fork`), or when a question needs them
+                self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
         records = list(self.repo.log(branch.tip, plan.own_commits_exclude()))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
         unreadable = set(self.repo.unreadable)
