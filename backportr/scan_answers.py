@@ -41,6 +41,7 @@ class _Delta:
 
 _MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
 RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
+_MOST_WEIGHED = 500  # commits an answer is known to depend on, at most (then: bounded)
 
 
 class Answers:
@@ -94,7 +95,7 @@ class Answers:
 
     def _scope(self, branch: Ref, commit: Oid) -> str:
         parts = (
-            "report-v1",
+            "report-v2",  # v2: what an answer weighed and left out is in its closure
             __version__,
             branch.name,
             commit,
@@ -111,10 +112,19 @@ class Answers:
 
     def _closure(self, commit: Oid, report: BranchReport) -> set[Oid]:
         """Every commit an answer looked at: the target, the series, what is present, the
-        suggestions, and their culprits."""
+        suggestions, what it weighed and left out (the follow-ups and reverts of those, to
+        a fixpoint: a fix left out because upstream reverted it joins, with its revert,
+        once the branch picks it without naming it), and their culprits."""
         index = self.ws.index
         closure = {commit, *(m.commit for m in report.series)}
         closure |= {p.commit for p in report.present} | {s.commit for s in report.suggestions}
+        todo = list(closure)
+        while todo and len(closure) < _MOST_WEIGHED:
+            c = todo.pop()
+            for r in (*fixed_by(index, c), *index.reverted_by(c, upstream_only=True)):
+                if r.commit not in closure:
+                    closure.add(r.commit)
+                    todo.append(r.commit)
         closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
         return closure
 
@@ -122,6 +132,7 @@ class Answers:
         """The answer with what it depends on: the commits it looked at and their files."""
         files = {f for c in closure for f in self.ws.repo.files_touched(c)}
         return {
+            "bounded": len(closure) >= _MOST_WEIGHED,
             "tips": self._tips(branch),
             "closure": sorted(closure),
             "files": sorted(files),
@@ -140,6 +151,8 @@ class Answers:
         if then == now:
             return True
         if set(then) != set(now):
+            return False
+        if record.get("bounded"):  # it weighed more than it could list: afresh
             return False
         closure, files = set(record["closure"]), set(record["files"])
         upstream = self.ws.upstream.refname
