@@ -77,7 +77,8 @@ class ForkProbes:
         # branch is read as soon as its own fork is known (each probe is two git walks of
         # upstream, a fifth of a second each on a 45,000-commit history without a
         # commit-graph; a repository of 27 stable branches waited 11 s for them one by one).
-        queue = iter([*first, *(i for i in range(len(tips)) if i not in set(first))])
+        leading = set(first)
+        queue = iter([*first, *(i for i in range(len(tips)) if i not in leading)])
         lock = threading.Lock()
 
         def run() -> None:
