@@ -62,8 +62,8 @@ def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:
 
     monkeypatch.setattr(repo, "grep_words", counting)
     lookup = WordLookup(repo, tip, SEARCHED, None)
-    for start in range(0, 300, 50):
-        lookup.present([f"helper_{i}" for i in range(start, start + 50)])
+    for start in range(0, 60, 20):
+        lookup.present([f"helper_{i}" for i in range(start, start + 20)])
     lookup.present([f"other_{i}" for i in range(1000)])
     assert sizes and max(sizes) <= words_module.GREP_CHUNK
 
@@ -95,7 +95,7 @@ def test_many_names_share_one_grep_of_the_files_mentioning_them(tmp_path: Path) 
 
 
 def test_many_questions_build_the_set_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A scan asks about a few names per member, hundreds of times: after a dozen greps the
+    """A scan asks about a few names per member, hundreds of times: after a few greps the
     tip's identifier set answers the rest (and is kept for the next run), the same answers."""
     repo, tip = _repo(tmp_path / "r")
     greps: list[list[str]] = []
