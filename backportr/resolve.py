@@ -31,7 +31,7 @@ from backportr.deps.fixes import (
 )
 from backportr.deps.siblings import posting_info, sibling_findings
 from backportr.deps.symbols import SEARCHED, symbol_prerequisites
-from backportr.deps.words import WordLookup
+from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.model import (
     BranchReport,
     CulpritPolicy,
@@ -95,6 +95,7 @@ class Resolver:
         self.applier = TrialApplier(workspace.repo)
         self._forks: dict[str, Oid | None] = {}
         self._words: dict[Oid, WordLookup] = {}  # branch tip -> which identifiers it has
+        self._file_words = FileIdentifiers()
 
     def effective_culprits(self) -> Literal["evidence", "always"]:
         """The culprit policy in force: `auto` is `evidence` in a project that tags fixes
@@ -114,6 +115,7 @@ class Resolver:
             version=parse_version(branch.name),
             fork=self._fork(branch),
             words=self._word_lookup(branch.tip),
+            file_words=self._file_words,
         )
 
     def _word_lookup(self, tip: Oid) -> WordLookup:

@@ -3,6 +3,7 @@ set for many, the same answers either way."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from backportr.builder import RepoBuilder
 from backportr.deps import symbols
 from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
-from backportr.deps.words import WordLookup
+from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.gittreegrep import TreeGrep
 from backportr.repo import Repo
 
@@ -257,3 +258,25 @@ def test_grep_files_stays_with_git_where_the_tree_would_not_fit(  # type: ignore
 @given(st.text(alphabet=st.sampled_from(list("ab_Z09 \t\n;(é°—\x1c\u2028\xa0日")), max_size=60))
 def test_identifiers_split_as_the_regex_finds_them(text: str) -> None:
     assert symbols._identifiers(text) == set(symbols._IDENTIFIER.findall(text))
+
+
+def test_a_file_read_whole_is_split_into_identifiers_once() -> None:
+    """The symbol finder's files by blob id: asked again, the kept set answers; past the
+    bound the least recently asked is dropped and read again."""
+    reads: list[str] = []
+
+    def reader(blob: str) -> Callable[[], set[str]]:
+        def read() -> set[str]:
+            reads.append(blob)
+            return {f"name_{blob}"}
+
+        return read
+
+    kept = FileIdentifiers(limit=2)
+    assert kept.of("a", reader("a")) == {"name_a"}
+    assert kept.of("b", reader("b")) == {"name_b"}
+    assert kept.of("a", reader("a")) == {"name_a"}  # kept; now the most recent
+    assert kept.of("c", reader("c")) == {"name_c"}  # drops b, the least recent
+    assert kept.of("a", reader("a")) == {"name_a"}
+    assert kept.of("b", reader("b")) == {"name_b"}
+    assert reads == ["a", "b", "c", "b"]

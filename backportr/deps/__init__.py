@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from backportr.apply import TrialApplier
-from backportr.deps.words import WordLookup
+from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.index import CommitIndex
 from backportr.model import Oid, Reason, Version
 from backportr.presence import PresenceChecker
@@ -40,6 +40,8 @@ class Context:
     _present: dict[Oid, bool] = field(default_factory=dict)
     words: WordLookup | None = None
     """Which identifiers occur in the branch tip's sources (the symbol finder's cache)."""
+    file_words: FileIdentifiers = field(default_factory=FileIdentifiers)
+    """The identifiers of files read whole, by blob id (shared by a resolver's contexts)."""
 
     def is_present(self, commit: Oid) -> bool:
         if commit not in self._present:

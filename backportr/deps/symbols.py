@@ -256,8 +256,8 @@ def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) 
     for path in sorted(paths):
         if not remaining:
             return []
-        if path.endswith(_C_FILES) and (text := ctx.applier.file_text(before, path)):
-            remaining -= _identifiers(text)
+        if path.endswith(_C_FILES) and (entry := ctx.applier.lookup(before, path)):
+            remaining -= ctx.file_words.of(entry[0], _reader(ctx, before, path))
     if not remaining:
         return []
     words = sorted({*remaining, *(kconfig_name(n) for n in remaining if kconfig_name(n))})
@@ -269,6 +269,10 @@ def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) 
     return [
         n for n in used if n in remaining and n not in present and kconfig_name(n) not in present
     ]
+
+
+def _reader(ctx: Context, state: TreeState, path: str) -> Callable[[], set[str]]:
+    return lambda: _identifiers(ctx.applier.file_text(state, path) or "")
 
 
 def _identifiers(text: str) -> set[str]:
