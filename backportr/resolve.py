@@ -79,10 +79,12 @@ class Resolver:
         siblings: SiblingsPolicy = "none",
         postings: bool = True,
         progress: ProgressCallback = no_progress,
+        many: bool = False,
     ) -> None:
         """`siblings`: which absent patches of a member's posting join the series;
         `postings`: show each member's posting and its siblings' state (a scan needs
-        neither)."""
+        neither); `many`: many targets are coming (a scan), the caches sized for them."""
+        self.many = many
         self.suggest = suggest
         self.siblings = siblings
         self.postings = postings
@@ -121,7 +123,7 @@ class Resolver:
     def _word_lookup(self, tip: Oid) -> WordLookup:
         if tip not in self._words:
             cache = self.ws.index.path.parent / "words"
-            self._words[tip] = WordLookup(self.ws.repo, tip, SEARCHED, cache)
+            self._words[tip] = WordLookup(self.ws.repo, tip, SEARCHED, cache, eager=self.many)
         return self._words[tip]
 
     def _fork(self, branch: Ref) -> Oid | None:

@@ -74,7 +74,12 @@ class Scanner:
         self.policy = policy
         self.progress = progress
         self.resolver = Resolver(
-            ws, max_commits=max_commits, culprits=culprits, suggest=False, postings=False
+            ws,
+            max_commits=max_commits,
+            culprits=culprits,
+            suggest=False,
+            postings=False,
+            many=True,
         )
         self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
         # The conflict searches blame and log one range (fork..upstream) thousands of times:

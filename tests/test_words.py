@@ -40,7 +40,7 @@ def test_grep_and_set_agree_and_the_set_is_cached(tmp_path: Path, monkeypatch) -
     assert few.present([*names[:5], "absent_name"]) == set(names[:5])  # one bounded grep
     assert not (tmp_path / "cache").exists()
     many = WordLookup(repo, tip, SEARCHED, tmp_path / "cache")
-    assert many.present(names) == expected  # past GREP_CHUNK: the set, saved by tree id
+    assert many.present(names) == expected  # more greps than the budget: the set, kept
     saved = list((tmp_path / "cache").glob("*.words.gz"))
     assert [p.name for p in saved] == [f"{repo.tree_id(tip)}.words.gz"]
 
@@ -280,3 +280,39 @@ def test_a_file_read_whole_is_split_into_identifiers_once() -> None:
     assert kept.of("a", reader("a")) == {"name_a"}
     assert kept.of("b", reader("b")) == {"name_b"}
     assert reads == ["a", "b", "c", "b"]
+
+
+def test_a_scan_reads_the_set_at_its_first_question(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Many questions are coming: no grep at all, the same answers, the set kept."""
+    repo, tip = _repo(tmp_path / "r")
+
+    def no_grep(*args: object) -> set[str]:
+        raise AssertionError("an eager lookup reads the set instead")
+
+    monkeypatch.setattr(repo, "grep_words", no_grep)
+    lookup = WordLookup(repo, tip, SEARCHED, tmp_path / "cache", eager=True)
+    assert lookup.present(["helper_3", "gone", "DRV_TURBO"]) == {"helper_3", "DRV_TURBO"}
+    assert [p.name for p in (tmp_path / "cache").glob("*.words.gz")] == [
+        f"{repo.tree_id(tip)}.words.gz"
+    ]
+
+
+def test_a_question_of_many_names_greps_them_a_chunk_at_a_time(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Up to the budget, many names are several small greps (git's -w -F slows sharply
+    past a few dozen patterns); past it, the set."""
+    repo, tip = _repo(tmp_path / "r")
+    sizes: list[int] = []
+    real = repo.grep_words
+
+    def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
+        sizes.append(len(words))
+        return real(tree, words, patterns)
+
+    monkeypatch.setattr(repo, "grep_words", counting)
+    lookup = WordLookup(repo, tip, SEARCHED, None)
+    names = [f"helper_{i}" for i in range(50)]
+    assert lookup.present(names) == set(names)
+    assert sizes == [20, 20, 10]
+    more = [f"helper_{i}" for i in range(50, 200)]
+    assert lookup.present(more) == set(more)  # 8 more greps would pass the budget of 6
+    assert sizes == [20, 20, 10]

@@ -1,8 +1,8 @@
 """Which identifiers occur in a branch tip's sources: the symbol finder's one question about
 the whole tree, answered in bounded time.
 
-Few names (a single resolve): one `git grep -F -w` with at most `GREP_CHUNK` patterns. More
-names, or many questions (a scan), or a cache already on disk: the tip's whole identifier
+Few questions (a single resolve): `git grep -F -w`, at most `GREP_CHUNK` names a process.
+Many (a scan), or a cache already on disk: the tip's whole identifier
 set, read once from the object database in-process and kept by tree id under the index
 directory, so a second scan, a sibling branch at the same tree, or the next run reuse it.
 Never a grep with thousands of patterns (one of those ran for more than six minutes on a
@@ -10,9 +10,8 @@ large tree).
 
 What each costs (session 21, five real trees, `.c`/`.h` and build files): the set 0.13 s
 (rdma-core) to 1.8 s (DPDK), four to six times a grep of up to 20 names; a grep of 40 names
-1-8 times one of 5, of 80 names 3-45 times, of 200 names 5-240 times (OVN: 7.3 s against
-its set's 0.16 s). git's fixed-string search with `-w` slows sharply past a few dozen
-patterns.
+1-8 times one of 5, of 80 names 3-90 times, of 200 names 5-240 times (OVN: 7.3 s against
+its set's 0.16 s).
 """
 
 from __future__ import annotations
@@ -27,17 +26,20 @@ from pathlib import Path
 from backportr.model import Oid
 from backportr.repo import Repo
 
-GREP_CHUNK = 32
-"""At most this many patterns in one git grep; past it, the identifier set is built (it
-costs less than a grep of 80 names on every tree measured, and at most a grep of 40 on one)."""
+GREP_CHUNK = 20
+"""At most this many names in one git grep. git's fixed-string search with `-w` slows
+sharply past a few dozen patterns, so more names are more processes: a grep of 20 names
+costs 1.0-1.7 times one of 5, a grep of 80 names 3-90 times, four of 20 4-7 times."""
 
-GREPS_BEFORE_THE_SET = 4
-"""After this many greps of one tip, its identifier set is built instead. Reading every
-source file of a tree costs four to six greps of a few names, so switching then never costs
-more than about twice the cheaper of the two choices, whichever many questions the rest of
-the run asks: a single resolve greps, a scan builds once. (Session 20 and before: 12 greps
-of up to 200 names, measured on DPDK alone; FRR's scan spent 5.3 s in 12 greps of a tree
-whose set costs 0.6 s.)"""
+GREPS_BEFORE_THE_SET = 6
+"""A tip's grep processes past which its identifier set is built instead (a question that
+would take more is answered by the set). Reading every source file of a tree costs four to
+six greps of a few names on the five real trees measured and about ten on a generated
+kernel-size one, so switching then never costs much more than twice the cheaper choice,
+whichever many questions the rest of the run asks: a single resolve greps. A scan, which
+knows many are coming, builds the set at its first question. (Session 20 and before: 12
+greps of up to 200 names, measured on DPDK alone; FRR's scan spent 5.3 s in 12 greps of a
+tree whose set costs 0.6 s.)"""
 
 
 KEPT_FILES = 1024
@@ -70,8 +72,18 @@ class FileIdentifiers:
 class WordLookup:
     """Identifier -> does it occur in the tip's files matching `patterns`? Cached."""
 
-    def __init__(self, repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path | None):
+    def __init__(
+        self,
+        repo: Repo,
+        tip: Oid,
+        patterns: tuple[str, ...],
+        cache: Path | None,
+        *,
+        eager: bool = False,
+    ):
+        """`eager`: many questions are coming (a scan), so the set is read at the first."""
         self.repo = repo
+        self.eager = eager
         self.tip = tip
         self.patterns = patterns
         self.cache = cache
@@ -83,17 +95,20 @@ class WordLookup:
         """Which of `names` occur as whole words."""
         unknown = sorted({n for n in names if n not in self.known})
         if unknown:
+            chunks = [unknown[at : at + GREP_CHUNK] for at in range(0, len(unknown), GREP_CHUNK)]
             if self._all is None and (
-                len(unknown) > GREP_CHUNK
-                or self._greps >= GREPS_BEFORE_THE_SET
+                self.eager
+                or self._greps + len(chunks) > GREPS_BEFORE_THE_SET
                 or self._cached_file()
             ):
                 self._all = self._load_or_build()
+            found: set[str] = set()
             if self._all is not None:
                 found = {n for n in unknown if n.encode() in self._all}
             else:
-                found = self.repo.grep_words(self.tip, unknown, self.patterns)
-                self._greps += 1
+                for chunk in chunks:
+                    found |= self.repo.grep_words(self.tip, chunk, self.patterns)
+                self._greps += len(chunks)
             self.known.update({n: n in found for n in unknown})
         return {n for n in names if self.known[n]}
 
