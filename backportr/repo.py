@@ -272,6 +272,26 @@ class Repo(Streams, Searches, Diffs):
         base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
         return str(base) if base is not None else None
 
+    def reached_first(self, tip: Oid, known: Callable[[list[Oid]], set[Oid]]) -> list[Oid]:
+        """The commits of a set (`known` says which of a list are in it) that `tip` reaches
+        without passing through another of them, sorted: a walk of the commits it reaches
+        outside the set, a generation of parents at a time, each generation asked at once.
+        Where the set is a history closed under ancestry (upstream's), these are the merge
+        bases' candidates: a single one is the merge base."""
+        found: set[Oid] = set()
+        seen = {tip}
+        generation = [tip]
+        while generation:
+            inside = known(generation)
+            found.update(inside)
+            following: list[Oid] = []
+            for oid in generation:
+                if oid not in inside:
+                    following += [p for p in self.parents(oid) if p not in seen]
+                    seen.update(following)
+            generation = following
+        return sorted(found)
+
     def walk(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[Oid]:
         """Ids reachable from `include` but not from `exclude`, newest first (topological)."""
         walker = self.git.walk(pygit2.Oid(hex=include), SortMode.TOPOLOGICAL)

@@ -704,3 +704,61 @@ def test_an_index_kept_up_to_date_answers_as_one_built_afresh(tmp_path: Path, se
         assert _answers(kept, repo, refnames) == _answers(fresh, repo, refnames), (step, op)
         kept.close()
         fresh.close()
+
+
+def _forks(index: CommitIndex) -> dict[str, str | None]:
+    rows = index.db.execute("SELECT refname, fork FROM refs WHERE kind='branch'")
+    return dict(rows.fetchall())
+
+
+def test_a_siblings_fork_found_from_the_upstream_commits_its_own_reach(tmp_path: Path) -> None:
+    """A sibling's fork is found once upstream is read, from the first upstream commits its
+    own commits reach: the same as git's merge base for a plain fork, a fork at an upstream
+    merge, a branch that merged upstream again (two reached: git answers), a branch that is
+    upstream's own history, and one that shares none."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n"})
+    b.commit("upstream 1", {"a.c": "1\n"})
+    b.branch("topic", "master")
+    b.commit("topic work", {"t.c": "t\n"}, branch="topic")
+    b.commit("upstream 2", {"a.c": "2\n"})
+    b.merge("master", "topic", "Merge topic")
+    b.branch("stable-plain", "master~1")
+    b.commit("backport plain", {"p.c": "p\n"}, branch="stable-plain")
+    b.branch("stable-at-merge", "master")
+    b.commit("backport at merge", {"m.c": "m\n"}, branch="stable-at-merge")
+    b.commit("backport at merge 2", {"m.c": "n\n"}, branch="stable-at-merge")
+    b.commit("upstream 3", {"a.c": "3\n"})
+    b.branch("stable-remerged", "master~2")
+    b.commit("backport remerged", {"r.c": "r\n"}, branch="stable-remerged")
+    b.merge("stable-remerged", "master", "Merge upstream into stable")
+    b.commit("backport after merge", {"r.c": "s\n"}, branch="stable-remerged")
+    b.branch("stable-behind", "master~1")
+    b.commit("upstream 4", {"a.c": "4\n"})
+    subprocess.run(
+        ["git", "-C", str(b.path), "checkout", "-q", "--orphan", "stable-unrelated"], check=True
+    )
+    subprocess.run(
+        ["git", "-C", str(b.path), "commit", "-q", "--allow-empty", "-m", "nothing shared"],
+        check=True,
+    )
+    repo = Repo(b.path)
+    names = ["stable-plain", "stable-at-merge", "stable-remerged", "stable-behind"]
+    branches = [repo.branch(n) for n in [*names, "stable-unrelated"]]
+    expected: dict[str, str | None] = {}
+    for branch in branches:
+        bases = repo.run_git("merge-base", "--all", branch.tip, "master", check=False).split()
+        expected[branch.refname] = (
+            bases[0] if len(bases) == 1 else repo.merge_base(branch.tip, repo.upstream().tip)
+        )
+    assert expected["refs/heads/stable-unrelated"] is None
+    assert expected["refs/heads/stable-behind"] == repo.branch("stable-behind").tip
+    assert expected["refs/heads/stable-remerged"] == repo.resolve_commit("master~1")
+
+    eager = CommitIndex(repo, tmp_path / "eager.sqlite")  # every branch probed by git
+    eager.update(repo.upstream(), branches)
+    lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")  # the siblings' found from the index
+    lazy.update(repo.upstream(), branches, worked_on=[branches[0].refname])
+    assert _forks(eager) == expected == _forks(lazy)
+    own = "SELECT c.oid, b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id"
+    assert sorted(lazy.db.execute(own).fetchall()) == sorted(eager.db.execute(own).fetchall())

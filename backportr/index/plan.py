@@ -54,7 +54,15 @@ class ForkProbes:
     """The fork points from upstream of branches new to the index, and the upstream commits
     after each, found by git in background threads while this one reads the upstream
     history (libgit2's merge base holds the interpreter: 0.15 s of NetworkManager's build).
-    With several merge bases the fork is libgit2's (`Repo.merge_base`), as before."""
+    With several merge bases the fork is libgit2's (`Repo.merge_base`), as before.
+
+    With `later`, only the probes of `first` run in the background; the others' merge bases
+    are asked of `later` when first needed, once upstream is read (`BranchPlan.fork`): the
+    index then knows upstream's commits, and a branch's merge bases are the first of them
+    its own commits reach (`Repo.reached_first`; of several, those no other reaches: `git
+    merge-base --independent`, a few milliseconds), a walk of those few hundred commits
+    where git's merge base walks upstream's history down to the fork (FRR's 26 siblings: 27
+    `merge-base` processes of 0.3 s each, most of a first run's index)."""
 
     def __init__(
         self,
@@ -63,9 +71,11 @@ class ForkProbes:
         tips: list[Oid],
         first: Sequence[int] = (),
         listed: Collection[int] | None = None,
+        later: Callable[[Oid], list[Oid]] | None = None,
     ) -> None:
         """The probes of `first` (indices into `tips`) run first; the upstream commits after
         the fork are listed for those of `listed` only (every branch when None)."""
+        self._later = later
         self._repo = repo
         self._upstream = upstream_tip
         self._found: list[tuple[list[Oid], list[Oid] | None]] = [([], None)] * len(tips)
@@ -78,7 +88,9 @@ class ForkProbes:
         # upstream, a fifth of a second each on a 45,000-commit history without a
         # commit-graph; a repository of 27 stable branches waited 11 s for them one by one).
         leading = set(first)
-        queue = iter([*first, *(i for i in range(len(tips)) if i not in leading)])
+        others = [i for i in range(len(tips)) if i not in leading]
+        self._deferred = set(others) if later is not None else set()
+        queue = iter([*first, *(i for i in others if i not in self._deferred)])
         lock = threading.Lock()
 
         def run() -> None:
@@ -94,8 +106,9 @@ class ForkProbes:
                 finally:
                     self._done[i].set()
 
-        for _ in range(min(_PIPELINES, len(tips))):
+        for _ in range(min(_PIPELINES, len(tips) - len(self._deferred))):
             threading.Thread(target=run, name="forks", daemon=True).start()
+        self._tips = tips
 
     def _probe(self, tip: Oid, listed: bool) -> tuple[list[Oid], list[Oid] | None]:
         bases = self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False).split()
@@ -105,6 +118,15 @@ class ForkProbes:
         return bases, after
 
     def _result(self, i: int) -> tuple[list[Oid], list[Oid] | None]:
+        if i in self._deferred:  # asked in this thread, once upstream is read
+            assert self._later is not None
+            self._deferred.discard(i)
+            try:
+                self._found[i] = (self._later(self._tips[i]), None)
+            except BaseException as failure:
+                self._errors[i] = failure
+            finally:
+                self._done[i].set()
         self._done[i].wait()
         if (error := self._errors[i]) is not None:
             raise error
@@ -181,12 +203,15 @@ def branch_plans(
     stored: Sequence[IndexedRef | None],
     upstream_moved: bool,
     worked_on: Collection[str] = (),
+    upstream_among: Callable[[list[Oid]], set[Oid]] | None = None,
 ) -> list[BranchPlan]:
     """Each branch's plan, from what the index holds of it (`stored`). A branch the index
     holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
     tests then find in its cache); the forks of branches new to it are found by git in the
     background, those of `worked_on` (refnames) first and with the upstream commits after
-    them listed (a sibling's are listed when asked for: `complete_after_fork`)."""
+    them listed (a sibling's are listed when asked for: `complete_after_fork`). With
+    `upstream_among` (which of these commits are upstream's, asked once upstream is read),
+    a sibling's merge bases are found from it instead (`ForkProbes`)."""
     held = [s if s is not None and s.kind == "branch" else None for s in stored]
     new = [i for i, known in enumerate(held) if known is None]
     first = [n for n, i in enumerate(new) if branches[i].refname in worked_on]
@@ -196,7 +221,17 @@ def branch_plans(
     # from the nearest fork known (`complete_after_fork`): a walk of upstream from its tip
     # each would cost as much as the rest of the build (FRR's 27 branches).
     listed = set(first) if len(first) <= _PIPELINES else set()
-    probes = ForkProbes(repo, upstream.tip, tips, first, listed)
+    later = None
+    if upstream_among is not None:
+        among = upstream_among
+
+        def later(tip: Oid) -> list[Oid]:
+            bases = repo.reached_first(tip, among)
+            if len(bases) > 1:  # a branch that merged upstream again: the newest of them
+                bases = sorted(repo.run_git("merge-base", "--independent", *bases).split())
+            return bases
+
+    probes = ForkProbes(repo, upstream.tip, tips, first, listed, later)
     plans = []
     for i, (branch, known) in enumerate(zip(branches, held, strict=True)):
         if known is None:  # read whole, whatever its fork

@@ -97,7 +97,9 @@ class IndexWriter(Drops):
             # while this one reads the upstream history.
             stored = [self._stored_ref(b.refname) for b in branches]
             first = [b.refname for b in branches if self._worked_on(b.refname)]
-            plans = branch_plans(self.repo, upstream, branches, stored, upstream_moved, first)
+            plans = branch_plans(
+                self.repo, upstream, branches, stored, upstream_moved, first, self._upstream_among
+            )
             self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
@@ -344,6 +346,19 @@ class IndexWriter(Drops):
             self.db.executemany(
                 "INSERT OR IGNORE INTO after_fork VALUES(?, ?)", [(refname, i) for i in ids]
             )
+
+    def _upstream_among(self, oids: list[Oid]) -> set[Oid]:
+        """Which of these commits are upstream's (read once the upstream pass is done)."""
+        found: set[Oid] = set()
+        for chunk, marks in in_chunks(oids):
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT oid FROM commits WHERE upstream_seq IS NOT NULL AND oid IN ({marks})",
+                    chunk,
+                )
+            )
+        return found
 
     def _ids_of(self, oids: list[Oid]) -> list[int]:
         out: list[int] = []
