@@ -762,3 +762,34 @@ def test_a_siblings_fork_found_from_the_upstream_commits_its_own_reach(tmp_path:
     assert _forks(eager) == expected == _forks(lazy)
     own = "SELECT c.oid, b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id"
     assert sorted(lazy.db.execute(own).fetchall()) == sorted(eager.db.execute(own).fetchall())
+
+
+def test_a_branch_upstream_took_gets_its_new_fork(tmp_path: Path) -> None:
+    """A branch whose tip stays keeps its fork when upstream moves forward, unless
+    upstream's new commits took some of its own (here upstream merges the stable branch):
+    then its fork, own commits and the upstream commits after the fork are those of an
+    index built afresh."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"a.c": "0\n"})
+    b.commit("upstream 1", {"a.c": "1\n"})
+    for name in ("stable-taken", "stable-kept"):
+        b.branch(name, "master")
+        b.commit(f"fix on {name}", {f"{name}.c": "x\n"}, branch=name)
+    b.commit("upstream 2", {"a.c": "2\n"})
+    repo = Repo(b.path)
+    branches = [repo.branch("stable-taken"), repo.branch("stable-kept")]
+    kept = CommitIndex(repo, tmp_path / "kept.sqlite")
+    kept.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    b.merge("master", "stable-taken", "Merge the stable fixes")
+    b.commit("upstream 3", {"a.c": "3\n"})
+    kept.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
+    fresh.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    taken = repo.branch("stable-taken").tip
+    assert _forks(kept) == _forks(fresh)
+    assert _forks(kept)["refs/heads/stable-taken"] == taken  # all of it upstream's now
+    own = "SELECT b.refname, c.oid FROM branch_commits b JOIN commits c ON c.id=b.commit_id"
+    assert sorted(kept.db.execute(own).fetchall()) == sorted(fresh.db.execute(own).fetchall())
+    for branch in branches:
+        assert kept.fixes_after_fork(branch.refname) == fresh.fixes_after_fork(branch.refname)
+        assert _after_fork(kept, branch.refname) == _after_fork(fresh, branch.refname)

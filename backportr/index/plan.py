@@ -162,7 +162,11 @@ class BranchPlan:
         mode: str,
         exclude: list[Oid],
         probe: tuple[ForkProbes, int] | None = None,
+        *,
+        unless_taken: bool = False,
     ) -> None:
+        """`unless_taken`: the fork stands unless upstream's new commits took some of the
+        branch's own (`fork_stands`), checked once upstream is read."""
         self.branch = branch
         self.stored = stored
         self._fork = fork
@@ -170,6 +174,7 @@ class BranchPlan:
         self.exclude = exclude
         self.pass_: PatchIdPass | None = None  # may be shared with other branches
         self._probe = probe
+        self.unless_taken = unless_taken
 
     @property
     def fork(self) -> Oid | None:
@@ -204,6 +209,7 @@ def branch_plans(
     upstream_moved: bool,
     worked_on: Collection[str] = (),
     upstream_among: Callable[[list[Oid]], set[Oid]] | None = None,
+    upstream_forward: bool = False,
 ) -> list[BranchPlan]:
     """Each branch's plan, from what the index holds of it (`stored`). A branch the index
     holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
@@ -211,7 +217,14 @@ def branch_plans(
     background, those of `worked_on` (refnames) first and with the upstream commits after
     them listed (a sibling's are listed when asked for: `complete_after_fork`). With
     `upstream_among` (which of these commits are upstream's, asked once upstream is read),
-    a sibling's merge bases are found from it instead (`ForkProbes`)."""
+    a sibling's merge bases are found from it instead (`ForkProbes`).
+
+    A branch the index holds whose tip has not moved, while upstream only moved forward,
+    keeps its fork unless upstream's new commits include some of the branch's own: the
+    common history of the two gained only those. That is checked once upstream is read
+    (`BranchPlan.unless_taken`; libgit2's merge base then, as for a branch that moved),
+    where a merge base of each such branch cost 0.04 s before anything was read (FRR's 27
+    branches: 1.1 s of a 1.4 s update after upstream moved)."""
     held = [s if s is not None and s.kind == "branch" else None for s in stored]
     new = [i for i, known in enumerate(held) if known is None]
     first = [n for n, i in enumerate(new) if branches[i].refname in worked_on]
@@ -239,10 +252,22 @@ def branch_plans(
             plans.append(BranchPlan(branch, stored[i], None, "full", [upstream.tip], probe))
         elif known.tip == branch.tip and not upstream_moved:
             plans.append(BranchPlan(branch, known, known.fork, "noop", []))
+        elif known.tip == branch.tip and upstream_forward:
+            plans.append(
+                BranchPlan(branch, known, known.fork, "upstream-only", [], unless_taken=True)
+            )
         else:
             fork = repo.merge_base(branch.tip, upstream.tip)
             plans.append(_plan(repo, branch, known, fork, upstream))
     return plans
+
+
+def replanned(repo: Repo, plan: BranchPlan, upstream: Ref) -> BranchPlan:
+    """The plan of a branch kept `upstream-only` whose own commits upstream took: from its
+    fork now."""
+    assert plan.stored is not None
+    fork = repo.merge_base(plan.branch.tip, upstream.tip)
+    return _plan(repo, plan.branch, plan.stored, fork, upstream)
 
 
 def _plan(

@@ -22,7 +22,7 @@ from backportr.index.parsing import (
     finish_batch,
     parse_batch,
 )
-from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans
+from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
 from backportr.index.schema import (
     _BATCH,
     _COMMIT_INDEXES,
@@ -93,17 +93,31 @@ class IndexWriter(Drops):
             dropped = self._drop_deleted_branches()
             stored_upstream = self._stored_ref(upstream.refname)
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
+            forward = (
+                upstream_moved
+                and stored_upstream is not None
+                and self.repo.is_ancestor(stored_upstream.tip, upstream.tip)
+            )
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
             stored = [self._stored_ref(b.refname) for b in branches]
             first = [b.refname for b in branches if self._worked_on(b.refname)]
             plans = branch_plans(
-                self.repo, upstream, branches, stored, upstream_moved, first, self._upstream_among
+                self.repo,
+                upstream,
+                branches,
+                stored,
+                upstream_moved,
+                first,
+                self._upstream_among,
+                forward,
             )
             self._start_patch_ids(plans, upstream)
             new_ids = self._update_upstream(upstream, progress)
             new[upstream.name] = len(new_ids)
             for plan in plans:
+                if plan.unless_taken and self._upstream_took_own(plan.branch.refname):
+                    plan = replanned(self.repo, plan, upstream)
                 new[plan.branch.name] = self._update_branch(plan, upstream, new_ids, progress)
                 if plan.mode == "full" and plan.stored is not None:
                     rewritten.append(plan.branch.name)
@@ -346,6 +360,15 @@ class IndexWriter(Drops):
             self.db.executemany(
                 "INSERT OR IGNORE INTO after_fork VALUES(?, ?)", [(refname, i) for i in ids]
             )
+
+    def _upstream_took_own(self, refname: str) -> bool:
+        """Is one of the branch's own commits (stored: none was upstream's) now upstream's?"""
+        row = self.db.execute(
+            "SELECT 1 FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "WHERE b.refname=? AND c.upstream_seq IS NOT NULL LIMIT 1",
+            (refname,),
+        ).fetchone()
+        return row is not None
 
     def _upstream_among(self, oids: list[Oid]) -> set[Oid]:
         """Which of these commits are upstream's (read once the upstream pass is done)."""
