@@ -166,7 +166,7 @@ class BranchPlan:
         unless_taken: bool = False,
     ) -> None:
         """`unless_taken`: the fork stands unless upstream's new commits took some of the
-        branch's own (`fork_stands`), checked once upstream is read."""
+        branch's own commits, which the writer checks once upstream is read (`replanned`)."""
         self.branch = branch
         self.stored = stored
         self._fork = fork
