@@ -53,6 +53,8 @@ def test_grep_and_set_agree_and_the_set_is_cached(tmp_path: Path, monkeypatch) -
 
 
 def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Up to the budget, many names are several small greps (git's -w -F slows sharply
+    past a few dozen patterns); past it, the set."""
     repo, tip = _repo(tmp_path / "r")
     sizes: list[int] = []
     real = repo.grep_words
@@ -63,10 +65,13 @@ def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:
 
     monkeypatch.setattr(repo, "grep_words", counting)
     lookup = WordLookup(repo, tip, SEARCHED, None)
-    for start in range(0, 60, 20):
-        lookup.present([f"helper_{i}" for i in range(start, start + 20)])
+    names = [f"helper_{i}" for i in range(50)]
+    assert lookup.present(names) == set(names)
+    assert sizes == [20, 20, 10]
+    more = [f"helper_{i}" for i in range(50, 200)]
+    assert lookup.present(more) == set(more)  # 8 more greps would pass the budget of 6
     lookup.present([f"other_{i}" for i in range(1000)])
-    assert sizes and max(sizes) <= words_module.GREP_CHUNK
+    assert sizes == [20, 20, 10] and max(sizes) <= words_module.GREP_CHUNK
 
 
 def test_many_names_share_one_grep_of_the_files_mentioning_them(tmp_path: Path) -> None:
@@ -295,24 +300,3 @@ def test_a_scan_reads_the_set_at_its_first_question(tmp_path: Path, monkeypatch)
     assert [p.name for p in (tmp_path / "cache").glob("*.words.gz")] == [
         f"{repo.tree_id(tip)}.words.gz"
     ]
-
-
-def test_a_question_of_many_names_greps_them_a_chunk_at_a_time(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Up to the budget, many names are several small greps (git's -w -F slows sharply
-    past a few dozen patterns); past it, the set."""
-    repo, tip = _repo(tmp_path / "r")
-    sizes: list[int] = []
-    real = repo.grep_words
-
-    def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
-        sizes.append(len(words))
-        return real(tree, words, patterns)
-
-    monkeypatch.setattr(repo, "grep_words", counting)
-    lookup = WordLookup(repo, tip, SEARCHED, None)
-    names = [f"helper_{i}" for i in range(50)]
-    assert lookup.present(names) == set(names)
-    assert sizes == [20, 20, 10]
-    more = [f"helper_{i}" for i in range(50, 200)]
-    assert lookup.present(more) == set(more)  # 8 more greps would pass the budget of 6
-    assert sizes == [20, 20, 10]
