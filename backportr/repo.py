@@ -286,9 +286,12 @@ class Repo(Streams, Searches, Diffs):
             found.update(inside)
             following: list[Oid] = []
             for oid in generation:
-                if oid not in inside:
-                    following += [p for p in self.parents(oid) if p not in seen]
-                    seen.update(following)
+                if oid in inside:
+                    continue
+                for parent in self.parents(oid):
+                    if parent not in seen:
+                        seen.add(parent)
+                        following.append(parent)
             generation = following
         return sorted(found)
 
