@@ -272,6 +272,16 @@ class Repo(Streams, Searches, Diffs):
         base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
         return str(base) if base is not None else None
 
+    def newest_committed(self, bases: list[Oid]) -> Oid | None:
+        """Which of several merge bases libgit2's `merge_base` answers, without its walk of
+        both histories (0.4 s for one FRR branch that merged upstream again): the newest by
+        commit date, as libgit2 sorts them (`git_merge__bases_many`). None when two share
+        that date: then libgit2's own order decides, and only it can say."""
+        dated = sorted((self.commit(b).commit_time, b) for b in bases)
+        if len(dated) > 1 and dated[-1][0] == dated[-2][0]:
+            return None
+        return dated[-1][1] if dated else None
+
     def reached_first(self, tip: Oid, known: Callable[[list[Oid]], set[Oid]]) -> list[Oid]:
         """The commits of a set (`known` says which of a list are in it) that `tip` reaches
         without passing through another of them, sorted: a walk of the commits it reaches

@@ -778,6 +778,36 @@ def test_a_siblings_fork_found_from_the_upstream_commits_its_own_reach(tmp_path:
     assert sorted(lazy.db.execute(own).fetchall()) == sorted(eager.db.execute(own).fetchall())
 
 
+def test_the_fork_among_several_merge_bases_is_libgit2s_without_its_walk(
+    tmp_path: Path,
+) -> None:
+    """A branch that merged two independent upstream commits has both as merge bases; the
+    fork is libgit2's choice, the newest by commit date, whichever of the two is older and
+    whatever their ids; when both have one date, libgit2 is asked."""
+    for newer in ("x", "y", "neither"):
+        b = RepoBuilder(tmp_path / f"repo-{newer}")
+        b.commit("init", {"a.c": "0\n"})
+        b.branch("side", "master")
+        b.branch("stable", "master")
+        for name in ("y", "x") if newer == "x" else ("x", "y"):
+            branch = "master" if name == "x" else "side"
+            if newer == "neither" and name == "y":
+                b._clock -= 60  # the same second as x
+            b.commit(f"upstream {name}", {f"{name}.c": f"{name}\n"}, branch=branch)
+        b.merge("stable", "master", "Merge x into stable")
+        b.merge("stable", "side", "Merge y into stable")
+        b.merge("master", "side", "Merge y upstream")
+        repo = Repo(b.path)
+        tip, upstream = repo.branch("stable").tip, repo.upstream().tip
+        bases = repo.run_git("merge-base", "--all", tip, upstream).split()
+        assert len(bases) == 2
+        chosen = repo.newest_committed(bases)
+        assert chosen == (None if newer == "neither" else repo.merge_base(tip, upstream))
+        index = CommitIndex(repo, tmp_path / f"{newer}.sqlite")
+        index.update(repo.upstream(), [repo.branch("stable")])
+        assert _forks(index) == {"refs/heads/stable": repo.merge_base(tip, upstream)}
+
+
 def test_a_branch_upstream_took_gets_its_new_fork(tmp_path: Path) -> None:
     """A branch whose tip stays keeps its fork when upstream moves forward, unless
     upstream's new commits took some of its own (here upstream merges the stable branch):

@@ -138,7 +138,9 @@ class ForkProbes:
         if len(bases) < 2:
             return bases[0] if bases else None
         if i not in self._chosen:  # libgit2's choice, found once
-            self._chosen[i] = self._repo.merge_base(tip, self._upstream)
+            self._chosen[i] = self._repo.newest_committed(bases) or self._repo.merge_base(
+                tip, self._upstream
+            )
         return self._chosen[i]
 
     def after_fork(self, i: int) -> list[Oid] | None:
