@@ -3,6 +3,7 @@ targets of each branch spread over workers, findings in the order one process gi
 
 from __future__ import annotations
 
+import contextlib
 import os
 from queue import Queue
 
@@ -10,6 +11,7 @@ from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.findings import BranchScan, Policy, prioritize
 from backportr.model import Oid, ProgressCallback, no_progress
+from backportr.readahead import ReadAhead
 from backportr.scan import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
 
@@ -38,9 +40,14 @@ def run_scan(
     since: str | None = None,
     range_: str | None = None,
     progress: ProgressCallback = no_progress,
+    read_ahead: bool = True,
 ) -> list[BranchScan]:
-    """Open the workspace and scan every branch of the settings (one process)."""
-    with open_workspace(settings, progress=progress) as ws:
+    """Open the workspace and scan every branch of the settings (one process); with
+    `read_ahead`, the tips' identifier sets are read beside the index update (`ReadAhead`)."""
+    with (
+        ReadAhead(settings) if read_ahead else contextlib.nullcontext(),
+        open_workspace(settings, progress=progress) as ws,
+    ):
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,
@@ -100,6 +107,21 @@ def run_scan_parallel(
     as it finishes one (a few targets can cost more than all the others: a fixed split left
     one process idle for a fifth of an OVN scan); findings keep the order a single process
     gives. The index is brought up to date once, before the workers start."""
+    with ReadAhead(settings):
+        return _run_scan_parallel(
+            settings, policy, jobs, since=since, range_=range_, progress=progress
+        )
+
+
+def _run_scan_parallel(
+    settings: Settings,
+    policy: Policy,
+    jobs: int,
+    *,
+    since: str | None,
+    range_: str | None,
+    progress: ProgressCallback,
+) -> list[BranchScan]:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import Manager
 
@@ -112,7 +134,9 @@ def run_scan_parallel(
     most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
     jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
     if jobs == 1:
-        return run_scan(settings, policy, since=since, range_=range_, progress=progress)
+        return run_scan(
+            settings, policy, since=since, range_=range_, progress=progress, read_ahead=False
+        )
     results = []
     with Manager() as manager, ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, (fixes, backports) in plans:

@@ -300,3 +300,69 @@ def test_a_scan_reads_the_set_at_its_first_question(tmp_path: Path, monkeypatch)
     assert [p.name for p in (tmp_path / "cache").glob("*.words.gz")] == [
         f"{repo.tree_id(tip)}.words.gz"
     ]
+
+
+def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path) -> None:
+    """A question asked while another process reads the tip's set (the lock beside the
+    kept file is held) waits, then loads what that process kept instead of reading the
+    tree again."""
+    import threading
+
+    from backportr.index.transaction import held
+
+    repo, tip = _repo(tmp_path / "r")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    kept = cache / f"{repo.tree_id(tip)}.words.gz"
+    answers: list[set[str]] = []
+    with held(kept.with_suffix(".lock")):
+        asking = threading.Thread(
+            target=lambda: answers.append(
+                WordLookup(repo, tip, SEARCHED, cache, eager=True).present(["helper_1", "marker"])
+            )
+        )
+        asking.start()
+        asking.join(0.5)
+        assert asking.is_alive() and not answers  # it waits for the reading process
+        words_module._save(kept, {b"marker"})  # what that process keeps (a marker only)
+    asking.join(30)
+    assert answers == [{"marker"}]  # loaded, not read again from the tree
+
+
+def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The scan stops a read-ahead still reading at its end (SIGTERM, raised as
+    SystemExit): the temporary file goes, and no kept set is half-written."""
+    import gzip
+
+    def stopped(self: object, data: bytes) -> int:
+        raise SystemExit(1)
+
+    monkeypatch.setattr(gzip.GzipFile, "write", stopped)
+    with pytest.raises(SystemExit):
+        words_module._save(tmp_path / "t.words.gz", {b"a", b"b"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scans_read_ahead_keeps_the_tips_set(tmp_path: Path) -> None:
+    """The read-ahead process reads and keeps each branch tip's set under the index
+    directory, where the scan's first question finds it."""
+    import time
+
+    from backportr.config import Settings
+    from backportr.readahead import ReadAhead
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("init", {"a.c": "int first_name;\n"})
+    b.branch("stable-1", "master")
+    b.commit("more", {"a.c": "int first_name;\nint second_name;\n"}, branch="stable-1")
+    repo = Repo(b.path)
+    index = tmp_path / "ix" / "index.sqlite"
+    kept = index.parent / "words" / f"{repo.tree_id(repo.branch('stable-1').tip)}.words.gz"
+    settings = Settings(repo=b.path, branches=("stable-1",), index_path=index)
+    with ReadAhead(settings):
+        for _ in range(600):  # the process's own start and read; not a measure of speed
+            if kept.exists():
+                break
+            time.sleep(0.05)
+    assert words_module._load(kept) == {b"first_name", b"second_name", b"int"}
+    assert [p.name for p in kept.parent.glob("*.tmp")] == []

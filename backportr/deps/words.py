@@ -16,6 +16,7 @@ its set's 0.16 s).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import tempfile
@@ -23,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from backportr.index.transaction import held
 from backportr.model import Oid
 from backportr.repo import Repo
 
@@ -122,17 +124,40 @@ class WordLookup:
         return path is not None and path.exists()
 
     def _load_or_build(self) -> set[bytes]:
+        """The kept set, else one read now and kept. One process reads a tree's set at a
+        time (a file lock beside it): another that asks meanwhile (a second `--jobs`
+        worker, the scan's read-ahead) waits and loads it."""
         path = self._path()
-        if path is not None and path.exists():
-            try:
-                with gzip.open(path, "rb") as handle:
-                    return set(handle.read().split())
-            except (OSError, EOFError):
-                pass  # a damaged cache file is rebuilt below
-        words = self.repo.tree_words(self.tip, self.patterns)
-        if path is not None:
+        if path is None:
+            return self.repo.tree_words(self.tip, self.patterns)
+        loaded = _load(path)
+        if loaded is not None:
+            return loaded
+        with contextlib.ExitStack() as building:
+            with contextlib.suppress(OSError):  # no lock where none can be made: read it
+                path.parent.mkdir(parents=True, exist_ok=True)
+                building.enter_context(held(path.with_suffix(".lock")))
+                loaded = _load(path)  # read by the process the lock waited for
+            if loaded is not None:
+                return loaded
+            words = self.repo.tree_words(self.tip, self.patterns)
             _save(path, words)
         return words
+
+
+def keep_identifier_set(repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path) -> None:
+    """Read and keep the tip's identifier set unless it is kept already (a scan's
+    read-ahead: `scan_run`)."""
+    WordLookup(repo, tip, patterns, cache, eager=True)._load_or_build()
+
+
+def _load(path: Path) -> set[bytes] | None:
+    """A kept set, None when there is none (or it is damaged: it is read again)."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            return set(handle.read().split())
+    except (OSError, EOFError):
+        return None
 
 
 def _save(path: Path, words: set[bytes]) -> None:
@@ -153,3 +178,6 @@ def _save(path: Path, words: set[bytes]) -> None:
         os.replace(temporary, path)
     except OSError:
         Path(temporary).unlink(missing_ok=True)
+    except BaseException:  # a read-ahead stopped at the scan's end leaves nothing behind
+        Path(temporary).unlink(missing_ok=True)
+        raise

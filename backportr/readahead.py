@@ -1,0 +1,95 @@
+"""What a scan reads first, read beside the index update: each branch tip's identifier set.
+
+A scan's symbol finder reads the tip's whole identifier set at its first question
+(`deps/words.py`): 0.6-0.9 s on FRR, every `--jobs` worker at once. Its index update leaves a
+core partly idle (FRR's 27 branches: 1.4 of 2 cores), so a process of its own reads the set
+then and keeps it under the index directory, where the scan's first question finds it (or
+waits for it: one process reads a tree's set at a time). A kept set makes the read-ahead a
+lookup; a scan that ends first stops it, and nothing half-written stays.
+
+It is only a cache: the process's failures are its own (the scan reads the set itself).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+
+from backportr.config import Settings
+
+_ENTRY = (
+    "import json, os, sys; sys.path[:] = json.loads(os.environ['BACKPORTR_SYS_PATH']); "
+    "from backportr.readahead import main; sys.exit(main(sys.argv[1:]))"
+)
+_STOP_GRACE = 5.0  # seconds a stopped read-ahead is given to remove its temporary file
+
+
+class ReadAhead:
+    """The read-ahead process of one scan, for `with`: started on entry (where it can be),
+    stopped on exit if it is still reading."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> ReadAhead:
+        settings = self._settings
+        if settings.branches:
+            args = [str(settings.repo), str(settings.index_path or ""), *settings.branches]
+            env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-c", _ENTRY, *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+            except OSError:
+                self._proc = None  # no second process here: the scan reads the set itself
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(_STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def main(argv: list[str]) -> int:
+    """The read-ahead process: REPO INDEX-PATH ('' for the default) BRANCH..."""
+    from backportr.deps.symbols import SEARCHED
+    from backportr.deps.words import keep_identifier_set
+    from backportr.errors import BackportrError
+    from backportr.index.commitindex import default_index_path
+    from backportr.repo import Repo
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(1)  # through the set's writer, which removes its temporary file
+
+    signal.signal(signal.SIGTERM, stop)
+    repo_path, index_path, *branches = argv
+    try:
+        repo = Repo(Path(repo_path))
+        cache = (Path(index_path) if index_path else default_index_path(repo)).parent / "words"
+        for name in branches:
+            keep_identifier_set(repo, repo.branch(name).tip, SEARCHED, cache)
+    except (BackportrError, KeyError, OSError):
+        return 1  # the scan reads what it needs itself, and says what is wrong
+    return 0
