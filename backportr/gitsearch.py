@@ -8,7 +8,10 @@ one bounded git process or one in-process pass, never one per commit or per hunk
 from __future__ import annotations
 
 import functools
+import marshal
+import zlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -18,6 +21,7 @@ from backportr.gitblame import LineBlame
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
 from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
+from backportr.keptfiles import read_once
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
@@ -34,6 +38,7 @@ class Searches(GitAccess):
     if TYPE_CHECKING:
         _history_tip: Oid | None
         _history_reading: Callable[[], None] | None
+        _history_kept: Path | None
         _ranges: dict[Oid, RangeHistory]
         _tree_grep: TreeGrep | None
         _tree_grep_fits: dict[tuple[str, ...], bool]
@@ -44,13 +49,22 @@ class Searches(GitAccess):
             self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
         ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]: ...
 
-    def remember_history(self, tip: Oid, *, reading: Callable[[], None] | None = None) -> None:
+    def remember_history(
+        self,
+        tip: Oid,
+        *,
+        reading: Callable[[], None] | None = None,
+        kept: Path | None = None,
+    ) -> None:
         """From now on, blame and path-limited logs bounded by a fork are answered from one
         pass over fork..tip, read at the first such question (`githistory`): for a scan,
         which asks them thousands of times over one range. `reading` is told when a range
-        is about to be read (seconds at kernel scale: the caller's progress line says so)."""
+        is about to be read (seconds at kernel scale: the caller's progress line says so).
+        With `kept` (a directory), the pass is kept there for the other processes of a scan
+        and read by one of them at a time (`keptfiles`)."""
         self._history_tip = tip
         self._history_reading = reading
+        self._history_kept = kept
         self._ranges.clear()
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
@@ -64,9 +78,7 @@ class Searches(GitAccess):
             if self._history_reading is not None:
                 self._history_reading()
             try:
-                history = RangeHistory(
-                    self.git, oldest, self.range_changes(oldest, self._history_tip)
-                )
+                history = RangeHistory(self.git, oldest, self._range_records(oldest))
             except BackportrError:
                 self._history_tip = None
                 return None
@@ -74,6 +86,26 @@ class Searches(GitAccess):
                 self._ranges.pop(next(iter(self._ranges)))
             self._ranges[oldest] = history
         return history if newest in history else None
+
+    def _range_records(self, oldest: Oid) -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
+        """The pass over oldest..tip; kept, where a directory is given, as
+        `<oldest>-<tip>.range` (FRR's 7,700 commits since stable/10.2's fork: 0.6 s to read,
+        0.05 s to load). Each new one replaces the files of earlier tips from that fork."""
+        tip = self._history_tip
+        assert tip is not None
+        kept = self._history_kept
+
+        def read() -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
+            records = list(self.range_changes(oldest, tip))
+            if kept is not None:
+                for earlier in kept.glob(f"{oldest}-*.range*"):
+                    if not earlier.name.startswith(f"{oldest}-{tip}."):
+                        earlier.unlink(missing_ok=True)
+            return records
+
+        if kept is None:
+            return read()
+        return read_once(kept / f"{oldest}-{tip}.range", read, _dump_range, _load_range)
 
     def blame(
         self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
@@ -280,3 +312,14 @@ class Searches(GitAccess):
         # a letter or an underscore
         words.difference_update([w for w in words if len(w) < 3 or w[:1].isdigit()])
         return words  # filtered in place: one set of millions at a time, not two
+
+
+def _dump_range(records: list[tuple[Oid, tuple[Oid, ...], int, Changes]]) -> bytes:
+    return zlib.compress(marshal.dumps(records), 1)
+
+
+def _load_range(data: bytes) -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
+    records = marshal.loads(zlib.decompress(data))
+    if not isinstance(records, list):
+        raise ValueError("not a kept range")
+    return records

@@ -1,11 +1,14 @@
-"""What a scan reads first, read beside the index update: each branch tip's identifier set.
+"""What a scan reads first, read beside the index update: each branch tip's identifier set
+and the history since each branch's fork.
 
 A scan's symbol finder reads the tip's whole identifier set at its first question
-(`deps/words.py`): 0.6-0.9 s on FRR, every `--jobs` worker at once. Its index update leaves a
-core partly idle (FRR's 27 branches: 1.4 of 2 cores), so a process of its own reads the set
-then and keeps it under the index directory, where the scan's first question finds it (or
-waits for it: one process reads a tree's set at a time). A kept set makes the read-ahead a
-lookup; a scan that ends first stops it, and nothing half-written stays.
+(`deps/words.py`: 0.6-0.9 s on FRR), and its conflict search the history since the fork at
+its first blame (`Repo.remember_history`: 0.6 s on FRR), every `--jobs` worker at once. The
+index update leaves a core partly idle (FRR's 27 branches: 1.4 of 2 cores), so a process of
+its own reads both then and keeps them under the index directory, where the scan's first
+questions find them (or wait for them: one process reads each at a time, `keptfiles`). What
+is kept makes the read-ahead a lookup; a scan that ends first stops it, and nothing
+half-written stays.
 
 It is only a cache: the process's failures are its own (the scan reads the set itself).
 """
@@ -40,7 +43,8 @@ class ReadAhead:
     def __enter__(self) -> ReadAhead:
         settings = self._settings
         if settings.branches:
-            args = [str(settings.repo), str(settings.index_path or ""), *settings.branches]
+            args = [str(settings.repo), str(settings.index_path or ""), settings.upstream or ""]
+            args += settings.branches
             env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
             try:
                 self._proc = subprocess.Popen(
@@ -73,7 +77,7 @@ class ReadAhead:
 
 
 def main(argv: list[str]) -> int:
-    """The read-ahead process: REPO INDEX-PATH ('' for the default) BRANCH..."""
+    """The read-ahead process: REPO INDEX-PATH UPSTREAM ('' for the defaults) BRANCH..."""
     from backportr.deps.symbols import SEARCHED
     from backportr.deps.words import keep_identifier_set
     from backportr.errors import BackportrError
@@ -84,12 +88,17 @@ def main(argv: list[str]) -> int:
         raise SystemExit(1)  # through the set's writer, which removes its temporary file
 
     signal.signal(signal.SIGTERM, stop)
-    repo_path, index_path, *branches = argv
+    repo_path, index_path, upstream_name, *branches = argv
     try:
         repo = Repo(Path(repo_path))
-        cache = (Path(index_path) if index_path else default_index_path(repo)).parent / "words"
-        for name in branches:
-            keep_identifier_set(repo, repo.branch(name).tip, SEARCHED, cache)
+        kept = (Path(index_path) if index_path else default_index_path(repo)).parent
+        tips = [repo.branch(name).tip for name in branches]
+        for tip in tips:
+            keep_identifier_set(repo, tip, SEARCHED, kept / "words")
+        upstream = repo.upstream(upstream_name or None).tip
+        repo.remember_history(upstream, kept=kept / "ranges")
+        for tip in tips:  # the fork the index keeps for a branch: libgit2's merge base
+            repo.range_history(repo.merge_base(tip, upstream), upstream)
     except (BackportrError, KeyError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong
     return 0

@@ -122,6 +122,7 @@ class Repo(Streams, Searches, Diffs):
         self._listed: dict[Oid, tuple[str, ...]] = {}
         self._history_tip: Oid | None = None  # see remember_history
         self._history_reading: Callable[[], None] | None = None
+        self._history_kept: Path | None = None
         self._ranges: dict[Oid, RangeHistory] = {}
         self._tree_grep: TreeGrep | None = None
         self._tree_grep_fits: dict[tuple[str, ...], bool] = {}

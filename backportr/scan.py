@@ -87,6 +87,7 @@ class Scanner:
         ws.repo.remember_history(
             ws.upstream.tip,
             reading=lambda: progress("reading the history since the fork", 0, None),
+            kept=ws.index.path.parent / "ranges",
         )
 
     def targets(

@@ -124,3 +124,35 @@ def test_a_diff_cuts_lines_into_passed_and_kept() -> None:
     assert _split([(1, 2)], ((2, 1, 1, 0),)) == ([(1, 1), (3, 3)], [])
     # an insertion at the top
     assert _split([(1, 3)], ((0, 0, 1, 2),)) == ([(1, 1)], [(1, 2)])
+
+
+def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """With a directory to keep it in, the pass over fork..tip is read once and loaded by
+    the next process (the blame the same as git's); a pass from a later tip replaces it."""
+    b, fork = _history(tmp_path / "r", 0)
+    kept = tmp_path / "ranges"
+    tip = Repo(b.path).upstream("master").tip
+    count = len(b.files(tip)["plain.c"].splitlines())
+    expected = Repo(b.path).blame("plain.c", tip, [(1, count)], fork)
+    first = Repo(b.path)
+    first.remember_history(tip, kept=kept)
+    assert first.blame("plain.c", tip, [(1, count)], fork) == expected
+    assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{tip}.range"]
+
+    second = Repo(b.path)
+    second.remember_history(tip, kept=kept)
+
+    def unread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a kept pass is loaded, not read again")
+
+    monkeypatch.setattr(second, "range_changes", unread)
+    assert second.blame("plain.c", tip, [(1, count)], fork) == expected
+
+    later = b.commit("later", {"plain.c": b.files(tip)["plain.c"] + "more\n"})
+    third = Repo(b.path)
+    third.remember_history(later, kept=kept)
+    assert third.blame("plain.c", later, [(1, count)], fork) == expected
+    assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{later}.range"]

@@ -309,13 +309,14 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
     import threading
 
     from backportr.index.transaction import held
+    from backportr.keptfiles import keep
 
     repo, tip = _repo(tmp_path / "r")
     cache = tmp_path / "cache"
     cache.mkdir()
     kept = cache / f"{repo.tree_id(tip)}.words.gz"
     answers: list[set[str]] = []
-    with held(kept.with_suffix(".lock")):
+    with held(kept.with_name(kept.name + ".lock")):
         asking = threading.Thread(
             target=lambda: answers.append(
                 WordLookup(repo, tip, SEARCHED, cache, eager=True).present(["helper_1", "marker"])
@@ -324,45 +325,70 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
         asking.start()
         asking.join(0.5)
         assert asking.is_alive() and not answers  # it waits for the reading process
-        words_module._save(kept, {b"marker"})  # what that process keeps (a marker only)
+        keep(kept, words_module.dump_words({b"marker"}))  # what it keeps (a marker only)
     asking.join(30)
     assert answers == [{"marker"}]  # loaded, not read again from the tree
 
 
 def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The scan stops a read-ahead still reading at its end (SIGTERM, raised as
-    SystemExit): the temporary file goes, and no kept set is half-written."""
-    import gzip
+    SystemExit): the temporary file goes, and no kept file is half-written."""
+    import os
 
-    def stopped(self: object, data: bytes) -> int:
-        raise SystemExit(1)
+    from backportr import keptfiles
 
-    monkeypatch.setattr(gzip.GzipFile, "write", stopped)
+    real = os.fdopen
+
+    class Stopped:  # the file the writer opened, stopped at its first write
+        def __init__(self, fd: int, mode: str) -> None:
+            self.file = real(fd, mode)
+
+        def __enter__(self) -> Stopped:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+
+        def write(self, data: bytes) -> int:
+            self.file.write(data[:10])
+            raise SystemExit(1)
+
+    monkeypatch.setattr(keptfiles.os, "fdopen", Stopped)
     with pytest.raises(SystemExit):
-        words_module._save(tmp_path / "t.words.gz", {b"a", b"b"})
+        keptfiles.keep(tmp_path / "t.words.gz", words_module.dump_words({b"a", b"b"}))
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_scans_read_ahead_keeps_the_tips_set(tmp_path: Path) -> None:
-    """The read-ahead process reads and keeps each branch tip's set under the index
-    directory, where the scan's first question finds it."""
+def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
+    tmp_path: Path,
+) -> None:
+    """The read-ahead process reads and keeps each branch tip's set and the history since
+    its fork under the index directory, where the scan's first questions find them."""
     import time
 
     from backportr.config import Settings
+    from backportr.gitsearch import _load_range
     from backportr.readahead import ReadAhead
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})
     b.branch("stable-1", "master")
     b.commit("more", {"a.c": "int first_name;\nint second_name;\n"}, branch="stable-1")
+    b.commit("upstream", {"b.c": "int third_name;\n"})
     repo = Repo(b.path)
+    tip, upstream = repo.branch("stable-1").tip, repo.upstream().tip
+    fork = repo.merge_base(tip, upstream)
     index = tmp_path / "ix" / "index.sqlite"
-    kept = index.parent / "words" / f"{repo.tree_id(repo.branch('stable-1').tip)}.words.gz"
+    kept_set = index.parent / "words" / f"{repo.tree_id(tip)}.words.gz"
+    kept_range = index.parent / "ranges" / f"{fork}-{upstream}.range"
     settings = Settings(repo=b.path, branches=("stable-1",), index_path=index)
     with ReadAhead(settings):
-        for _ in range(600):  # the process's own start and read; not a measure of speed
-            if kept.exists():
+        for _ in range(600):  # the process's own start and reads; not a measure of speed
+            if kept_set.exists() and kept_range.exists():
                 break
             time.sleep(0.05)
-    assert words_module._load(kept) == {b"first_name", b"second_name", b"int"}
-    assert [p.name for p in kept.parent.glob("*.tmp")] == []
+    assert words_module.load_words(kept_set.read_bytes()) == {b"first_name", b"second_name", b"int"}
+    assert fork is not None and _load_range(kept_range.read_bytes()) == list(
+        repo.range_changes(fork, upstream)
+    )
+    assert [p.name for p in index.parent.rglob("*.tmp")] == []

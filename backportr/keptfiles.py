@@ -1,0 +1,69 @@
+"""Values kept in files beside the index, read by one process at a time.
+
+A scan's processes (its `--jobs` workers, its read-ahead) ask for the same large values at
+once: a branch tip's identifier set, the history since a fork. The first to ask makes the
+value and keeps it; one that asks meanwhile waits on a lock beside the file and loads what
+was kept. A file is written atomically, and one stopped half-way leaves nothing behind. A
+file that cannot be read, written or locked is only a cache: the value is made again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def read_once(
+    path: Path,
+    make: Callable[[], T],
+    dump: Callable[[T], bytes],
+    load: Callable[[bytes], T],
+) -> T:
+    """The value kept at `path`, else `make()`'s, kept there."""
+    found = _read(path, load)
+    if found is not None:
+        return found
+    with contextlib.ExitStack() as making:
+        with contextlib.suppress(OSError):  # no lock where none can be made: make it
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = making.enter_context(open(path.with_name(path.name + ".lock"), "a+"))
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            found = _read(path, load)  # kept by the process the lock waited for
+        if found is not None:
+            return found
+        value = make()
+        keep(path, dump(value))
+    return value
+
+
+def keep(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically; a cache that cannot be written is only a cache."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+    except BaseException:  # stopped while writing (a read-ahead at the scan's end)
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path, load: Callable[[bytes], T]) -> T | None:
+    """The kept value, None when there is none or it cannot be read (made again)."""
+    try:
+        return load(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
