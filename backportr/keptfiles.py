@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -65,5 +66,5 @@ def _read(path: Path, load: Callable[[bytes], T]) -> T | None:
     """The kept value, None when there is none or it cannot be read (made again)."""
     try:
         return load(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+    except (OSError, EOFError, ValueError, TypeError, zlib.error):  # zlib's: not a ValueError
         return None

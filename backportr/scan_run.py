@@ -43,7 +43,8 @@ def run_scan(
     read_ahead: bool = True,
 ) -> list[BranchScan]:
     """Open the workspace and scan every branch of the settings (one process); with
-    `read_ahead`, the tips' identifier sets are read beside the index update (`ReadAhead`)."""
+    `read_ahead`, the tips' identifier sets and the history since each fork are read beside
+    the index update (`ReadAhead`)."""
     with (
         ReadAhead(settings) if read_ahead else contextlib.nullcontext(),
         open_workspace(settings, progress=progress) as ws,

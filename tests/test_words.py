@@ -392,3 +392,21 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
         repo.range_changes(fork, upstream)
     )
     assert [p.name for p in index.parent.rglob("*.tmp")] == []
+
+
+def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
+    """A kept set or history that cannot be decompressed (a disk fault, a file cut short)
+    is made again, never an error."""
+    from backportr.gitsearch import _dump_range, _load_range
+    from backportr.keptfiles import read_once
+
+    for name, dump, load, value in (
+        ("t.words.gz", words_module.dump_words, words_module.load_words, {b"abc", b"xyz"}),
+        ("f-t.range", _dump_range, _load_range, [("a" * 40, ("b" * 40,), 7, {"p.c": "M"})]),
+    ):
+        path = tmp_path / name
+        good = dump(value)  # type: ignore[operator]
+        for damaged in (good[: len(good) // 2], b"\x1f\x8b\x08\x00" + b"garbage" * 9, b"junk"):
+            path.write_bytes(damaged)
+            assert read_once(path, lambda v=value: v, dump, load) == value  # type: ignore[arg-type]
+            assert load(path.read_bytes()) == value  # type: ignore[operator]
