@@ -59,7 +59,8 @@ class Searches(GitAccess):
         """From now on, blame and path-limited logs bounded by a fork are answered from one
         pass over fork..tip, read at the first such question (`githistory`): for a scan,
         which asks them thousands of times over one range. `reading` is told when a range
-        is about to be read (seconds at kernel scale: the caller's progress line says so).
+        is about to be read from git (seconds at kernel scale: the caller's progress line
+        says so), not when it is loaded from where another process kept it.
         With `kept` (a directory), the pass is kept there for the other processes of a scan
         and read by one of them at a time (`keptfiles`)."""
         self._history_tip = tip
@@ -75,8 +76,6 @@ class Searches(GitAccess):
             return None
         history = self._ranges.get(oldest)
         if history is None:
-            if self._history_reading is not None:
-                self._history_reading()
             try:
                 history = RangeHistory(self.git, oldest, self._range_records(oldest))
             except BackportrError:
@@ -96,6 +95,8 @@ class Searches(GitAccess):
         kept = self._history_kept
 
         def read() -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
+            if self._history_reading is not None:  # not when another process kept it
+                self._history_reading()
             records = list(self.range_changes(oldest, tip))
             if kept is not None:
                 for earlier in kept.glob(f"{oldest}-*.range*"):

@@ -11,24 +11,20 @@ is kept makes the read-ahead a lookup; a scan that ends first stops it, and noth
 half-written stays.
 
 It is only a cache: the process's failures are its own (the scan reads the set itself).
+At a scan's end what no branch asks for any more goes (`prune_kept`).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from types import TracebackType
 
+from backportr.childproc import start_main
 from backportr.config import Settings
+from backportr.keptfiles import prune
 
-_ENTRY = (
-    "import json, os, sys; sys.path[:] = json.loads(os.environ['BACKPORTR_SYS_PATH']); "
-    "from backportr.readahead import main; sys.exit(main(sys.argv[1:]))"
-)
 _STOP_GRACE = 5.0  # seconds a stopped read-ahead is given to remove its temporary file
 
 
@@ -45,14 +41,13 @@ class ReadAhead:
         if settings.branches:
             args = [str(settings.repo), str(settings.index_path or ""), settings.upstream or ""]
             args += settings.branches
-            env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
             try:
-                self._proc = subprocess.Popen(
-                    [sys.executable, "-c", _ENTRY, *args],
+                self._proc = start_main(
+                    "backportr.readahead",
+                    args,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    env=env,
                 )
             except OSError:
                 self._proc = None  # no second process here: the scan reads the set itself
@@ -74,6 +69,17 @@ class ReadAhead:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def prune_kept(kept: Path, trees: set[str], upstream_tip: str) -> int:
+    """Forget what the index directory `kept` holds for no indexed branch: the identifier
+    sets (`words/<tree>.words.gz`) of trees no branch tip has now, the histories
+    (`ranges/<fork>-<upstream tip>.range`) of earlier upstream tips. Each night's scan of a
+    moved branch would otherwise leave one set behind (a few MB for a large tree). Returns
+    how many files went."""
+    removed = prune(kept / "words", lambda name: name.split(".", 1)[0] in trees)
+    tail = f"-{upstream_tip}.range"
+    return removed + prune(kept / "ranges", lambda name: name.endswith(tail))
 
 
 def main(argv: list[str]) -> int:

@@ -11,7 +11,7 @@ from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.findings import BranchScan, Policy, prioritize
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.readahead import ReadAhead
+from backportr.readahead import ReadAhead, prune_kept
 from backportr.scan import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
 
@@ -50,11 +50,19 @@ def run_scan(
         open_workspace(settings, progress=progress) as ws,
     ):
         limit = candidate_range(ws, since, range_)
+        _forget_unasked(ws)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,
             culprits=settings.culprits,
         )  # fmt: skip
         return [scanner.scan(branch, limit) for branch in ws.branches]
+
+
+def _forget_unasked(ws: Workspace) -> None:
+    """Remove the kept identifier sets and histories no indexed branch asks for now (of
+    trees no tip has, of earlier upstream tips): what each night's scan would leave."""
+    trees = {ws.repo.tree_id(ref.tip) for ref in ws.indexed}
+    prune_kept(ws.index.path.parent, trees, ws.upstream.tip)
 
 
 Targets = tuple[list[Oid], list[tuple[Oid, Oid]]]
@@ -132,8 +140,10 @@ def _run_scan_parallel(
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
         tips = {branch.name: branch.tip for branch in ws.branches}
         upstream = ws.upstream
-    most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
-    jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
+        most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
+        jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
+        if jobs > 1:
+            _forget_unasked(ws)  # one process scans: it does, below
     if jobs == 1:
         return run_scan(
             settings, policy, since=since, range_=range_, progress=progress, read_ahead=False

@@ -131,25 +131,28 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
     monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
     """With a directory to keep it in, the pass over fork..tip is read once and loaded by
-    the next process (the blame the same as git's); a pass from a later tip replaces it."""
+    the next process (the blame the same as git's, its progress line not told of a read);
+    a pass from a later tip replaces it."""
     b, fork = _history(tmp_path / "r", 0)
     kept = tmp_path / "ranges"
     tip = Repo(b.path).upstream("master").tip
     count = len(b.files(tip)["plain.c"].splitlines())
     expected = Repo(b.path).blame("plain.c", tip, [(1, count)], fork)
+    told: list[str] = []  # what the progress line is told: reading, only when git reads
     first = Repo(b.path)
-    first.remember_history(tip, kept=kept)
+    first.remember_history(tip, kept=kept, reading=lambda: told.append("first"))
     assert first.blame("plain.c", tip, [(1, count)], fork) == expected
     assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{tip}.range"]
 
     second = Repo(b.path)
-    second.remember_history(tip, kept=kept)
+    second.remember_history(tip, kept=kept, reading=lambda: told.append("second"))
 
     def unread(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kept pass is loaded, not read again")
 
     monkeypatch.setattr(second, "range_changes", unread)
     assert second.blame("plain.c", tip, [(1, count)], fork) == expected
+    assert told == ["first"]
 
     later = b.commit("later", {"plain.c": b.files(tip)["plain.c"] + "more\n"})
     third = Repo(b.path)

@@ -410,3 +410,65 @@ def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
             path.write_bytes(damaged)
             assert read_once(path, lambda v=value: v, dump, load) == value  # type: ignore[arg-type]
             assert load(path.read_bytes()) == value  # type: ignore[operator]
+
+
+def test_prune_removes_what_is_not_wanted_and_spares_held_locks(tmp_path: Path) -> None:
+    """Unwanted kept files go with their free locks; a lock another holder has stays, so
+    does a fresh temporary file; a temporary file a killed writer left long ago goes."""
+    import fcntl
+    import os
+    import time
+
+    from backportr.keptfiles import STALE_TEMPORARY, prune
+
+    kept = tmp_path / "words"
+    kept.mkdir()
+    for name in ("new.words.gz", "new.words.gz.lock", "old.words.gz", "old.words.gz.lock",
+                 "busy.words.gz", "busy.words.gz.lock", ".old.words.gz.ab.tmp",
+                 ".new.words.gz.cd.tmp"):  # fmt: skip
+        (kept / name).write_bytes(b"x")
+    long_ago = time.time() - STALE_TEMPORARY - 60
+    os.utime(kept / ".old.words.gz.ab.tmp", (long_ago, long_ago))
+    with open(kept / "busy.words.gz.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another writer making it now
+        removed = prune(kept, lambda name: name.startswith("new."))
+    assert sorted(p.name for p in kept.iterdir()) == [
+        ".new.words.gz.cd.tmp", "busy.words.gz.lock", "new.words.gz", "new.words.gz.lock",
+    ]  # fmt: skip
+    assert removed == 4
+    assert prune(tmp_path / "absent", lambda name: False) == 0
+
+
+def test_a_scan_forgets_the_sets_and_histories_no_branch_asks_for(tmp_path: Path) -> None:
+    """A nightly scan of a moving branch does not leave a set a night behind it: what is
+    kept for trees no indexed tip has, or for an earlier upstream tip, goes; what the
+    current tips use stays."""
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan_run import run_scan
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("init", {"a.c": "int first_name;\n"})
+    b.branch("stable-1", "master")
+    b.branch("stable-2", "master")
+    b.commit("more", {"a.c": "int first_name;\nint second_name;\n"}, branch="stable-1")
+    b.commit("upstream", {"b.c": "int third_name;\n"})
+    repo = Repo(b.path)
+    upstream = repo.upstream().tip
+    fork = repo.merge_base(repo.branch("stable-1").tip, upstream)
+    current = {repo.tree_id(repo.branch(n).tip) for n in ("stable-1", "stable-2")}
+    index = tmp_path / "ix" / "index.sqlite"
+    words, ranges = index.parent / "words", index.parent / "ranges"
+    words.mkdir(parents=True)
+    ranges.mkdir()
+    stale = "0" * 40
+    for name in [f"{tree}.words.gz" for tree in current] + [f"{stale}.words.gz"]:
+        (words / name).write_bytes(b"kept")
+    for name in (f"{fork}-{upstream}.range", f"{fork}-{stale}.range"):
+        (ranges / name).write_bytes(b"kept")
+    settings = Settings(
+        repo=b.path, branches=("stable-1",), index_path=index, branch_pattern="stable-*"
+    )
+    run_scan(settings, Policy(), read_ahead=False)
+    assert sorted(p.name for p in words.iterdir()) == sorted(f"{t}.words.gz" for t in current)
+    assert [p.name for p in ranges.iterdir()] == [f"{fork}-{upstream}.range"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import pickle
 import subprocess
@@ -26,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, NoReturn
 
+from backportr.childproc import start_main
 from backportr.errors import BackportrError, ExitCode
 from backportr.gitstream import Streams, Walk
 from backportr.index.parsing import PreparedBatch, batches, prepare_batch
@@ -34,11 +34,6 @@ from backportr.model import Oid
 
 _LENGTH = 8  # bytes of a frame's length prefix
 _EXIT_GRACE = 10.0  # seconds a worker whose pipe ended is given to exit
-# The worker imports as this process does: its module search path is this one's.
-_ENTRY = (
-    "import json, os, sys; sys.path[:] = json.loads(os.environ['BACKPORTR_SYS_PATH']); "
-    "from backportr.index.worker import main; sys.exit(main(sys.argv[1:]))"
-)
 
 
 class _History(Streams):
@@ -55,7 +50,6 @@ class BulkWorker:
     slice is parsed here), hand it the walk's frontier, read its batches."""
 
     def __init__(self, git_dir: Path, per_process: int) -> None:
-        env = {**os.environ, "BACKPORTR_SYS_PATH": json.dumps(sys.path)}
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         # The batches come on a pipe of their own: whatever the worker's interpreter, a site
         # hook or a library prints goes with its errors and cannot corrupt a frame.
@@ -63,12 +57,12 @@ class BulkWorker:
         with contextlib.suppress(AttributeError, OSError):  # a larger pipe where there is one
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 1 << 20)
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-c", _ENTRY, str(git_dir), str(per_process), str(write_end)],
+            self._proc = start_main(  # it imports as this process does
+                "backportr.index.worker",
+                [str(git_dir), str(per_process), str(write_end)],
                 stdin=subprocess.PIPE,
                 stdout=self._errors,
                 stderr=self._errors,
-                env=env,
                 pass_fds=(write_end,),
             )
         except BaseException:
