@@ -43,9 +43,8 @@ class AmbiguousCommitError(UnknownCommitError):
     def __init__(self, prefix: str, candidates: list[str]) -> None:
         shown = ", ".join(candidates[:10])
         more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
-        super().__init__(
-            f"commit prefix '{prefix}' is ambiguous: {shown}{more}; give more hex digits"
-        )
+        could = f": {shown}{more}" if candidates else ""
+        super().__init__(f"commit prefix '{prefix}' is ambiguous{could}; give more hex digits")
         self.prefix = prefix
         self.candidates = candidates
 

@@ -139,7 +139,7 @@ class Repo(Streams, Searches, Diffs):
         try:
             obj = self.git.revparse_single(spec)
         except pygit2.AmbiguousError:
-            raise AmbiguousCommitError(spec, self._candidates(spec)) from None
+            return self._disambiguate(spec)
         except (KeyError, ValueError, pygit2.GitError):
             raise UnknownCommitError(
                 f"unknown commit '{spec}': not in this repository; fetch it or check the id"
@@ -157,20 +157,32 @@ class Repo(Streams, Searches, Diffs):
         except UnknownCommitError:
             return None
 
-    def _candidates(self, prefix: str) -> list[str]:
-        if not _HEX_PREFIX.match(prefix):
-            return []
-        out = self.run_git("rev-parse", f"--disambiguate={prefix.lower()}", check=False)
-        found: list[str] = []
+    def _disambiguate(self, spec: str) -> Oid:
+        """An abbreviated id libgit2 finds ambiguous: the one commit it names where other
+        objects share the prefix (git's choice where a commit is wanted, `X^{commit}`: in a
+        large repository a short id often matches blobs and trees too), else an error that
+        lists the commits it could mean."""
+        if re.fullmatch(r"[0-9a-fA-F]{1,3}", spec):
+            raise UnknownCommitError(
+                f"commit prefix '{spec}' is too short: give at least 4 hex digits"
+            )
+        if not _HEX_PREFIX.match(spec):
+            raise AmbiguousCommitError(spec, [])
+        out = self.run_git("rev-parse", f"--disambiguate={spec.lower()}", check=False)
+        commits: list[pygit2.Commit] = []
         for line in out.splitlines():
-            oid = line.strip()
             try:
-                obj = self.git[oid]
+                obj = self.git[line.strip()]
             except (KeyError, ValueError):
                 continue
             if isinstance(obj, pygit2.Commit):
-                found.append(f"{oid[:12]} ({obj.message.splitlines()[0] if obj.message else ''})")
-        return found
+                commits.append(obj)
+        if len(commits) == 1:
+            return str(commits[0].id)
+        described = [
+            f"{str(c.id)[:12]} ({c.message.splitlines()[0] if c.message else ''})" for c in commits
+        ]
+        raise AmbiguousCommitError(spec, sorted(described))
 
     def find_ref(self, name: str) -> Ref | None:
         """A branch given as `linux-5.10.y`, `origin/linux-5.10.y`, a full ref or a tag."""

@@ -43,6 +43,25 @@ def test_ambiguous_prefix_lists_candidates(tmp_path: Path) -> None:
     assert prefix in str(info.value) and "ambiguous" in str(info.value)
 
 
+def test_a_prefix_other_objects_share_names_its_one_commit(tmp_path: Path) -> None:
+    """In a large repository a short id often matches blobs and trees as well: where it
+    names one commit, that commit is meant (git's choice for `X^{commit}`)."""
+    import pygit2
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("one", {"a": "1"})
+    commit = b.commit("two", {"a": "2"})
+    n = 0
+    while not str(pygit2.hash(f"filler {n}\n".encode())).startswith(commit[:4]):
+        n += 1  # about 65,000 hashes: none written but the one that shares the prefix
+    blob = pygit2.Repository(str(b.path)).create_blob(f"filler {n}\n".encode())
+    assert str(blob)[:4] == commit[:4] and str(blob) != commit
+    repo = Repo(b.path)
+    assert repo.resolve_commit(commit[:4]) == commit
+    with pytest.raises(UnknownCommitError, match="too short: give at least 4 hex digits"):
+        repo.resolve_commit(commit[:3])
+
+
 def test_unknown_commit(tmp_path: Path) -> None:
     b = RepoBuilder(tmp_path / "r")
     b.commit("one", {"a": "1"})
