@@ -25,7 +25,6 @@ from pygit2.enums import SortMode
 
 from backportr.diffs import CommitDiff
 from backportr.errors import (
-    AmbiguousCommitError,
     BackportrError,
     NotARepositoryError,
     ShallowCloneError,
@@ -35,6 +34,7 @@ from backportr.errors import (
 from backportr.gitblame import LineBlame
 from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
+from backportr.gitnames import Names
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
 from backportr.gitstream import DiffServer, Streams
@@ -53,7 +53,6 @@ def library_versions() -> tuple[str, str]:
 
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
-_HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +90,7 @@ def _cache_objects() -> None:
     pygit2.settings.cache_max_size(_CACHE_SIZE)
 
 
-class Repo(Streams, Searches, Diffs):
+class Repo(Names, Streams, Searches, Diffs):
     """A read-mostly view of one git repository."""
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
@@ -128,61 +127,6 @@ class Repo(Streams, Searches, Diffs):
         self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
         self._line_blame: LineBlame | None = None
         self._file_greps = 0
-
-    # -- names -----------------------------------------------------------------------------
-
-    def resolve_commit(self, spec: str) -> Oid:
-        """A full id, an abbreviated id, a ref, a tag or any revision -> the commit's id."""
-        spec = spec.strip()
-        if not spec:
-            raise UnknownCommitError("empty commit name")
-        try:
-            obj = self.git.revparse_single(spec)
-        except pygit2.AmbiguousError:
-            return self._disambiguate(spec)
-        except (KeyError, ValueError, pygit2.GitError):
-            raise UnknownCommitError(
-                f"unknown commit '{spec}': not in this repository; fetch it or check the id"
-            ) from None
-        try:
-            commit = obj.peel(pygit2.Commit)
-        except (pygit2.GitError, ValueError, TypeError):
-            raise UnknownCommitError(f"'{spec}' names a {obj.type_str}, not a commit") from None
-        return str(commit.id)
-
-    def try_resolve_commit(self, spec: str) -> Oid | None:
-        """Like resolve_commit, but None for unknown or ambiguous names."""
-        try:
-            return self.resolve_commit(spec)
-        except UnknownCommitError:
-            return None
-
-    def _disambiguate(self, spec: str) -> Oid:
-        """An abbreviated id libgit2 finds ambiguous: the one commit it names where other
-        objects share the prefix (git's choice where a commit is wanted, `X^{commit}`: in a
-        large repository a short id often matches blobs and trees too), else an error that
-        lists the commits it could mean."""
-        if re.fullmatch(r"[0-9a-fA-F]{1,3}", spec):
-            raise UnknownCommitError(
-                f"commit prefix '{spec}' is too short: give at least 4 hex digits"
-            )
-        if not _HEX_PREFIX.match(spec):
-            raise AmbiguousCommitError(spec, [])
-        out = self.run_git("rev-parse", f"--disambiguate={spec.lower()}", check=False)
-        commits: list[pygit2.Commit] = []
-        for line in out.splitlines():
-            try:
-                obj = self.git[line.strip()]
-            except (KeyError, ValueError):
-                continue
-            if isinstance(obj, pygit2.Commit):
-                commits.append(obj)
-        if len(commits) == 1:
-            return str(commits[0].id)
-        described = [
-            f"{str(c.id)[:12]} ({c.message.splitlines()[0] if c.message else ''})" for c in commits
-        ]
-        raise AmbiguousCommitError(spec, sorted(described))
 
     def find_ref(self, name: str) -> Ref | None:
         """A branch given as `linux-5.10.y`, `origin/linux-5.10.y`, a full ref or a tag."""

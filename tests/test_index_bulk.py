@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import backportr.index.worker as worker_module
 import backportr.index.writer as writer_module
+from backportr import childproc
 from backportr.builder import RepoBuilder
 from backportr.errors import BackportrError
 from backportr.gitlog import log_record
@@ -253,10 +253,8 @@ def test_what_the_worker_prints_cannot_corrupt_its_batches(
         "print('a site hook says hello'); import backportr.index.worker as w; "
         "p = w.prepare_batch; w.prepare_batch = lambda b: (print('a library says hi'), p(b))[1]; "
     )
-    before, main = worker_module._ENTRY.split("from backportr.index.worker import main")
-    monkeypatch.setattr(
-        worker_module, "_ENTRY", f"{before}{hooks}from backportr.index.worker import main{main}"
-    )
+    before, after = childproc._ENTRY.split("from {module} import main")
+    monkeypatch.setattr(childproc, "_ENTRY", f"{before}{hooks}from {{module}} import main{after}")
     monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
     split = CommitIndex(repo, tmp_path / "split.sqlite")
     split.worker_after = 4
@@ -273,7 +271,7 @@ def test_a_batch_that_cannot_be_read_is_a_one_line_error(
         "import os, sys; out = os.fdopen(int(sys.argv[3]), 'wb'); "
         "out.write((5).to_bytes(8, 'big') + b'xxxxx'); out.flush(); sys.stdin.read()"
     )
-    monkeypatch.setattr(worker_module, "_ENTRY", garbage)
+    monkeypatch.setattr(childproc, "_ENTRY", garbage)  # no braces: as the template formats
     worker = BulkWorker(tmp_path, 10)
     try:
         with pytest.raises(BackportrError) as info:

@@ -46,6 +46,7 @@ def test_mypy_strict_on_the_core() -> None:
 
 _GIT_LAYER = {
     "repo.py",
+    "gitnames.py",
     "gitproc.py",
     "gitsearch.py",
     "gittreegrep.py",

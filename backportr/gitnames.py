@@ -1,0 +1,77 @@
+"""What a user or a message calls a commit, resolved: a full or abbreviated id, a ref, a tag,
+any revision git understands.
+
+Part of the git layer: a mixin of `Repo`. An abbreviated id libgit2 finds ambiguous is
+asked of git (`rev-parse --disambiguate`): in a large repository a short id often matches
+blobs and trees as well as the one commit meant.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pygit2
+
+from backportr.errors import AmbiguousCommitError, UnknownCommitError
+from backportr.gitproc import GitAccess
+from backportr.model import Oid
+
+_HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
+_TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")
+
+
+class Names(GitAccess):
+    """What `Repo` offers to turn a name into a commit id."""
+
+    def resolve_commit(self, spec: str) -> Oid:
+        """A full id, an abbreviated id, a ref, a tag or any revision -> the commit's id."""
+        spec = spec.strip()
+        if not spec:
+            raise UnknownCommitError("empty commit name")
+        try:
+            obj = self.git.revparse_single(spec)
+        except pygit2.AmbiguousError:
+            return self._disambiguate(spec)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise UnknownCommitError(
+                f"unknown commit '{spec}': not in this repository; fetch it or check the id"
+            ) from None
+        try:
+            commit = obj.peel(pygit2.Commit)
+        except (pygit2.GitError, ValueError, TypeError):
+            raise UnknownCommitError(f"'{spec}' names a {obj.type_str}, not a commit") from None
+        return str(commit.id)
+
+    def try_resolve_commit(self, spec: str) -> Oid | None:
+        """Like resolve_commit, but None for unknown or ambiguous names."""
+        try:
+            return self.resolve_commit(spec)
+        except UnknownCommitError:
+            return None
+
+    def _disambiguate(self, spec: str) -> Oid:
+        """An abbreviated id libgit2 finds ambiguous: the one commit it names where other
+        objects share the prefix (git's choice where a commit is wanted, `X^{commit}`: in a
+        large repository a short id often matches blobs and trees too), else an error that
+        lists the commits it could mean."""
+        if _TOO_SHORT.match(spec):
+            raise UnknownCommitError(
+                f"commit prefix '{spec}' is too short: give at least 4 hex digits"
+            )
+        if not _HEX_PREFIX.match(spec):
+            raise AmbiguousCommitError(spec, [])
+        out = self.run_git("rev-parse", f"--disambiguate={spec.lower()}", check=False)
+        commits: list[pygit2.Commit] = []
+        for line in out.splitlines():
+            try:
+                obj = self.git[line.strip()]
+            except (KeyError, ValueError):
+                continue
+            if isinstance(obj, pygit2.Commit):
+                commits.append(obj)
+        if len(commits) == 1:
+            return str(commits[0].id)
+        described = [
+            f"{str(c.id)[:12]} ({c.message.splitlines()[0] if c.message else ''})" for c in commits
+        ]
+        raise AmbiguousCommitError(spec, sorted(described))
