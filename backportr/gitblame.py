@@ -5,7 +5,9 @@ of a kernel-scale repository costs about 10 ms of process start and pack reading
 the file's history in the range is a handful of commits (`githistory` already gives git that
 history as grafts). Here the same walk runs on the same grafts with libgit2's diff of the
 two blobs of each step (git's xdiff with its indent heuristic, no context), kept by blob pair:
-the next question about the same file diffs only the versions it has not seen.
+the next question about the same file diffs only the versions it has not seen. Where a
+scan gives it somewhere to keep them (the index: `KeptDiffs`), the pairs it diffed are kept
+there too, for a scan's other processes, a sibling branch's scan and the next night's.
 
 The walk is git blame's (`blame.c`, no `-M`/`-C`): a commit's lines go whole to the first
 parent holding the same blob; otherwise the lines a parent's diff leaves unchanged go to that
@@ -33,6 +35,13 @@ Lines = list[tuple[int, int]]
 top can reach the same line of an older version by two ways through a merge: each counts,
 as in git, so ranges may overlap."""
 
+KeptDiffs = tuple[
+    Callable[[str, str], tuple[Hunk, ...] | None],
+    Callable[[list[tuple[str, str, tuple[Hunk, ...]]]], None],
+]
+"""Where blob pairs' hunks are kept between processes and runs: a lookup of one pair (None:
+not kept) and a writer of those diffed since."""
+
 _DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC | pygit2.enums.DiffOption.FORCE_TEXT
 _KEPT_DIFFS = 100_000
 
@@ -41,9 +50,11 @@ class LineBlame:
     """git blame over graft lines (`RangeHistory.blame_grafts`), with the diffs it made kept
     (at most `_KEPT_DIFFS` blob pairs, the oldest forgotten first)."""
 
-    def __init__(self, git: pygit2.Repository) -> None:
+    def __init__(self, git: pygit2.Repository, kept: KeptDiffs | None = None) -> None:
         self._git = git
         self._diffs: OrderedDict[tuple[str, str], tuple[Hunk, ...]] = OrderedDict()
+        self._kept = kept
+        self._unkept: list[tuple[str, str, tuple[Hunk, ...]]] = []  # diffed, not yet kept
 
     def blame(
         self,
@@ -56,6 +67,20 @@ class LineBlame:
         walking the graft lines (`commit parent...`); `blob_of` gives the file's blob at a
         commit named there (None: absent), asked only of the commits lines reach. None when
         a blob cannot be read: git must answer."""
+        try:
+            return self._blame(top, grafts, blob_of, ranges)
+        finally:
+            if self._unkept and self._kept is not None:
+                self._kept[1](self._unkept)
+            self._unkept = []
+
+    def _blame(
+        self,
+        top: Oid,
+        grafts: list[str],
+        blob_of: Callable[[Oid], str | None],
+        ranges: list[tuple[int, int]],
+    ) -> dict[Oid, int] | None:
         parents: dict[Oid, list[Oid]] = {}
         for line in grafts:
             commit, *rest = line.split()
@@ -117,20 +142,27 @@ class LineBlame:
     def _hunks(self, old: str, new: str) -> tuple[Hunk, ...] | None:
         key = (old, new)
         hunks = self._diffs.get(key)
+        if hunks is None and self._kept is not None:
+            hunks = self._kept[0](old, new)
         if hunks is None:
             try:
                 old_blob = self._git[old].peel(pygit2.Blob)
                 new_blob = self._git[new].peel(pygit2.Blob)
             except (KeyError, ValueError, pygit2.GitError):
                 return None
-            patch = pygit2.Patch.create_from(
-                old_blob, new_blob, flag=_DIFF_FLAGS, context_lines=0, interhunk_lines=0
-            )
-            hunks = tuple((h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks)
+            hunks = _diff(old_blob, new_blob)
+            self._unkept.append((old, new, hunks))
+        if key not in self._diffs:
             if len(self._diffs) >= _KEPT_DIFFS:
                 self._diffs.popitem(last=False)
             self._diffs[key] = hunks
         return hunks
+
+
+def _diff(old: pygit2.Blob, new: pygit2.Blob) -> tuple[Hunk, ...]:
+    """The hunks of git's diff of two blobs, without context."""
+    patch = pygit2.Patch.create_from(old, new, flag=_DIFF_FLAGS, context_lines=0, interhunk_lines=0)
+    return tuple((h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks)
 
 
 def _split(lines: Lines, hunks: tuple[Hunk, ...]) -> tuple[Lines, Lines]:

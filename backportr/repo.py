@@ -31,7 +31,7 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
-from backportr.gitblame import LineBlame
+from backportr.gitblame import KeptDiffs, LineBlame
 from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitnames import Names
@@ -126,6 +126,7 @@ class Repo(Names, Streams, Searches, Diffs):
         self._tree_grep: TreeGrep | None = None
         self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
         self._line_blame: LineBlame | None = None
+        self._blame_kept: KeptDiffs | None = None
         self._file_greps = 0
 
     def find_ref(self, name: str) -> Ref | None:

@@ -89,6 +89,8 @@ class Scanner:
             reading=lambda: progress("reading the history since the fork", 0, None),
             kept=ws.index.path.parent / "ranges",
         )
+        ws.repo.expect_many_greps()  # the symbol finder's "which files mention it"
+        ws.repo.keep_blame_diffs((ws.index.blame_hunks, ws.index.keep_blame_hunks))
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from backportr import gitblame
 from backportr.builder import RepoBuilder
 from backportr.gitblame import _split
 from backportr.repo import Repo
@@ -159,3 +160,47 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
     third.remember_history(later, kept=kept)
     assert third.blame("plain.c", later, [(1, count)], fork) == expected
     assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{later}.range"]
+
+
+def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """With the index to keep them in, a blame's diffs of blob pairs are kept there: a
+    second process (a scan's other worker, a sibling branch's scan, the next night's) gives
+    git's answer without diffing again, and a kept value that cannot be read is diffed."""
+    import pygit2
+
+    from backportr.index import CommitIndex
+
+    b, fork = _history(tmp_path / "r", 3)
+    tip = Repo(b.path).upstream("master").tip
+    expected = {
+        p: Repo(b.path).blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
+        for p in _PATHS
+    }
+
+    def blamed(repo: Repo) -> dict[str, dict[str, int]]:
+        index = CommitIndex(repo, tmp_path / "ix.sqlite")
+        repo.remember_history(tip)
+        repo.keep_blame_diffs((index.blame_hunks, index.keep_blame_hunks))
+        return {
+            p: repo.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork) for p in _PATHS
+        }
+
+    assert blamed(Repo(b.path)) == expected
+    real = gitblame._diff
+    diffed: list[object] = []
+
+    def counting(old: pygit2.Blob, new: pygit2.Blob) -> tuple[tuple[int, int, int, int], ...]:
+        diffed.append((old.id, new.id))
+        return real(old, new)
+
+    monkeypatch.setattr(gitblame, "_diff", counting)
+    assert blamed(Repo(b.path)) == expected
+    assert diffed == []  # every pair came from the index
+    index = CommitIndex(Repo(b.path), tmp_path / "ix.sqlite")
+    index.db.execute("UPDATE results SET value = 'not numbers'")
+    index.db.commit()
+    assert blamed(Repo(b.path)) == expected
+    assert diffed  # what could not be read was diffed again

@@ -232,6 +232,21 @@ def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> 
         }
 
 
+def test_grep_files_answers_in_process_at_once_when_many_questions_are_coming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan says many questions are coming: no git grep at all, the same answers."""
+    repo, tip = _repo(tmp_path / "r")
+    expected = [repo._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)]
+
+    def no_git(*args: object) -> None:
+        raise AssertionError("answered in-process from the first question")
+
+    monkeypatch.setattr(repo, "_git_grep_files", no_git)
+    repo.expect_many_greps()
+    assert [repo.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)] == expected
+
+
 def test_grep_files_stays_with_git_where_the_tree_would_not_fit(  # type: ignore[no-untyped-def]
     tmp_path: Path, monkeypatch
 ) -> None:

@@ -379,6 +379,30 @@ class IndexReader:
         with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
             self._write_all("INSERT OR REPLACE INTO results VALUES(?, ?)", results)
 
+    def blame_hunks(self, old: str, new: str) -> tuple[tuple[int, int, int, int], ...] | None:
+        """The hunks kept for the diff of two blobs (`keep_blame_hunks`), None when none are
+        or what is kept cannot be read."""
+        value = self.cached_result(result_key("blame hunks", old, new))
+        if value is None:
+            return None
+        try:
+            numbers = [int(n) for n in value.split()]
+        except ValueError:
+            return None
+        if len(numbers) % 4:
+            return None
+        return tuple(zip(*[iter(numbers)] * 4, strict=True))
+
+    def keep_blame_hunks(self, diffs: Sequence[tuple[str, str, Sequence[tuple[int, ...]]]]) -> None:
+        """Keep the hunks of blob pairs' diffs (the in-process blame's, `gitblame`): they
+        depend on the two blobs alone, so every scan of every branch can use them."""
+        self.keep_results(
+            [
+                (result_key("blame hunks", old, new), " ".join(str(n) for h in hunks for n in h))
+                for old, new, hunks in diffs
+            ]
+        )
+
     def count(self) -> int:
         count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
         return count
