@@ -67,20 +67,6 @@ class LineBlame:
         walking the graft lines (`commit parent...`); `blob_of` gives the file's blob at a
         commit named there (None: absent), asked only of the commits lines reach. None when
         a blob cannot be read: git must answer."""
-        try:
-            return self._blame(top, grafts, blob_of, ranges)
-        finally:
-            if self._unkept and self._kept is not None:
-                self._kept[1](self._unkept)
-            self._unkept = []
-
-    def _blame(
-        self,
-        top: Oid,
-        grafts: list[str],
-        blob_of: Callable[[Oid], str | None],
-        ranges: list[tuple[int, int]],
-    ) -> dict[Oid, int] | None:
         parents: dict[Oid, list[Oid]] = {}
         for line in grafts:
             commit, *rest = line.split()
@@ -106,6 +92,12 @@ class LineBlame:
                 counts[commit] = counts.get(commit, 0) + kept
             ready += [p for p in dict.fromkeys(parents[commit]) if children.get(p) == 0]
         return counts
+
+    def keep_diffs(self) -> None:
+        """Keep where it was given (`KeptDiffs`) the diffs made since the last call."""
+        if self._unkept and self._kept is not None:
+            self._kept[1](self._unkept)
+        self._unkept = []
 
     def _pass(
         self,

@@ -133,9 +133,12 @@ class Searches(GitAccess):
                 return {}  # nothing in the range changed the file: every line is older
             if self._line_blame is None:
                 self._line_blame = LineBlame(self.git, self._blame_kept)
-            answer = self._line_blame.blame(
-                top, lines, functools.partial(history.blob_id, path=path), ranges
-            )
+            try:
+                answer = self._line_blame.blame(
+                    top, lines, functools.partial(history.blob_id, path=path), ranges
+                )
+            finally:
+                self._line_blame.keep_diffs()
             if answer is not None:
                 return answer
             out = self.run_git(
