@@ -70,6 +70,25 @@ Targets = tuple[list[Oid], list[tuple[Oid, Oid]]]
 
 _CHUNKS_PER_JOB = 32  # a branch's targets in about this many runs of neighbours per process
 
+AUTO_JOBS = 4
+"""`--jobs 0` (the default) runs one process per core this process may use, at most this
+many: each holds its own caches (at kernel scale up to a gigabyte), and past a few the
+shares of one branch's targets gain little."""
+
+AUTO_MIN_TARGETS = 32
+"""... and only where a branch has at least this many targets: for fewer, starting the
+processes costs more than they save."""
+
+
+def processes(jobs: int, most: int) -> int:
+    """How many processes scan a branch of at most `most` targets: `jobs`, never more than
+    the cores or the targets; 0 chooses (`AUTO_JOBS`, `AUTO_MIN_TARGETS`)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    if jobs == 0:
+        return min(cores, AUTO_JOBS) if most >= AUTO_MIN_TARGETS else 1
+    return max(1, min(jobs, cores, most))
+
 
 def _chunks(targets: Targets, jobs: int) -> list[Targets]:
     """The targets cut into runs of neighbours (in upstream or branch order, neighbours
@@ -112,7 +131,8 @@ def run_scan_parallel(
     range_: str | None = None,
     progress: ProgressCallback = no_progress,
 ) -> list[BranchScan]:
-    """Spread the targets of every branch over `jobs` processes, each taking the next chunk
+    """Spread the targets of every branch over `jobs` processes (0: `processes` chooses),
+    each taking the next chunk
     as it finishes one (a few targets can cost more than all the others: a fixed split left
     one process idle for a fifth of an OVN scan); findings keep the order a single process
     gives. The index is brought up to date once, before the workers start."""
@@ -136,18 +156,17 @@ def _run_scan_parallel(
 
     with open_workspace(settings, progress=progress) as ws:
         limit = candidate_range(ws, since, range_)
-        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
+        scanner = Scanner(
+            ws, policy, progress=progress, max_commits=settings.max_commits,
+            culprits=settings.culprits,
+        )  # fmt: skip
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
         tips = {branch.name: branch.tip for branch in ws.branches}
         upstream = ws.upstream
-        most = max((len(f) + len(b) for _, (f, b) in plans), default=1)
-        jobs = max(1, min(jobs, os.cpu_count() or 1, most))  # never more processes than work
-        if jobs > 1:
-            _forget_unasked(ws)  # one process scans: it does, below
-    if jobs == 1:
-        return run_scan(
-            settings, policy, since=since, range_=range_, progress=progress, read_ahead=False
-        )
+        jobs = processes(jobs, max((len(f) + len(b) for _, (f, b) in plans), default=1))
+        _forget_unasked(ws)
+        if jobs == 1:  # one process: this one, in the workspace it has open
+            return [scanner.scan(branch, limit) for branch in ws.branches]
     results = []
     with Manager() as manager, ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, (fixes, backports) in plans:

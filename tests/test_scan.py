@@ -194,7 +194,7 @@ def answer(stdout: str) -> dict[str, object]:
 
 
 def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
-    one = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194")
+    one = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194", "--jobs", "1")
     two = scan_ima(ima, "-b", "linux-5.10.y", "-b", "v5.10.194", "--jobs", "2")
     assert one.returncode == two.returncode == 4, two.stderr
 
@@ -202,7 +202,7 @@ def test_jobs_gives_the_same_answer(ima: ImaFixture) -> None:
 
 
 def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> None:
-    one = scan(repo, tmp_path, "--format", "json")
+    one = scan(repo, tmp_path, "--format", "json", "--jobs", "1")
     two = scan(repo, tmp_path, "--format", "json", "--jobs", "2")
     assert two.returncode == one.returncode == 4
     assert answer(two.stdout) == answer(one.stdout)
@@ -219,6 +219,23 @@ def test_jobs_take_chunks_of_neighbours_every_target_once() -> None:
     assert all(bool(f) != bool(b) for f, b in chunks)
     assert max(len(f) + len(b) for f, b in chunks) == 3  # 130 targets over 2 x 32 chunks
     assert _chunks(([], []), 2) == []
+
+
+def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--jobs 0`, the default: one process per core this process may use, at most
+    `AUTO_JOBS`, and one alone for a branch of few targets; a number given is kept to the
+    cores and the targets."""
+    from backportr import scan_run
+
+    monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert scan_run.processes(0, scan_run.AUTO_MIN_TARGETS) == scan_run.AUTO_JOBS
+    assert scan_run.processes(0, scan_run.AUTO_MIN_TARGETS - 1) == 1
+    assert scan_run.processes(8, 1000) == 8 and scan_run.processes(32, 1000) == 16
+    assert scan_run.processes(8, 3) == 3 and scan_run.processes(1, 1000) == 1
+    monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert scan_run.processes(0, 5000) == 2
 
 
 def test_jobs_scan_a_branch_with_nothing_to_look_at(tmp_path: Path) -> None:
@@ -238,7 +255,7 @@ def test_jobs_scan_a_branch_with_nothing_to_look_at(tmp_path: Path) -> None:
             text=True,
             timeout=300,
         )
-        for jobs in ([], ["--jobs", "2"])
+        for jobs in (["--jobs", "1"], ["--jobs", "2"])
     ]
     assert [r.returncode for r in runs] == [4, 4], runs[1].stderr
     one, two = (answer(r.stdout) for r in runs)

@@ -69,9 +69,14 @@ def scan_command(
     jobs: Annotated[
         int,
         typer.Option(
-            "--jobs", "-j", min=1, help="Spread the targets over N processes.", metavar="N"
+            "--jobs",
+            "-j",
+            min=0,
+            help="Spread the targets over N processes (0: one per core, at most 4, where a "
+            "branch has 32 targets or more).",
+            metavar="N",
         ),
-    ] = 1,
+    ] = 0,
     ignore: Annotated[
         Path | None,
         typer.Option("--ignore", help="File of path globs to leave out.", metavar="FILE"),
@@ -128,7 +133,7 @@ def scan_command(
     holder = ScanState(state) if state is not None else None
     started, clock = datetime.now(UTC), time.monotonic()
     try:
-        if jobs > 1:
+        if jobs != 1:
             scans = run_scan_parallel(
                 settings, policy, jobs, since=since, range_=range_, progress=progress
             )
