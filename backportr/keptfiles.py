@@ -5,8 +5,8 @@ once: a branch tip's identifier set, the history since a fork. The first to ask 
 value and keeps it; one that asks meanwhile waits on a lock beside the file and loads what
 was kept. A file is written atomically, and one stopped half-way leaves nothing behind. A
 file that cannot be read, written or locked is only a cache: the value is made again.
-What no branch asks for any more goes at the end of a scan (`prune`), so a nightly run
-does not leave a file a night behind it.
+What no branch asks for any more goes once a scan has updated the index (`prune`), so a
+nightly run does not leave a file a night behind it.
 """
 
 from __future__ import annotations

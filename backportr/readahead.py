@@ -11,7 +11,7 @@ is kept makes the read-ahead a lookup; a scan that ends first stops it, and noth
 half-written stays.
 
 It is only a cache: the process's failures are its own (the scan reads the set itself).
-At a scan's end what no branch asks for any more goes (`prune_kept`).
+Once a scan has updated the index, what no branch asks for any more goes (`prune_kept`).
 """
 
 from __future__ import annotations
