@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
+from concurrent.futures import Future
 from queue import Queue
 
 from backportr.config import Settings
@@ -69,6 +71,7 @@ Targets = tuple[list[Oid], list[tuple[Oid, Oid]]]
 """A share of one branch's work: fixes to check, (carrier, upstream) backports to check."""
 
 _CHUNKS_PER_JOB = 32  # a branch's targets in about this many runs of neighbours per process
+_FOLLOW_SECONDS = 0.2  # how long the main process waits for a finished chunk between looks
 
 AUTO_JOBS = 4
 """`--jobs 0` (the default) runs one process per core this process may use, at most this
@@ -107,10 +110,12 @@ def _scan_share(
     branch: str,
     share: Targets,
     work: Queue[tuple[int, Targets] | None],
+    finished: Queue[int],
 ) -> list[tuple[int, BranchScan]]:
     """A worker process's part of one branch: stage 1's bulk work for `share` (every
     `jobs`-th target), then the chunks it takes from `work` until it takes the end mark,
-    each scanned with the same workspace (its caches serve them all)."""
+    each scanned with the same workspace (its caches serve them all); how many targets
+    each chunk held goes to `finished` (the progress line)."""
     done: list[tuple[int, BranchScan]] = []
     with open_workspace(settings, all_stable=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
@@ -119,7 +124,27 @@ def _scan_share(
         while (item := work.get()) is not None:
             number, targets = item
             done.append((number, scanner.scan(ref, targets=targets)))
+            finished.put(len(targets[0]) + len(targets[1]))
     return done
+
+
+def _follow(
+    shares: list[Future[list[tuple[int, BranchScan]]]],
+    finished: Queue[int],
+    what: str,
+    total: int,
+    progress: ProgressCallback,
+) -> None:
+    """Tell the progress line how many targets the processes have finished, chunk by
+    chunk, until every process has ended (its result, or its error, is then read)."""
+    count = 0
+    progress(what, count, total)
+    while not all(share.done() for share in shares):
+        try:
+            count += finished.get(timeout=_FOLLOW_SECONDS)
+        except queue.Empty:
+            continue
+        progress(what, count, total)
 
 
 def run_scan_parallel(
@@ -175,10 +200,14 @@ def _run_scan_parallel(
                 work.put(item)
             for _ in range(jobs):
                 work.put(None)  # one end mark per share
-            stage1 = [(fixes[i::jobs], backports[i::jobs]) for i in range(jobs)]
-            shares = pool.map(_scan_share, [settings] * jobs, [policy] * jobs, [name] * jobs,
-                              stage1, [work] * jobs)  # fmt: skip
-            done = sorted((p for share in shares for p in share), key=lambda p: p[0])
+            finished: Queue[int] = manager.Queue()
+            shares = [
+                pool.submit(_scan_share, settings, policy, name, (fixes[i::jobs],
+                            backports[i::jobs]), work, finished)
+                for i in range(jobs)
+            ]  # fmt: skip
+            _follow(shares, finished, f"scanning {name}", len(fixes) + len(backports), progress)
+            done = sorted((p for share in shares for p in share.result()), key=lambda p: p[0])
             parts = [part for _, part in done]  # in chunk order: errors as one process lists them
             first = (
                 parts[0]

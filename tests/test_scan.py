@@ -238,6 +238,24 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
     assert scan_run.processes(0, 5000) == 2
 
 
+def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_path: Path) -> None:
+    """With several processes (the default on more than one core) the progress line still
+    counts the targets done, chunk by chunk, up to all of them."""
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan_run import run_scan_parallel
+
+    told: list[tuple[str, int, int | None]] = []
+    settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
+    scans = run_scan_parallel(
+        settings, Policy(), 2, progress=lambda what, done, total: told.append((what, done, total))
+    )
+    counts = [done for what, done, _ in told if what == f"scanning {BRANCH}"]
+    total = scans[0].scanned
+    assert total > 2 and counts[0] == 0 and counts[-1] == total
+    assert counts == sorted(counts) and len(set(counts)) > 2  # more than a start and an end
+
+
 def test_jobs_scan_a_branch_with_nothing_to_look_at(tmp_path: Path) -> None:
     """Under --jobs a branch at upstream's tip (no fix after its fork, no backport) is
     reported with its tip and no finding, beside a branch with findings, as one process
