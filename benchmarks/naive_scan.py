@@ -70,6 +70,39 @@ def missing_fixes(repo: Path, upstream: str, branch: str) -> list[str]:
     return missing
 
 
+def missing_fixes_per_id(repo: Path, upstream: str, branch: str) -> list[str]:
+    """The same question asked as a shell loop asks it: the same `git log`s, then a git
+    process for every `Fixes:` id (`rev-parse`) and one for every culprit no backport names
+    (`merge-base --is-ancestor`, which walks the history each time: most of its cost where
+    git keeps no commit-graph). The same answer as `missing_fixes`."""
+    fork = git(repo, "merge-base", upstream, branch).strip()
+    after = log(repo, [f"{fork}..{upstream}"])
+    carried = {
+        m.group(1) for _, body in log(repo, [f"{fork}..{branch}"]) for m in _UPSTREAM.finditer(body)
+    }
+    missing = []
+    for oid, body in reversed(after):
+        if oid in carried:
+            continue
+        for ref in _FIXES.findall(body):
+            culprit = subprocess.run(
+                ["git", "--git-dir", str(repo), "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if culprit and (
+                culprit in carried
+                or subprocess.run(
+                    ["git", "--git-dir", str(repo), "merge-base", "--is-ancestor", culprit, branch],
+                    capture_output=True,
+                ).returncode
+                == 0
+            ):
+                missing.append(oid)
+                break
+    return missing
+
+
 def main() -> int:
     repo, upstream, branch = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     for oid in missing_fixes(repo, upstream, branch):
