@@ -4,9 +4,12 @@ targets of each branch spread over workers, findings in the order one process gi
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import queue
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing import Manager
+from multiprocessing.managers import SyncManager
 from queue import Queue
 
 from backportr.config import Settings
@@ -14,8 +17,11 @@ from backportr.errors import BackportrError
 from backportr.findings import BranchScan, Policy, prioritize
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.readahead import ReadAhead, prune_kept
+from backportr.repo import Ref
 from backportr.scan import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
+
+_log = logging.getLogger("backportr")
 
 
 def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> list[Oid] | None:
@@ -176,9 +182,6 @@ def _run_scan_parallel(
     range_: str | None,
     progress: ProgressCallback,
 ) -> list[BranchScan]:
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import Manager
-
     with open_workspace(settings, progress=progress) as ws:
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
@@ -192,44 +195,68 @@ def _run_scan_parallel(
         _forget_unasked(ws)
         if jobs == 1:  # one process: this one, in the workspace it has open
             return [scanner.scan(branch, limit) for branch in ws.branches]
+    with contextlib.ExitStack() as running:
+        try:
+            manager = running.enter_context(Manager())
+            pool = running.enter_context(ProcessPoolExecutor(max_workers=jobs))
+        except OSError as error:  # no semaphores or sockets here (a confined container)
+            _log.warning("scanning in one process: cannot start %d (%s)", jobs, error)
+            return run_scan(
+                settings, policy, since=since, range_=range_, progress=progress, read_ahead=False
+            )
+        return _scan_in(pool, manager, plans, tips, upstream, jobs, settings, policy, progress)
+
+
+def _scan_in(
+    pool: ProcessPoolExecutor,
+    manager: SyncManager,
+    plans: list[tuple[str, Targets]],
+    tips: dict[str, Oid],
+    upstream: Ref,
+    jobs: int,
+    settings: Settings,
+    policy: Policy,
+    progress: ProgressCallback,
+) -> list[BranchScan]:
+    """Each branch's targets spread over the pool's processes (`_scan_share`), merged back
+    in the order one process gives."""
     results = []
-    with Manager() as manager, ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, (fixes, backports) in plans:
-            work: Queue[tuple[int, Targets] | None] = manager.Queue()
-            for item in enumerate(_chunks((fixes, backports), jobs)):
-                work.put(item)
-            for _ in range(jobs):
-                work.put(None)  # one end mark per share
-            finished: Queue[int] = manager.Queue()
-            shares = [
-                pool.submit(_scan_share, settings, policy, name, (fixes[i::jobs],
-                            backports[i::jobs]), work, finished)
-                for i in range(jobs)
-            ]  # fmt: skip
-            _follow(shares, finished, f"scanning {name}", len(fixes) + len(backports), progress)
-            done = sorted((p for share in shares for p in share.result()), key=lambda p: p[0])
-            parts = [part for _, part in done]  # in chunk order: errors as one process lists them
-            first = (
-                parts[0]
-                if parts
-                else BranchScan(  # a branch with nothing to look at
-                    name, tip=tips[name], upstream=upstream.name, upstream_tip=upstream.tip
-                )
+    for name, (fixes, backports) in plans:
+        work: Queue[tuple[int, Targets] | None] = manager.Queue()
+        for item in enumerate(_chunks((fixes, backports), jobs)):
+            work.put(item)
+        for _ in range(jobs):
+            work.put(None)  # one end mark per share
+        finished: Queue[int] = manager.Queue()
+        shares = [
+            pool.submit(_scan_share, settings, policy, name, (fixes[i::jobs],
+                        backports[i::jobs]), work, finished)
+            for i in range(jobs)
+        ]  # fmt: skip
+        _follow(shares, finished, f"scanning {name}", len(fixes) + len(backports), progress)
+        done = sorted((p for share in shares for p in share.result()), key=lambda p: p[0])
+        parts = [part for _, part in done]  # in chunk order: errors as one process lists them
+        first = (
+            parts[0]
+            if parts
+            else BranchScan(  # a branch with nothing to look at
+                name, tip=tips[name], upstream=upstream.name, upstream_tip=upstream.tip
             )
-            merged = BranchScan(
-                name, tip=first.tip, upstream=first.upstream, upstream_tip=first.upstream_tip
-            )
-            rank = {c: n for n, c in enumerate(fixes)}
-            rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
-            for part in parts:
-                merged.findings += part.findings
-                merged.errors += part.errors
-                merged.scanned += part.scanned
-                merged.resolved += part.resolved
-                merged.reused += part.reused
-            merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
-            merged.findings = prioritize(merged.findings, policy.untagged)
-            log_scanned(merged)
-            results.append(merged)
-            progress(f"scanning {name}", merged.scanned, merged.scanned)
+        )
+        merged = BranchScan(
+            name, tip=first.tip, upstream=first.upstream, upstream_tip=first.upstream_tip
+        )
+        rank = {c: n for n, c in enumerate(fixes)}
+        rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
+        for part in parts:
+            merged.findings += part.findings
+            merged.errors += part.errors
+            merged.scanned += part.scanned
+            merged.resolved += part.resolved
+            merged.reused += part.reused
+        merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
+        merged.findings = prioritize(merged.findings, policy.untagged)
+        log_scanned(merged)
+        results.append(merged)
+        progress(f"scanning {name}", merged.scanned, merged.scanned)
     return results

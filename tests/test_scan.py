@@ -256,6 +256,28 @@ def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_pat
     assert counts == sorted(counts) and len(set(counts)) > 2  # more than a start and an end
 
 
+def test_jobs_where_no_process_can_start_scan_in_one(
+    repo: Kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A confined machine without the semaphores or sockets a process pool needs: the
+    default scan warns and answers from one process, as `--jobs 1` does."""
+    from backportr import scan_run
+    from backportr.config import Settings
+    from backportr.findings import Policy
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise OSError(38, "Function not implemented")
+
+    settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
+    one = scan_run.run_scan(settings, Policy(), read_ahead=False)
+    monkeypatch.setattr(scan_run, "ProcessPoolExecutor", no_pool)
+    with caplog.at_level("WARNING", logger="backportr"):
+        fallen = scan_run.run_scan_parallel(settings, Policy(), 2)
+    assert "scanning in one process: cannot start 2" in caplog.text
+    assert [f.commit for f in fallen[0].findings] == [f.commit for f in one[0].findings]
+    assert fallen[0].findings and fallen[0].scanned == one[0].scanned
+
+
 def test_jobs_scan_a_branch_with_nothing_to_look_at(tmp_path: Path) -> None:
     """Under --jobs a branch at upstream's tip (no fix after its fork, no backport) is
     reported with its tip and no finding, beside a branch with findings, as one process
