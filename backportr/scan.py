@@ -145,14 +145,28 @@ class Scanner:
         if self.staged:
             self._stage1(branch, *targets)
 
+    def unanswered(self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> int:
+        """How many of the targets no earlier run's kept answer covers: the scan's work (a
+        warm rescan has none)."""
+        fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
+        return (
+            len(fix_keys)
+            + len(backport_keys)
+            - len(self.ws.index.cached_results([*fix_keys, *backport_keys]))
+        )
+
+    def _target_keys(
+        self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
+    ) -> tuple[list[str], list[str]]:
+        key = self._keys(branch.name)
+        return [key("fix", c) for c in fixes], [key("backport", u) for _, u in backports]
+
     def _stage1(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
     ) -> tuple[list[str], list[str], dict[str, str]]:
         """The targets' keys and the findings an earlier run kept under them; staged, stage
         1's bulk work for the targets without (`prepare`)."""
-        key = self._keys(branch.name)
-        fix_keys = [key("fix", c) for c in fixes]
-        backport_keys = [key("backport", u) for _, u in backports]
+        fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
         kept = self.ws.index.cached_results([*fix_keys, *backport_keys])
         if self.staged:
             self.prepare(

@@ -225,17 +225,18 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`--jobs 0`, the default: one process per core this process may use, at most
-    `AUTO_JOBS`, and one alone for a branch of few targets; a number given is kept to the
-    cores and the targets."""
+    `AUTO_JOBS`, and one alone where a branch has few targets that no earlier run
+    answered; a number given is kept to the cores and the targets."""
     from backportr import scan_run
 
+    enough, few = (lambda: scan_run.AUTO_MIN_TARGETS), (lambda: scan_run.AUTO_MIN_TARGETS - 1)
     monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: set(range(16)))
-    assert scan_run.processes(0, scan_run.AUTO_MIN_TARGETS) == scan_run.AUTO_JOBS
-    assert scan_run.processes(0, scan_run.AUTO_MIN_TARGETS - 1) == 1
-    assert scan_run.processes(8, 1000) == 8 and scan_run.processes(32, 1000) == 16
-    assert scan_run.processes(8, 3) == 3 and scan_run.processes(1, 1000) == 1
+    assert scan_run.processes(0, 5000, enough) == scan_run.AUTO_JOBS
+    assert scan_run.processes(0, 5000, few) == 1  # a warm rescan has nothing to answer
+    assert scan_run.processes(8, 1000, few) == 8 and scan_run.processes(32, 1000, few) == 16
+    assert scan_run.processes(8, 3, enough) == 3 and scan_run.processes(1, 1000, enough) == 1
     monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: {0, 1})
-    assert scan_run.processes(0, 5000) == 2
+    assert scan_run.processes(0, 5000, enough) == 2
 
 
 def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_path: Path) -> None:
@@ -254,6 +255,28 @@ def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_pat
     total = scans[0].scanned
     assert total > 2 and counts[0] == 0 and counts[-1] == total
     assert counts == sorted(counts) and len(set(counts)) > 2  # more than a start and an end
+
+
+def test_a_warm_rescan_by_default_starts_no_process(
+    repo: Kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default `--jobs 0` on a rescan whose answers are all kept: nothing to spread,
+    so no process is started (it would cost more than the rescan), the same findings."""
+    from backportr import scan_run
+    from backportr.config import Settings
+    from backportr.findings import Policy
+
+    settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
+    first = scan_run.run_scan(settings, Policy(), read_ahead=False)
+    monkeypatch.setattr(scan_run, "AUTO_MIN_TARGETS", 1)  # this small branch would spread
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rescan with every answer kept starts no process")
+
+    monkeypatch.setattr(scan_run, "ProcessPoolExecutor", no_pool)
+    again = scan_run.run_scan_parallel(settings, Policy(), 0)
+    assert [f.commit for f in again[0].findings] == [f.commit for f in first[0].findings]
+    assert again[0].resolved == 0 and again[0].scanned > 0
 
 
 def test_jobs_where_no_process_can_start_scan_in_one(
