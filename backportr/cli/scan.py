@@ -73,7 +73,7 @@ def scan_command(
             "-j",
             min=0,
             help="Spread the targets over N processes (0: one per core, at most 4, where a "
-            "branch has 32 targets or more).",
+            "branch has 32 targets or more that no earlier run answered).",
             metavar="N",
         ),
     ] = 0,
