@@ -167,10 +167,10 @@ def run_scan_parallel(
     progress: ProgressCallback = no_progress,
 ) -> list[BranchScan]:
     """Spread the targets of every branch over `jobs` processes (0: `processes` chooses),
-    each taking the next chunk
-    as it finishes one (a few targets can cost more than all the others: a fixed split left
-    one process idle for a fifth of an OVN scan); findings keep the order a single process
-    gives. The index is brought up to date once, before the workers start."""
+    each taking the next chunk as it finishes one (a few targets can cost more than all the
+    others: a fixed split left one process idle for a fifth of an OVN scan); findings keep
+    the order a single process gives. The index is brought up to date once, before the
+    workers start."""
     with ReadAhead(settings):
         return _run_scan_parallel(
             settings, policy, jobs, since=since, range_=range_, progress=progress
@@ -208,7 +208,11 @@ def _run_scan_parallel(
         )
         _forget_unasked(ws)
         if jobs == 1:  # one process: this one, in the workspace it has open
-            return [scanner.scan(branch, limit) for branch in ws.branches]
+            pairs = zip(ws.branches, plans, strict=True)
+            scans = [scanner.scan(ref, targets=t) for ref, (_, t) in pairs]
+            for scan in scans:
+                log_scanned(scan)  # a whole branch, as `scan` without `targets` tells it
+            return scans
     with contextlib.ExitStack() as running:
         try:
             manager = running.enter_context(Manager())
