@@ -21,7 +21,7 @@ from backportr.gitblame import KeptDiffs, LineBlame
 from backportr.githistory import Changes, RangeHistory
 from backportr.gitproc import GitAccess
 from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
-from backportr.keptfiles import read_once
+from backportr.keptfiles import prune, read_once
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200
@@ -99,10 +99,9 @@ class Searches(GitAccess):
             if self._history_reading is not None:  # not when another process kept it
                 self._history_reading()
             records = list(self.range_changes(oldest, tip))
-            if kept is not None:
-                for earlier in kept.glob(f"{oldest}-*.range*"):
-                    if not earlier.name.startswith(f"{oldest}-{tip}."):
-                        earlier.unlink(missing_ok=True)
+            if kept is not None:  # earlier tips' passes from this fork, their free locks
+                this, fork = f"{oldest}-{tip}.", f"{oldest}-"
+                prune(kept, lambda name: name.startswith(this) or not name.startswith(fork))
             return records
 
         if kept is None:
