@@ -48,6 +48,9 @@ from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 
+_LookedUp = tuple[list[Oid], list[tuple[Oid, Oid]], list[str], list[str], dict[str, str]]
+"""A branch's fixes and backports, their keys and the findings kept under them."""
+
 
 def log_scanned(result: BranchScan) -> None:
     _log.info(
@@ -82,6 +85,9 @@ class Scanner:
             many=True,
         )
         self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
+        self._states: dict[str, str] = {}  # `_state` of each branch, made once
+        # what `unanswered` looked up for a branch's targets, for the scan of them after it
+        self._looked_up: dict[str, _LookedUp] = {}
         # The conflict searches blame and log one range (fork..upstream) thousands of times:
         # read it once (one `git log --name-status` pass) instead of walking it per question.
         ws.repo.remember_history(
@@ -149,11 +155,16 @@ class Scanner:
         """How many of the targets no earlier run's kept answer covers: the scan's work (a
         warm rescan has none)."""
         fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-        return (
-            len(fix_keys)
-            + len(backport_keys)
-            - len(self.ws.index.cached_results([*fix_keys, *backport_keys]))
-        )
+        kept = self.ws.index.kept_findings([*fix_keys, *backport_keys])
+        self._looked_up[branch.name] = (fixes, backports, fix_keys, backport_keys, kept)
+        return len(fix_keys) + len(backport_keys) - len(kept)
+
+    def forget_other_states(self) -> None:
+        """Forget the findings kept for each branch of the workspace in another state (its
+        tip, upstream's or a sibling's moved, another version): no key of this scan can
+        name them."""
+        for branch in self.ws.branches:
+            self.ws.index.forget_findings(branch.name, self._state(branch.name))
 
     def _target_keys(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
@@ -166,8 +177,12 @@ class Scanner:
     ) -> tuple[list[str], list[str], dict[str, str]]:
         """The targets' keys and the findings an earlier run kept under them; staged, stage
         1's bulk work for the targets without (`prepare`)."""
-        fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-        kept = self.ws.index.cached_results([*fix_keys, *backport_keys])
+        looked_up = self._looked_up.pop(branch.name, None)
+        if looked_up and looked_up[0] == fixes and looked_up[1] == backports:
+            fix_keys, backport_keys, kept = looked_up[2:]  # `unanswered` asked for them
+        else:
+            fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
+            kept = self.ws.index.kept_findings([*fix_keys, *backport_keys])
         if self.staged:
             self.prepare(
                 [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
@@ -201,7 +216,8 @@ class Scanner:
             result.errors.append(f"{commit[:12]}: the repository lacks an object ({error})")
             return
         found = [finding_to_json(f) for f in result.findings[before:]]
-        self.ws.index.keep_result(key, json.dumps(found))
+        state = self._state(result.branch)
+        self.ws.index.keep_findings(result.branch, state, key, json.dumps(found))
 
     def _keys(self, branch: str) -> Callable[[str, Oid], str]:
         """The key of a target's kept findings on the branch, from the check and the target:
@@ -209,15 +225,24 @@ class Scanner:
         indexed refs, target, policy, settings). A fix after the fork that was backported is
         checked twice, as a fix and as a backport: each check has its own key. The parts
         that do not depend on the target are made once per scan."""
-        ref = next((b for b in self.ws.branches if b.name == branch), None)
-        tips = (branch, ref.tip if ref else "", self.ws.upstream.tip)
-        evidence = ",".join(sorted(f"{r.refname}={r.tip}" for r in self.ws.indexed))
+        state = self._state(branch)
         settings = (self.policy.fingerprint(), str(self.resolver.max_commits), str(self.staged))
 
         def key(check: str, commit: Oid) -> str:
-            return result_key("scan-v2", check, __version__, *tips, evidence, commit, *settings)
+            return result_key("scan-v3", check, state, commit, *settings)
 
         return key
+
+    def _state(self, branch: str) -> str:
+        """What moves between two scans of the branch: the version, the branch's and
+        upstream's tips, the indexed refs' tips (their evidence). Part of every target's key
+        (`_keys`); the findings kept in other states are forgotten (`forget_other_states`)."""
+        if branch not in self._states:
+            ref = next((b for b in self.ws.branches if b.name == branch), None)
+            tips = (branch, ref.tip if ref else "", self.ws.upstream.tip)
+            evidence = ",".join(sorted(f"{r.refname}={r.tip}" for r in self.ws.indexed))
+            self._states[branch] = result_key("scan-state", __version__, *tips, evidence)
+        return self._states[branch]
 
     # -- candidates from the index ----------------------------------------------------------
 

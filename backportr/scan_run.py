@@ -59,19 +59,21 @@ def run_scan(
         open_workspace(settings, progress=progress) as ws,
     ):
         limit = candidate_range(ws, since, range_)
-        _forget_unasked(ws)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,
             culprits=settings.culprits,
         )  # fmt: skip
+        _forget_unasked(ws, scanner)
         return [scanner.scan(branch, limit) for branch in ws.branches]
 
 
-def _forget_unasked(ws: Workspace) -> None:
-    """Remove the kept identifier sets and histories no indexed branch asks for now (of
-    trees no tip has, of earlier upstream tips): what each night's scan would leave."""
+def _forget_unasked(ws: Workspace, scanner: Scanner) -> None:
+    """Remove what each night's scan would leave behind and no question of this one can
+    ask for: the kept identifier sets of trees no indexed tip has, the histories of earlier
+    upstream tips, the findings kept for the scanned branches in their earlier states."""
     trees = {ws.repo.tree_id(ref.tip) for ref in ws.indexed}
     prune_kept(ws.index.path.parent, trees, ws.upstream.tip)
+    scanner.forget_other_states()
 
 
 Targets = tuple[list[Oid], list[tuple[Oid, Oid]]]
@@ -206,7 +208,7 @@ def _run_scan_parallel(
                 default=0,
             ),
         )
-        _forget_unasked(ws)
+        _forget_unasked(ws, scanner)
         if jobs == 1:  # one process: this one, in the workspace it has open
             pairs = zip(ws.branches, plans, strict=True)
             scans = [scanner.scan(ref, targets=t) for ref, (_, t) in pairs]

@@ -605,8 +605,9 @@ def test_a_full_disk_while_indexing_is_exit_1_and_keeps_the_index(tmp_path: Path
     assert_full(index_with(16 * 1024))  # creating it
     assert index_with(None).returncode == 0
     before = sqlite3.connect(index).execute("SELECT COUNT(*) FROM commits").fetchone()[0]
-    for number in range(400):  # a busy upstream day
-        k.edit_fn(f"work{number}", f"drv_fn{number % 8}", f"y += {number + 200};")
+    for number in range(400):  # a busy upstream day (long subjects: rows past the room left)
+        subject = f"drv: work {number} " + "on a long subject line " * 8
+        k.edit_fn(f"work{number}", f"drv_fn{number % 8}", f"y += {number + 200};", subject=subject)
     room = max(f.stat().st_size for f in tmp_path.glob("index.sqlite*")) + 4096
     assert_full(index_with(room))  # updating it
     kept = sqlite3.connect(index).execute("SELECT COUNT(*) FROM commits").fetchone()[0]

@@ -274,9 +274,18 @@ def test_a_warm_rescan_by_default_starts_no_process(
         raise AssertionError("a rescan with every answer kept starts no process")
 
     monkeypatch.setattr(scan_run, "ProcessPoolExecutor", no_pool)
+    looked_up: list[str] = []
+    target_keys = scan_run.Scanner._target_keys
+
+    def counted(self, branch, fixes, backports):  # type: ignore[no-untyped-def]
+        looked_up.append(branch.name)
+        return target_keys(self, branch, fixes, backports)
+
+    monkeypatch.setattr(scan_run.Scanner, "_target_keys", counted)
     again = scan_run.run_scan_parallel(settings, Policy(), 0)
     assert [f.commit for f in again[0].findings] == [f.commit for f in first[0].findings]
     assert again[0].resolved == 0 and again[0].scanned > 0
+    assert looked_up == [BRANCH]  # the keys made to count the work serve the scan too
 
 
 def test_jobs_where_no_process_can_start_scan_in_one(
@@ -532,6 +541,52 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     assert (resolved, reused) == (4, 2)  # pair 2 (the follow-up), pair 3 (its file moved)
     fix2 = next(f for f in second if f[1] == k.b.ids["fix2"])
     assert k.b.ids["fix2-follow-up"] in fix2[3]
+
+
+def test_a_nightly_scan_forgets_the_findings_kept_in_earlier_states(tmp_path: Path) -> None:
+    """Each target's findings are kept under a key naming the tips; once a tip moved no key
+    names them, so the next scan of that branch removes them (a nightly scan would
+    otherwise leave a row per target behind each night). Another branch's stay, and so does
+    what the warm rescan after it answers from."""
+    import sqlite3
+
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan_run import run_scan
+
+    k = Kernel(tmp_path / "repo", functions=6)
+    k.b.branch("linux-5.15.y", "master")
+    for n in (1, 2):
+        k.edit_fn(f"culprit{n}", f"drv_fn{n}", f"y += {n};")
+        k.b.cherry_pick(f"culprit{n}", BRANCH, name=f"bp{n}")
+        k.edit_fn(f"fix{n}", f"drv_fn{n + 2}", f"y += {n + 10};", trailers=k.fixes(f"culprit{n}"))
+    index = tmp_path / "index.sqlite"
+
+    def scan(*branches: str) -> dict[str, list[str]]:
+        settings = Settings(repo=k.b.path, branches=branches, index_path=index)
+        results = run_scan(settings, Policy(), read_ahead=False)
+        return {r.branch: sorted(f.commit for f in r.findings) for r in results}
+
+    def kept() -> dict[str, int]:
+        """How many states of each branch have kept findings."""
+        with sqlite3.connect(index) as db:
+            rows = db.execute(
+                "SELECT branch, COUNT(DISTINCT state) FROM scan_findings GROUP BY branch"
+            )
+            return dict(rows.fetchall())
+
+    first = scan(BRANCH)
+    assert first[BRANCH]  # the two missing fixes
+    scan("linux-5.15.y")
+    assert kept() == {BRANCH: 1, "linux-5.15.y": 1}
+    k.edit_fn("day", "core_fn1", "y += 7;", path="fs/core.c")  # upstream moved
+    assert scan(BRANCH) == first
+    assert kept() == {BRANCH: 1, "linux-5.15.y": 1}  # the earlier state's rows are gone
+    with sqlite3.connect(index) as db:
+        before = db.execute("SELECT COUNT(*) FROM scan_findings").fetchone()[0]
+    assert scan(BRANCH) == first  # a warm rescan: its rows stay, and it answers from them
+    with sqlite3.connect(index) as db:
+        assert db.execute("SELECT COUNT(*) FROM scan_findings").fetchone()[0] == before
 
 
 def test_a_nightly_scan_sees_a_reverted_fix_landed_again(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ class Drops(Transactions):
             "posting_covers",
             "adapted_checks",
             "results",
+            "scan_findings",
             "meta",
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")

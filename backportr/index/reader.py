@@ -379,6 +379,39 @@ class IndexReader:
         with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
             self._write_all("INSERT OR REPLACE INTO results VALUES(?, ?)", results)
 
+    def kept_findings(self, keys: Sequence[str]) -> dict[str, str]:
+        """A scan's findings kept for targets (`keep_findings`), by key: those with any."""
+        found: dict[str, str] = {}
+        for chunk, marks in in_chunks(keys):
+            found.update(
+                self.db.execute(
+                    f"SELECT key, value FROM scan_findings WHERE key IN ({marks})", chunk
+                )
+            )
+        return found
+
+    def keep_findings(self, branch: str, state: str, key: str, value: str) -> None:
+        """Keep a target's findings on `branch` under `key`. `state` names what moves
+        between nights (the tips, the version): the next scan of the branch in another state
+        forgets them (`forget_findings`), as no key of its can name them."""
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+            self.db.execute(
+                "INSERT OR REPLACE INTO scan_findings VALUES(?, ?, ?, ?)",
+                (key, branch, state, value),
+            )
+
+    def forget_findings(self, branch: str, state: str) -> int:
+        """Remove the findings kept for `branch` in states other than `state`: what a
+        nightly scan of a moving branch would otherwise leave behind, one row per target
+        each night. The number removed."""
+        try:
+            cursor = self.db.execute(
+                "DELETE FROM scan_findings WHERE branch=? AND state<>?", (branch, state)
+            )
+        except sqlite3.OperationalError:  # read-only: nothing is removed
+            return 0
+        return cursor.rowcount
+
     def blame_hunks(self, old: str, new: str) -> tuple[tuple[int, int, int, int], ...] | None:
         """The hunks kept for the diff of two blobs (`keep_blame_hunks`), None when none are
         or what is kept cannot be read."""

@@ -11,7 +11,7 @@ from backportr.model import Oid, StableTag
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 _BATCH = 5000
 BUSY_MS = 60_000  # how long a connection waits for another's lock
 _IN_MOST = 900  # values bound in one `IN (...)` (SQLite's limit is 999 in older builds)
@@ -56,6 +56,10 @@ CREATE TABLE IF NOT EXISTS adapted_checks(
     upstream TEXT NOT NULL, carrier TEXT NOT NULL, conflicts INTEGER NOT NULL,
     PRIMARY KEY(upstream, carrier)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scan_findings(
+    key TEXT PRIMARY KEY, branch TEXT NOT NULL, state TEXT NOT NULL, value TEXT NOT NULL
+    ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS scan_findings_branch ON scan_findings(branch, state);
 CREATE TABLE IF NOT EXISTS postings(
     commit_id INTEGER NOT NULL, stem TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY(commit_id, stem)) WITHOUT ROWID;
