@@ -418,17 +418,25 @@ def test_staged_scan_finds_what_resolving_everything_finds(
     assert nonempty >= 5  # the comparison saw real findings, not only empty scans
 
 
-def test_a_rescan_with_nothing_new_answers_from_the_index(repo: Kernel, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("held", [1, 256])
+def test_a_rescan_with_nothing_new_answers_from_the_index(
+    repo: Kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int
+) -> None:
     """Every target's findings are kept under a key naming all its inputs: the same scan
-    again resolves nothing and reports the same findings; a moved branch resolves again."""
+    again resolves nothing and reports the same findings; whether they are written target
+    by target or together (`held`)."""
+    from backportr import scan as scanning
     from backportr.config import Settings
     from backportr.findings import Policy
     from backportr.resolve import Resolver
     from backportr.scan import Scanner
     from backportr.workspace import open_workspace
 
+    monkeypatch.setattr(scanning, "FINDINGS_HELD", held)
+    index = tmp_path / "index.sqlite"
+
     def scan_once() -> list[tuple[str, str, str]]:
-        with open_workspace(Settings(repo=repo.b.path, branches=(BRANCH,))) as ws:
+        with open_workspace(Settings(repo=repo.b.path, branches=(BRANCH,), index_path=index)) as ws:
             result = Scanner(ws, Policy()).scan(ws.branches[0])
             return [(f.kind, f.commit, f.status) for f in result.findings]
 

@@ -59,7 +59,6 @@ CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, value TEXT NOT NULL) WI
 CREATE TABLE IF NOT EXISTS scan_findings(
     key TEXT PRIMARY KEY, branch TEXT NOT NULL, state TEXT NOT NULL, value TEXT NOT NULL
     ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS scan_findings_branch ON scan_findings(branch, state);
 CREATE TABLE IF NOT EXISTS postings(
     commit_id INTEGER NOT NULL, stem TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY(commit_id, stem)) WITHOUT ROWID;
