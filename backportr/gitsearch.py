@@ -106,7 +106,7 @@ class Searches(GitAccess):
 
         if kept is None:
             return read()
-        return read_once(kept / f"{oldest}-{tip}.range", read, _dump_range, _load_range)
+        return read_once(range_file(kept, oldest, tip), read, _dump_range, _load_range)
 
     def blame(
         self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
@@ -340,3 +340,8 @@ def _load_range(data: bytes) -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
     if not isinstance(records, list):
         raise ValueError("not a kept range")
     return records
+
+
+def range_file(kept: Path, oldest: Oid, tip: Oid) -> Path:
+    """Where the pass over oldest..tip is kept in the directory `kept`."""
+    return kept / f"{oldest}-{tip}.range"

@@ -16,14 +16,20 @@ Once a scan has updated the index, what no branch asks for any more goes (`prune
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sqlite3
 import subprocess
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from backportr.childproc import start_main
 from backportr.config import Settings
 from backportr.keptfiles import prune
+
+if TYPE_CHECKING:
+    from backportr.repo import Ref
 
 _STOP_GRACE = 5.0  # seconds a stopped read-ahead is given to remove its temporary file
 
@@ -87,6 +93,7 @@ def main(argv: list[str]) -> int:
     from backportr.deps.symbols import SEARCHED
     from backportr.deps.words import keep_identifier_set
     from backportr.errors import BackportrError
+    from backportr.gitsearch import range_file
     from backportr.index.commitindex import default_index_path
     from backportr.repo import Repo
 
@@ -97,14 +104,39 @@ def main(argv: list[str]) -> int:
     repo_path, index_path, upstream_name, *branches = argv
     try:
         repo = Repo(Path(repo_path))
-        kept = (Path(index_path) if index_path else default_index_path(repo)).parent
-        tips = [repo.branch(name).tip for name in branches]
-        for tip in tips:
-            keep_identifier_set(repo, tip, SEARCHED, kept / "words")
-        upstream = repo.upstream(upstream_name or None).tip
-        repo.remember_history(upstream, kept=kept / "ranges")
-        for tip in tips:  # the fork the index keeps for a branch: libgit2's merge base
-            repo.range_history(repo.merge_base(tip, upstream), upstream)
+        index = Path(index_path) if index_path else default_index_path(repo)
+        kept = index.parent
+        refs = [repo.branch(name) for name in branches]
+        for ref in refs:
+            keep_identifier_set(repo, ref.tip, SEARCHED, kept / "words")
+        upstream = repo.upstream(upstream_name or None)
+        repo.remember_history(upstream.tip, kept=kept / "ranges")
+        forks = stored_forks(index, upstream, refs)
+        for ref in refs:
+            # the fork the index keeps for a branch: libgit2's merge base (seconds at kernel
+            # scale, in which this process cannot be stopped), or the one stored for it
+            fork = forks.get(ref.refname) or repo.merge_base(ref.tip, upstream.tip)
+            if fork and not range_file(kept / "ranges", fork, upstream.tip).exists():
+                repo.range_history(fork, upstream.tip)
     except (BackportrError, KeyError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong
     return 0
+
+
+def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, str]:
+    """The forks the index stored for these branches, by refname, where they still hold:
+    the index's upstream is `upstream` at the same tip, and the branch's stored tip is its
+    tip now. Read-only and without waiting: nothing where the index cannot be read (a
+    first run, another process writing it), and the caller computes the forks."""
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True, timeout=0)
+        ) as db:
+            rows = db.execute("SELECT refname, kind, tip, fork FROM refs").fetchall()
+    except sqlite3.Error:
+        return {}
+    stored = {(refname, kind, tip): fork for refname, kind, tip, fork in rows}
+    if (upstream.refname, "upstream", upstream.tip) not in stored:
+        return {}
+    found = {b.refname: stored.get((b.refname, "branch", b.tip)) for b in branches}
+    return {refname: fork for refname, fork in found.items() if fork}

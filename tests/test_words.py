@@ -409,6 +409,48 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
     assert [p.name for p in index.parent.rglob("*.tmp")] == []
 
 
+def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the set and the history are kept and the index stored the fork for the tips
+    as they are, the read-ahead (here called in this process) neither loads them nor asks
+    libgit2 for the merge base again: seconds at kernel scale, in which the process cannot
+    be stopped, and a rescan waited for it at its end. A moved tip is not trusted."""
+    from backportr import readahead
+    from backportr.config import Settings
+    from backportr.findings import Policy
+    from backportr.scan_run import run_scan
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("init", {"a.c": "int first_name;\n"})
+    b.branch("stable-1", "master")
+    b.commit("more", {"a.c": "int first_name;\nint second_name;\n"}, branch="stable-1")
+    b.commit("upstream", {"b.c": "int third_name;\n"})
+    index = tmp_path / "ix" / "index.sqlite"
+    settings = Settings(repo=b.path, branches=("stable-1",), index_path=index)
+    run_scan(settings, Policy(), read_ahead=False)  # stores the fork
+    assert readahead.main([str(b.path), str(index), "", "stable-1"]) == 0  # keeps both
+    repo = Repo(b.path)
+    upstream, branch = repo.upstream(), repo.branch("stable-1")
+    fork = repo.merge_base(branch.tip, upstream.tip)
+    assert readahead.stored_forks(index, upstream, [branch]) == {branch.refname: fork}
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read again")
+
+    monkeypatch.setattr(Repo, "merge_base", refused)
+    monkeypatch.setattr(words_module, "load_words", refused)
+    monkeypatch.setattr(Repo, "range_history", refused)
+    assert readahead.main([str(b.path), str(index), "", "stable-1"]) == 0
+
+    b.commit("a release", {"a.c": "int first_name;\nint fourth_name;\n"}, branch="stable-1")
+    moved = Repo(b.path).branch("stable-1")
+    assert readahead.stored_forks(index, upstream, [moved]) == {}
+    assert readahead.stored_forks(tmp_path / "none.sqlite", upstream, [branch]) == {}
+    b.commit("upstream moved", {"b.c": "int fifth_name;\n"})
+    assert readahead.stored_forks(index, Repo(b.path).upstream(), [branch]) == {}
+
+
 def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
     """A kept set or history that cannot be decompressed (a disk fault, a file cut short)
     is made again, never an error."""
