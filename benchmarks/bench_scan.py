@@ -38,29 +38,29 @@ def git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def command(
+    name: str, repo: Path, index: Path, upstream: str, branches: list[str], pattern: str
+) -> list[str]:
+    """`backportr NAME` on the repository, index, upstream, pattern and branches."""
+    where = ["--repo", str(repo), "--upstream", upstream, "--index", str(index)]
+    return [
+        sys.executable,
+        "-m",
+        "backportr",
+        name,
+        *where,
+        "--branch-pattern",
+        pattern,
+        *[a for b in branches for a in ("-b", b)],
+    ]
+
+
 def backportr(
     repo: Path, index: Path, upstream: str, branches: list[str], pattern: str, *extra: str
 ) -> tuple[float, dict[str, object]]:
     begin = time.perf_counter()
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backportr",
-            "scan",
-            "--repo",
-            str(repo),
-            "--upstream",
-            upstream,
-            "--index",
-            str(index),
-            "--branch-pattern",
-            pattern,
-            "--format",
-            "json",
-            *[a for b in branches for a in ("-b", b)],
-            *extra,
-        ],
+        [*command("scan", repo, index, upstream, branches, pattern), "--format", "json", *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -83,22 +83,7 @@ def floor(repo: Path, upstream: str, branches: list[str], pattern: str) -> tuple
     index = Path(tempfile.mkdtemp(prefix="backportr-floor-")) / "index.sqlite"
     begin = time.perf_counter()
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backportr",
-            "index",
-            "--quiet",
-            "--repo",
-            str(repo),
-            "--upstream",
-            upstream,
-            "--index",
-            str(index),
-            "--branch-pattern",
-            pattern,
-            *[a for b in branches for a in ("-b", b)],
-        ],
+        [*command("index", repo, index, upstream, branches, pattern), "--quiet"],
         capture_output=True,
         check=True,
     )
