@@ -39,6 +39,7 @@ class Searches(GitAccess):
         _history_tip: Oid | None
         _history_reading: Callable[[], None] | None
         _history_kept: Path | None
+        _history_only_kept: bool
         _ranges: dict[Oid, RangeHistory]
         _tree_grep: TreeGrep | None
         _tree_grep_fits: dict[tuple[str, ...], bool]
@@ -67,7 +68,17 @@ class Searches(GitAccess):
         self._history_tip = tip
         self._history_reading = reading
         self._history_kept = kept
+        self._history_only_kept = False
         self._ranges.clear()
+
+    def use_kept_history(self, tip: Oid, kept: Path) -> None:
+        """From now on, blame and path-limited logs bounded by a fork are answered from the
+        pass over fork..tip that a scan kept in the directory `kept`, where there is one
+        (`remember_history`); none is read here. A single resolve asks a few dozen such
+        questions: each is a `git blame` or `git log` process of up to a second on a large
+        file's history, and reading the pass would cost more than they do."""
+        self.remember_history(tip, kept=kept)
+        self._history_only_kept = True
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
         """The remembered history of oldest..tip when `newest` is in it. A range git cannot
@@ -77,6 +88,11 @@ class Searches(GitAccess):
             return None
         history = self._ranges.get(oldest)
         if history is None:
+            kept = self._history_kept
+            if self._history_only_kept and not (
+                kept and range_file(kept, oldest, self._history_tip).exists()
+            ):
+                return None  # not kept: each question walks it, as without a pass
             try:
                 history = RangeHistory(self.git, oldest, self._range_records(oldest))
             except BackportrError:

@@ -122,6 +122,7 @@ class Repo(Names, Streams, Searches, Diffs):
         self._history_tip: Oid | None = None  # see remember_history
         self._history_reading: Callable[[], None] | None = None
         self._history_kept: Path | None = None
+        self._history_only_kept = False
         self._ranges: dict[Oid, RangeHistory] = {}
         self._tree_grep: TreeGrep | None = None
         self._tree_grep_fits: dict[tuple[str, ...], bool] = {}

@@ -31,6 +31,14 @@ class Workspace:
     stats: UpdateStats
     culprits: CulpritPolicy = "auto"  # the settings' policy: every resolver's default
 
+    def use_what_scans_kept(self) -> None:
+        """Answer blame and file-history questions from what a scan kept under the index
+        directory, where it did: the history since a fork (for the current upstream tip)
+        and the diffs of a blame. Nothing is read here that was not kept (`Repo.use_kept_history`):
+        for a single resolve, after a nightly scan, its blames without a git process each."""
+        self.repo.use_kept_history(self.upstream.tip, self.index.path.parent / "ranges")
+        self.repo.keep_blame_diffs((self.index.blame_hunks, self.index.keep_blame_hunks))
+
     def close(self) -> None:
         self.index.close()
         self.repo.close()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from backportr import gitblame
 from backportr.builder import RepoBuilder
 from backportr.gitblame import _split
@@ -204,3 +206,41 @@ def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
     index.db.commit()
     assert blamed(Repo(b.path)) == expected
     assert diffed  # what could not be read was diffed again
+
+
+def test_a_resolve_after_a_scan_blames_from_what_the_scan_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a scan keeps under the index directory (the history since the fork, the
+    blames' diffs) serves a later `resolve` of a conflicting commit: its blames need no
+    `git blame` process (up to a second each on a large file's history), and it answers as
+    a resolve without them does. Nothing is read there that no scan kept."""
+    from backportr import readahead
+    from tests.conftest import backportr
+    from tests.resolve_scenarios import BRANCH, conflict_resolved_by_one
+
+    s = conflict_resolved_by_one(tmp_path / "repo")
+    asked: list[str] = []
+    run_git_bytes = Repo.run_git_bytes
+
+    def recorded(self: Repo, *args: str, **kwargs: object) -> bytes:
+        asked.append(args[0])
+        return run_git_bytes(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Repo, "run_git_bytes", recorded)
+
+    def resolve(index: Path) -> str:
+        args = ["resolve", s.ids["target"], "-b", BRANCH, "--repo", str(s.path)]
+        proc = backportr(*args, "--index", str(index), "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    fresh = resolve(tmp_path / "fresh" / "index.sqlite")
+    assert "blame" in asked  # the conflict search blames the target's lines
+    assert not (tmp_path / "fresh" / "ranges").exists()  # nothing kept without a scan
+    kept = tmp_path / "kept" / "index.sqlite"
+    assert backportr("index", "--repo", str(s.path), "--index", str(kept)).returncode == 0
+    assert readahead.main([str(s.path), str(kept), "", BRANCH]) == 0  # as a scan keeps it
+    asked.clear()
+    assert resolve(kept) == fresh
+    assert "blame" not in asked

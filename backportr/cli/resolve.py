@@ -226,6 +226,7 @@ def resolve_command(
     try:
         with open_workspace(settings, progress=progress) as ws:
             oid = ws.repo.resolve_commit(target)
+            ws.use_what_scans_kept()
             resolver = Resolver(
                 ws,
                 max_commits=max_commits,

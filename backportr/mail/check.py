@@ -57,6 +57,9 @@ class Checker:
     ws: Workspace
     lore: Lore | None = None  # when given: look for follow-ups still on the list
 
+    def __post_init__(self) -> None:
+        self.ws.use_what_scans_kept()  # its blames, as `backportr resolve` answers them
+
     def check(self, mail: Mail, thread: list[Mail] | None = None) -> MailCheck:
         if mail.kind == "skip":
             return MailCheck(mail, None, skipped=mail.reason or "nothing to check")
