@@ -77,8 +77,9 @@ class Searches(GitAccess):
         (`remember_history`); none is read here. A single resolve asks a few dozen such
         questions: each is a `git blame` or `git log` process of up to a second on a large
         file's history, and reading the pass would cost more than they do."""
-        self.remember_history(tip, kept=kept)
-        self._history_only_kept = True
+        if not (self._history_only_kept and (self._history_tip, self._history_kept) == (tip, kept)):
+            self.remember_history(tip, kept=kept)  # a second call keeps what was loaded
+            self._history_only_kept = True
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
         """The remembered history of oldest..tip when `newest` is in it. A range git cannot
@@ -212,8 +213,9 @@ class Searches(GitAccess):
     def keep_blame_diffs(self, kept: KeptDiffs) -> None:
         """From now on, the in-process blame's diffs of blob pairs are looked up in and kept
         to `kept` (the index), for the other processes of a scan and the next runs."""
-        self._blame_kept = kept
-        self._line_blame = None
+        if self._blame_kept != kept:  # the same again keeps the blame's own cache
+            self._blame_kept = kept
+            self._line_blame = None
 
     def expect_many_greps(self) -> None:
         """Many `grep_files` questions are coming (a scan asks dozens to hundreds): answer

@@ -244,3 +244,12 @@ def test_a_resolve_after_a_scan_blames_from_what_the_scan_kept(
     asked.clear()
     assert resolve(kept) == fresh
     assert "blame" not in asked
+    # a mail bot checks mail after mail in one workspace: asking again keeps what was loaded
+    repo = Repo(s.path)
+    upstream = repo.upstream().tip
+    fork = repo.merge_base(repo.branch(BRANCH).tip, upstream)
+    repo.use_kept_history(upstream, kept.parent / "ranges")
+    loaded = repo.range_history(fork, upstream)
+    assert loaded is not None
+    repo.use_kept_history(upstream, kept.parent / "ranges")
+    assert repo.range_history(fork, upstream) is loaded
