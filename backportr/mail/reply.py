@@ -5,7 +5,6 @@ the list in Cc."""
 from __future__ import annotations
 
 import email.utils
-import json
 import re
 import textwrap
 from email.message import EmailMessage
@@ -13,6 +12,7 @@ from email.message import EmailMessage
 from backportr import __version__
 from backportr.mail.check import BranchCheck, MailCheck
 from backportr.model import Member
+from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 
 VERDICT_WORDS = {
@@ -58,7 +58,7 @@ def check_to_dict(check: MailCheck) -> dict[str, object]:
 
 
 def render_check_json(check: MailCheck) -> str:
-    return json.dumps(check_to_dict(check), indent=2) + "\n"
+    return dumps_indented(check_to_dict(check)) + "\n"
 
 
 def render_check_text(check: MailCheck) -> str:

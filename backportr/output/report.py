@@ -3,10 +3,10 @@ docs/json.md) and script (git cherry-pick -x lines)."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from backportr.model import BranchReport, Member, PostingInfo, Report
+from backportr.output.jsontext import dumps_indented
 
 if TYPE_CHECKING:
     from backportr.patches import Step
@@ -133,7 +133,7 @@ def _runs(numbers: list[int]) -> str:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report_to_dict(report), indent=2) + "\n"
+    return dumps_indented(report_to_dict(report)) + "\n"
 
 
 def render_script(report: Report, steps: dict[str, list[Step]] | None = None) -> str:

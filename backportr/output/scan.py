@@ -4,7 +4,6 @@ table per branch that a few lines of inline script sort and filter; no framework
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from html import escape
 
 from backportr import __version__
 from backportr.findings import KINDS, BranchScan, ScanFinding
+from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 
 SCAN_SCHEMA = 1
@@ -74,7 +74,7 @@ def _finding(f: ScanFinding) -> dict[str, object]:
 
 
 def render_scan_json(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
-    return json.dumps(scan_to_dict(scans, run), indent=2) + "\n"
+    return dumps_indented(scan_to_dict(scans, run)) + "\n"
 
 
 def render_scan_text(scans: Sequence[BranchScan]) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from backportr.model import Presence, StatusResult
+from backportr.output.jsontext import dumps_indented
 
 STATUS_SCHEMA = 1
 
@@ -35,7 +35,7 @@ def _presence_dict(p: Presence) -> dict[str, object]:
 
 
 def render_status_json(results: Sequence[StatusResult]) -> str:
-    return json.dumps(status_to_dict(results), indent=2) + "\n"
+    return dumps_indented(status_to_dict(results)) + "\n"
 
 
 def render_status_text(results: Sequence[StatusResult]) -> str:
