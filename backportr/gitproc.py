@@ -51,11 +51,31 @@ class GitAccess:
         def commit(self, oid: Oid) -> pygit2.Commit: ...
 
 
-def git_env() -> dict[str, str]:
+def git_env(*, answers_each_line: bool = False) -> dict[str, str]:
+    """The environment of a git process. git flushes its output after every commit when it
+    writes to a pipe; a process read to its end is told not to (`GIT_FLUSH=0`): a full
+    history's log is a write and a read per commit otherwise, a third of a second of system
+    time on 45,000 commits. A process asked one question at a time (`answers_each_line`)
+    is told to flush, whatever the user's environment says. glibc's allocator is set as
+    git's diffs need it (`_GIT_MALLOC`), unless the user set it."""
     env = dict(os.environ)
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env["LC_ALL"] = "C"
+    env["GIT_FLUSH"] = "1" if answers_each_line else "0"
+    for key, value in _GIT_MALLOC:
+        env.setdefault(key, value)
     return env
+
+
+# A diff of two versions of a 600 KB file allocates and frees buffers past glibc's mmap
+# threshold: each a fresh mapping whose pages fault in and are returned at once. A higher
+# threshold and a padded, rarely trimmed heap keep them: FRR's branch patch-ids took 0.28 s
+# of system time, now 0.07 s. Other C libraries ignore these.
+_GIT_MALLOC = (
+    ("MALLOC_MMAP_THRESHOLD_", str(64 << 20)),
+    ("MALLOC_TRIM_THRESHOLD_", str(256 << 20)),
+    ("MALLOC_TOP_PAD_", str(64 << 20)),
+)
 
 
 def read_ahead(

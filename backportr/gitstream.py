@@ -369,7 +369,7 @@ class DiffServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=git_env(),
+                env=git_env(answers_each_line=True),
             )
             self._owner, self._born = os.getpid(), time.monotonic()
             # An idle process is retired too, by a timer, unless a question is under way

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backportr import gitstream
+from backportr import gitproc, gitstream
 from backportr.builder import RepoBuilder
 from backportr.patchid import UNSURE, patch_id
 from backportr.repo import Repo
@@ -212,4 +212,25 @@ def test_a_diff_process_is_retired_when_old(
     assert server._process is None and first.poll() is not None  # retired while idle
     assert server.patch_ids(commits[1:4]) == expected
     assert server._process is not None and server._process is not first
+    repo.close()
+
+
+def test_git_is_told_when_to_flush_and_how_to_allocate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process read to its end is told not to flush per commit, one asked a question at a
+    time is told to flush, whatever the user set; the user's allocator settings win over
+    backportr's. The served answers stay git's with the user's GIT_FLUSH=0."""
+    monkeypatch.setenv("GIT_FLUSH", "1")
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    env = gitproc.git_env()
+    assert env["GIT_FLUSH"] == "0"
+    assert env["MALLOC_TOP_PAD_"] == "4096"
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(64 << 20)
+    monkeypatch.setenv("GIT_FLUSH", "0")
+    assert gitproc.git_env(answers_each_line=True)["GIT_FLUSH"] == "1"
+    b, commits = _history(tmp_path / "r")
+    repo = Repo(b.path)
+    assert dict(repo.patch_ids_of(commits[:5])) == _gits(Path(b.path), commits[:5])
     repo.close()

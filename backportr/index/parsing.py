@@ -89,8 +89,9 @@ def _related_rows(record: LogRecord, postings: tuple[tuple[str, int], ...]) -> C
     )
 
 
-Fields = tuple[str, str, str, str, int, int, int]
-"""A commit's values for the commits table up to its stable tags (`CommitRows`' first)."""
+Fields = tuple[str, str, str, str, int, int, int, None]
+"""A commit's values for the commits table (`CommitRows`' first `COMMIT_COLUMNS`) where it
+names no relation (no stable tags)."""
 
 
 Postings = tuple[tuple[str, int], ...]
@@ -98,29 +99,58 @@ Postings = tuple[tuple[str, int], ...]
 
 class PreparedBatch(NamedTuple):
     """A batch as `prepare_batch` leaves it, in plain values (it crosses a pipe): per
-    record its fields, or its raw record when its message may name relations (parsed in
-    full by `finish_batch`); and the posting keys of the records that have some."""
+    record its values for the commits table, or its raw record when its message may name
+    relations (parsed in full by `finish_batch`); and the posting keys of the records that
+    have some."""
 
     items: list[Fields | bytes]
     postings: dict[int, Postings]
 
 
+class BatchRows(NamedTuple):
+    """A batch's rows as the writer inserts them: every commit's values for the commits
+    table, in order, and the full rows of those with relation rows (position, rows)."""
+
+    commits: list[tuple[str, str, str, str, int, int, int, str | None]]
+    related: list[tuple[int, CommitRows]]
+
+
 def parse_batch(raws: list[bytes]) -> list[CommitRows]:
     """`commit_rows` of each of a batch of raw `git log -z` records (a property test holds
-    them equal), in two steps that can run in two processes."""
-    return finish_batch(prepare_batch(raws))
-
-
-def finish_batch(batch: PreparedBatch) -> list[CommitRows]:
-    """The rows of a prepared batch: the trailer parse of the records that may name
-    relations."""
-    postings = batch.postings
+    them equal), by the steps the writer takes (`prepare_batch`, `finish_batch`)."""
+    rows = finish_batch(prepare_batch(raws))
+    related = dict(rows.related)
     return [
-        _related_rows(log_record(item), postings.get(i, ()))
-        if isinstance(item, bytes)
-        else CommitRows(*item, None, (), (), (), (), postings.get(i, ()))
-        for i, item in enumerate(batch.items)
+        related.get(i) or CommitRows(*values, (), (), (), (), ())
+        for i, values in enumerate(rows.commits)
     ]
+
+
+def finish_batch(batch: PreparedBatch) -> BatchRows:
+    """The rows of a prepared batch: the trailer parse of the records that may name
+    relations. A commit that names none keeps the values the preparation made (no row
+    object per commit)."""
+    postings = batch.postings
+    commits: list[tuple[str, str, str, str, int, int, int, str | None]] = []
+    related: list[tuple[int, CommitRows]] = []
+    for i, item in enumerate(batch.items):
+        if isinstance(item, bytes):
+            rows = _related_rows(log_record(item), postings.get(i, ()))
+            commits.append(rows[:COMMIT_COLUMNS])  # type: ignore[arg-type]
+            if _relates(rows):
+                related.append((i, rows))
+        else:
+            commits.append(item)
+            if i in postings:
+                related.append((i, CommitRows(*item, (), (), (), (), postings[i])))
+    return BatchRows(commits, related)
+
+
+def _relates(rows: CommitRows) -> bool:
+    """Does the commit have rows in a relation table?"""
+    return bool(
+        rows.postings or rows.fixes or rows.reverts or rows.upstream_refs or rows.stable_deps
+    )
 
 
 def prepare_batch(raws: list[bytes]) -> PreparedBatch:
@@ -166,6 +196,7 @@ def prepare_batch(raws: list[bytes]) -> PreparedBatch:
                 int(atime or 0),
                 int(ctime or 0),
                 len(parents.split()),
+                None,
             )
         )
     return PreparedBatch(items, postings)

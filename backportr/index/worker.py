@@ -7,8 +7,9 @@ posting keys, the rows of every commit that names no relation); the indexing pro
 the rest and inserts. Batches come back in walk order on a pipe of their own, pickled, each
 prefixed by its length; a zero length says the walk is done. The worker is `main` of this
 module, given GIT_DIR, PER_PROCESS and that pipe's descriptor as arguments, the walk's
-starting points (and `^`-prefixed exclusions) on stdin; its stdout and stderr go to a file
-read only when it fails.
+starting points (with `^`-prefixed exclusions, and `=`-prefixed the commits the indexing
+process read already, left out) on stdin; its stdout and stderr go to a file read only when
+it fails.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class BulkWorker:
         """The prepared batches of the rest of the walk, in walk order."""
         assert self._proc.stdin is not None
         feed = "".join(f"{s}\n" for s in walk.starts) + "".join(f"^{e}\n" for e in walk.exclude)
+        feed += "".join(f"={seen.decode('ascii')}\n" for seen in walk.seen)
         try:
             self._proc.stdin.write(feed.encode("ascii"))
             self._proc.stdin.close()
@@ -142,9 +144,10 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
 
 def serve(git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO) -> None:
     """The worker's side: read the walk from `lines`, write its prepared batches to `out`."""
-    starts: list[Oid] = [line for line in lines if not line.startswith("^")]
+    starts: list[Oid] = [line for line in lines if line[:1] not in ("^", "=")]
     exclude: list[Oid] = [line[1:] for line in lines if line.startswith("^")]
     walk = Walk(starts, exclude, done=not starts)
+    walk.seen.update(line[1:].encode("ascii") for line in lines if line.startswith("="))
     for batch in batches(_History(git_dir).walk_all(walk, per_process), _BATCH):
         # Plain values: a named tuple pickles as a call of its class, four times slower.
         data = pickle.dumps(tuple(prepare_batch(batch)), protocol=pickle.HIGHEST_PROTOCOL)

@@ -15,12 +15,12 @@ from backportr.gitlog import LogRecord
 from backportr.gitstream import Walk
 from backportr.index.dropping import Drops
 from backportr.index.parsing import (
-    COMMIT_COLUMNS,
+    BatchRows,
     CommitRows,
     batches,
     commit_rows,
     finish_batch,
-    parse_batch,
+    prepare_batch,
 )
 from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
 from backportr.index.schema import (
@@ -226,21 +226,18 @@ class IndexWriter(Drops):
         first = max(1, self.worker_after // 5)  # read before the worker is started
         try:
             for batch in batches(self.repo.walk_step(walk, self.worker_after), first):
-                ids += self._insert_bulk(parse_batch(batch), -len(ids))
+                ids += self._insert_bulk(finish_batch(prepare_batch(batch)), -len(ids))
                 progress("indexing upstream", len(ids), None)
                 if worker is None and len(ids) >= first:
                     worker = _start_worker(self.repo.path)
             if walk.done:
                 return ids
-            rest: Iterator[list[CommitRows]]
-            if worker is not None:  # what this process read too is left out
-                rest = (
-                    [r for r in finish_batch(prepared) if r.oid.encode() not in walk.seen]
-                    for prepared in worker.batches(walk)
-                )
+            rest: Iterator[BatchRows]
+            if worker is not None:  # it is told what this process read (`walk.seen`)
+                rest = (finish_batch(prepared) for prepared in worker.batches(walk))
             else:
                 records = self.repo.walk_all(walk, _LOG_SLICE)
-                rest = (parse_batch(batch) for batch in batches(records, _BATCH))
+                rest = (finish_batch(prepare_batch(batch)) for batch in batches(records, _BATCH))
             for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
                 progress("indexing upstream", len(ids), None)
@@ -249,7 +246,7 @@ class IndexWriter(Drops):
             if worker is not None:
                 worker.close()
 
-    def _insert_bulk(self, rows: list[CommitRows], top_seq: int) -> list[int]:
+    def _insert_bulk(self, rows: BatchRows, top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
         next one less, and their relations; return their row ids. The commits' values go in
         as the parser made them (no row built per commit): SQLite gives the rows the ids one
@@ -258,16 +255,16 @@ class IndexWriter(Drops):
         self.db.executemany(
             "INSERT INTO commits(oid, subject, author_name, author_email, author_time, "
             "commit_time, parents, stable_tags) VALUES(?,?,?,?,?,?,?,?)",
-            [r[:COMMIT_COLUMNS] for r in rows],
+            rows.commits,
         )
-        last = first + len(rows) - 1
-        if rows and self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] != last:
+        last = first + len(rows.commits) - 1
+        if rows.commits and self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] != last:
             raise IndexCorruptError(f"{self.path}: commit ids not consecutive; rebuild the index")
         self.db.execute(
             "UPDATE commits SET upstream_seq=? - id WHERE id BETWEEN ? AND ?",
             (top_seq + first, first, last),
         )
-        self._insert_relations([(first + i, r) for i, r in enumerate(rows) if _relates(r)])
+        self._insert_relations([(first + i, r) for i, r in rows.related])
         return list(range(first, last + 1))
 
     def _update_branch(
@@ -461,10 +458,3 @@ def _start_worker(git_dir: Path) -> BulkWorker | None:
         return BulkWorker(git_dir, _LOG_SLICE)
     except OSError:
         return None
-
-
-def _relates(rows: CommitRows) -> bool:
-    """Does the commit have rows in a relation table?"""
-    return bool(
-        rows.postings or rows.fixes or rows.reverts or rows.upstream_refs or rows.stable_deps
-    )
