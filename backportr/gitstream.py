@@ -142,19 +142,25 @@ class Streams(GitAccess):
         done."""
         printed = 0
         how = args if args is not None else ["-z", f"--format={LOG_FORMAT}"]
+        seen = walk.seen  # what earlier processes printed: git prints a commit once
+        oids: list[bytes] = []
+        parents: list[bytes] = []
         for raw in self._log_process(walk.starts, walk.exclude, limit, how):
             head = raw.lstrip(b"\n")
             if not head:
                 continue
             printed += 1
             oid = head[:40]
-            if oid in walk.seen:
+            if oid in seen:
                 continue
-            walk.seen.add(oid)
-            walk.frontier.discard(oid)
-            parents = head[41 : head.index(b"\x1f", 41)].split()
-            walk.frontier.update(p for p in parents if p not in walk.seen)
+            oids.append(oid)
+            parents.append(head[41 : head.index(b"\x1f", 41)])
             yield raw
+        # The frontier in bulk, once the process ended: the parents printed and the starting
+        # points not yet printed, less everything printed.
+        seen.update(oids)
+        walk.frontier.update(b" ".join(parents).split())
+        walk.frontier -= seen
         walk.starts = sorted(p.decode("ascii") for p in walk.frontier)
         walk.done = printed < limit or not walk.starts
 
