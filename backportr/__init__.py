@@ -3,9 +3,15 @@
 Public API (no logic here).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from backportr.errors import BackportrError, ExitCode
-from backportr.model import Presence, StatusResult
-from backportr.trailers import parse_message
+
+if TYPE_CHECKING:
+    from backportr.model import Presence, StatusResult
+    from backportr.trailers import parse_message
 
 __version__ = "0.1.0"
 
@@ -17,3 +23,23 @@ __all__ = [
     "__version__",
     "parse_message",
 ]
+
+# The names below are loaded when first asked for (PEP 562): a child process (the index's
+# reader, a scan's read-ahead) imports a module of this package and needs neither the model
+# nor the trailer parser at its start.
+_HOMES = {
+    "Presence": "backportr.model",
+    "StatusResult": "backportr.model",
+    "parse_message": "backportr.trailers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -1,14 +1,11 @@
-"""One commit of a streaming `git log` pass: the record format the git layer asks for and
-its split (pure: no pygit2, no process)."""
+"""One commit of a streaming `git log` pass: the split of a record of the format the git
+layer asks for (`gitwalk.LOG_FORMAT`; pure: no pygit2, no process)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from backportr.model import Oid
-
-LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B"
-"""The fields of a record, separated by 0x1f; records are separated by NUL (`git log -z`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +30,7 @@ class LogRecord:
 
 
 def log_record(raw: bytes) -> LogRecord:
-    """A raw record of `git log -z --format=LOG_FORMAT`."""
+    """A raw record of `git log -z --format=LOG_FORMAT` (`gitwalk.LOG_FORMAT`)."""
     oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
     return LogRecord(
         oid=oid.decode("ascii"),

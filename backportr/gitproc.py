@@ -1,8 +1,8 @@
 """git processes: their environment, a reader that keeps ahead of a streaming one, the
 `git log -p | git patch-id` pipeline, the user's git configuration and credential helpers.
 
-Part of the git layer (with repo.py and its mixins, gitlog.py, gitconfig.py, apply.py and
-builder.py): nothing else runs git.
+Part of the git layer (with repo.py and its mixins, gitwalk.py, gitlog.py, gitconfig.py,
+apply.py and builder.py): nothing else runs git.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from backportr.errors import BackportrError, MissingObjectError
-from backportr.model import Oid
 
 if TYPE_CHECKING:
     import pygit2
+
+    from backportr.model import Oid
 
 
 class GitAccess:

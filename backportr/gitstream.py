@@ -16,13 +16,13 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from backportr.errors import BackportrError, MissingObjectError
+from backportr.errors import MissingObjectError
 from backportr.githistory import Changes, parse_changes
-from backportr.gitlog import LOG_FORMAT, LogRecord, log_record
-from backportr.gitproc import GitAccess, feed_in_background, git_env, patch_id_pipeline, read_ahead
+from backportr.gitlog import LogRecord, log_record
+from backportr.gitproc import GitAccess, git_env, patch_id_pipeline
+from backportr.gitwalk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
 from backportr.model import Oid
 from backportr.patchid import UNSURE, patch_id
 
@@ -48,25 +48,6 @@ _DIFF = [
 # SHA-1 ids only: patchid.py hashes as git does in a SHA-1 repository; in another, every
 # commit is left to git's own patch-id.
 _COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40})\n")
-
-
-@dataclass
-class Walk:
-    """A history walk read by bounded git processes: where the next one starts (the
-    frontier: parents seen and not yet printed; everything left is reachable from them),
-    what was printed (a commit printed twice, possible only where commit dates go
-    backwards, is given once), and whether anything is left."""
-
-    starts: list[Oid]
-    exclude: Sequence[Oid] = ()
-    seen: set[bytes] = field(default_factory=set)
-    frontier: set[bytes] = field(default_factory=set)
-    done: bool = False
-
-    def __post_init__(self) -> None:
-        # A starting point the first process does not reach before its limit stays to be
-        # read by the next one.
-        self.frontier.update(s.encode("ascii") for s in self.starts)
 
 
 class Streams(GitAccess):
@@ -125,75 +106,19 @@ class Streams(GitAccess):
         """Records (`%H%x1f%P%x1f...`, NUL-separated) of `git log` processes printing at
         most `per_process` each, the next started from the walk's frontier."""
         if per_process is None:
-            yield from self._log_process(include, exclude, None, args)
+            yield from log_process(self.path, include, exclude, None, args)
             return
         yield from self.walk_all(Walk(list(include), exclude), per_process, args)
 
     def walk_all(
         self, walk: Walk, per_process: int, args: list[str] | None = None
     ) -> Iterator[bytes]:
-        """The records of the rest of the walk, by bounded processes (`walk_step` each)."""
-        while not walk.done:
-            yield from self.walk_step(walk, per_process, args)
+        """The records of the rest of the walk, by bounded processes (`gitwalk.walk_all`)."""
+        return walk_all(self.path, walk, per_process, args)
 
     def walk_step(self, walk: Walk, limit: int, args: list[str] | None = None) -> Iterator[bytes]:
-        """The records of the walk's next git process (at most `limit`), `log_raw`'s format
-        unless told; the walk then knows where the process after it starts, or that it is
-        done."""
-        printed = 0
-        how = args if args is not None else ["-z", f"--format={LOG_FORMAT}"]
-        seen = walk.seen  # what earlier processes printed: git prints a commit once
-        oids: list[bytes] = []
-        parents: list[bytes] = []
-        for raw in self._log_process(walk.starts, walk.exclude, limit, how):
-            head = raw.lstrip(b"\n")
-            if not head:
-                continue
-            printed += 1
-            oid = head[:40]
-            if oid in seen:
-                continue
-            oids.append(oid)
-            parents.append(head[41 : head.index(b"\x1f", 41)])
-            yield raw
-        # The frontier in bulk, once the process ended: the parents printed and the starting
-        # points not yet printed, less everything printed.
-        seen.update(oids)
-        walk.frontier.update(b" ".join(parents).split())
-        walk.frontier -= seen
-        walk.starts = sorted(p.decode("ascii") for p in walk.frontier)
-        walk.done = printed < limit or not walk.starts
-
-    def _log_process(
-        self, starts: list[Oid], exclude: Sequence[Oid], limit: int | None, how: list[str]
-    ) -> Iterator[bytes]:
-        """One `git log` process's NUL-separated records (the start points fed on stdin)."""
-        args = ["log", *how, "--stdin"]
-        if limit is not None:
-            args.append(f"--max-count={limit}")
-        feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)
-        with subprocess.Popen(
-            ["git", "--git-dir", str(self.path), *args, "--"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=git_env(),
-            pipesize=1 << 20,
-        ) as proc:
-            assert proc.stdin is not None and proc.stdout is not None
-            writer = feed_in_background(proc.stdin, feed.encode("ascii"))
-            pending = b""
-            with contextlib.closing(read_ahead(proc.stdout)) as chunks:
-                for chunk in chunks:
-                    pending += chunk
-                    records = pending.split(b"\0")
-                    pending = records.pop()
-                    yield from records
-            if pending.strip():
-                yield pending
-            writer.join()
-            if proc.wait() != 0:
-                raise BackportrError(f"git log failed in {self.path}")
+        """The records of the walk's next git process (`gitwalk.walk_step`)."""
+        return walk_step(self.path, walk, limit, args)
 
     def patch_ids(
         self,

@@ -1,6 +1,6 @@
 """Repository access, the git layer's centre (with gitproc.py, gitsearch.py, gitstream.py,
-gitdiff.py, githistory.py, gitlog.py, gitconfig.py, apply.py and builder.py, the only modules
-that import pygit2 or run git).
+gitwalk.py, gitdiff.py, githistory.py, gitlog.py, gitconfig.py, apply.py and builder.py, the
+only modules that import pygit2 or run git).
 
 Opens work trees and bare repositories, resolves ids, prefixes, refs and tags, finds the
 upstream ref and stable branches, walks history and answers ancestry. It never writes refs,

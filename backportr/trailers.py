@@ -19,6 +19,7 @@ from backportr.model import (
     UpstreamRef,
     Version,
 )
+from backportr.relationwords import lowered_mentions_relations
 
 T = TypeVar("T")
 
@@ -237,26 +238,6 @@ def mentions_relations(message: str | bytes) -> bool:
     """
     raw = message.encode("utf-8", "replace") if isinstance(message, str) else message
     return lowered_mentions_relations(raw.lower())
-
-
-RELATION_WORDS = (
-    b"fixes",
-    b"stable",
-    b"upstream",
-    b"cherry",
-    b"backported",
-    b"reverts",
-    b"mainline",
-    b"master commit",
-    b"main commit",
-)
-"""Lowercase words one of which a message names whenever `parse_message` can find a relation
-in it (or its subject starts with `revert`)."""
-
-
-def lowered_mentions_relations(low: bytes) -> bool:
-    """`mentions_relations` of a message already lowercased (the indexer lowercases once)."""
-    return low.startswith(b"revert") or any(word in low for word in RELATION_WORDS)
 
 
 def parse_stable_comment(comment: str | None, *, noautosel: bool = False) -> StableTag:

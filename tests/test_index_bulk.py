@@ -18,7 +18,7 @@ from backportr import childproc
 from backportr.builder import RepoBuilder
 from backportr.errors import BackportrError
 from backportr.gitlog import log_record
-from backportr.gitstream import Walk
+from backportr.gitwalk import Walk
 from backportr.index import CommitIndex
 from backportr.index.parsing import commit_rows, parse_batch
 from backportr.index.schema import tag_from_json, tags_json

@@ -52,6 +52,7 @@ _GIT_LAYER = {
     "gittreegrep.py",
     "gitblame.py",
     "gitstream.py",
+    "gitwalk.py",
     "gitlog.py",
     "githistory.py",
     "gitdiff.py",

@@ -12,7 +12,6 @@ from backportr.model import Oid, StableTag
 T = TypeVar("T")
 
 SCHEMA_VERSION = "13"
-_BATCH = 5000
 BUSY_MS = 60_000  # how long a connection waits for another's lock
 _IN_MOST = 900  # values bound in one `IN (...)` (SQLite's limit is 999 in older builds)
 

@@ -28,22 +28,11 @@ from typing import IO, BinaryIO, NoReturn
 
 from backportr.childproc import start_main
 from backportr.errors import BackportrError, ExitCode
-from backportr.gitstream import Streams, Walk
-from backportr.index.parsing import PreparedBatch, batches, prepare_batch
-from backportr.index.schema import _BATCH
-from backportr.model import Oid
+from backportr.gitwalk import Walk, walk_all
+from backportr.index.preparing import BATCH, PreparedBatch, batches, prepare_batch
 
 _LENGTH = 8  # bytes of a frame's length prefix
 _EXIT_GRACE = 10.0  # seconds a worker whose pipe ended is given to exit
-
-
-class _History(Streams):
-    """The streaming passes of `Repo`, without opening the repository (the worker needs
-    no object access: only `git log`)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.unreadable = []
 
 
 class BulkWorker:
@@ -144,11 +133,11 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
 
 def serve(git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO) -> None:
     """The worker's side: read the walk from `lines`, write its prepared batches to `out`."""
-    starts: list[Oid] = [line for line in lines if line[:1] not in ("^", "=")]
-    exclude: list[Oid] = [line[1:] for line in lines if line.startswith("^")]
+    starts = [line for line in lines if line[:1] not in ("^", "=")]
+    exclude = [line[1:] for line in lines if line.startswith("^")]
     walk = Walk(starts, exclude, done=not starts)
     walk.seen.update(line[1:].encode("ascii") for line in lines if line.startswith("="))
-    for batch in batches(_History(git_dir).walk_all(walk, per_process), _BATCH):
+    for batch in batches(walk_all(git_dir, walk, per_process), BATCH):
         # Plain values: a named tuple pickles as a call of its class, four times slower.
         data = pickle.dumps(tuple(prepare_batch(batch)), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(len(data).to_bytes(_LENGTH, "big"))

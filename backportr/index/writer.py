@@ -12,19 +12,12 @@ from pathlib import Path
 
 from backportr.errors import IndexCorruptError
 from backportr.gitlog import LogRecord
-from backportr.gitstream import Walk
+from backportr.gitwalk import Walk
 from backportr.index.dropping import Drops
-from backportr.index.parsing import (
-    BatchRows,
-    CommitRows,
-    batches,
-    commit_rows,
-    finish_batch,
-    prepare_batch,
-)
+from backportr.index.parsing import BatchRows, CommitRows, commit_rows, finish_batch
 from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
+from backportr.index.preparing import BATCH, batches, prepare_batch
 from backportr.index.schema import (
-    _BATCH,
     _COMMIT_INDEXES,
     UpdateStats,
     in_chunks,
@@ -237,7 +230,7 @@ class IndexWriter(Drops):
                 rest = (finish_batch(prepared) for prepared in worker.batches(walk))
             else:
                 records = self.repo.walk_all(walk, _LOG_SLICE)
-                rest = (finish_batch(prepare_batch(batch)) for batch in batches(records, _BATCH))
+                rest = (finish_batch(prepare_batch(batch)) for batch in batches(records, BATCH))
             for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
                 progress("indexing upstream", len(ids), None)
