@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import BACKPORTR
+
 from backportr.index import CommitIndex
 from backportr.presence import PresenceChecker
 from backportr.repo import Repo
@@ -89,9 +91,7 @@ def main() -> int:
     # 1. full build vs one git log pass over the same commits, `--runs` times each, in turn
     raw_log = [*git, "log", "--format=%H%x00%B", args.upstream, args.branch]
     cli = [
-        sys.executable,
-        "-m",
-        "backportr",
+        *BACKPORTR,
         "index",
         "--repo",
         str(repo_path),
@@ -141,7 +141,8 @@ def main() -> int:
     ).stdout.strip()
     subprocess.run([*cgit, "update-ref", f"refs/heads/{args.upstream}", back], check=True)
     incremental_index = scratch / "incremental.sqlite"
-    cli_clone = [*cli[:4], "--repo", str(clone), *cli[6:-1], str(incremental_index)]
+    cli_clone = [*cli[: len(BACKPORTR) + 1], "--repo", str(clone)]
+    cli_clone += [*cli[len(BACKPORTR) + 3 : -1], str(incremental_index)]
     timed(cli_clone)
     subprocess.run([*cgit, "update-ref", f"refs/heads/{args.upstream}", tip], check=True)
     added = subprocess.run(
@@ -203,9 +204,7 @@ def main() -> int:
     )
     figures["status_cli"], _ = timed(
         [
-            sys.executable,
-            "-m",
-            "backportr",
+            *BACKPORTR,
             "status",
             upstream_sample[0],
             "--repo",

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import BACKPORTR
+
 from backportr.config import Settings
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
@@ -109,9 +111,7 @@ def main() -> int:
         begin = time.perf_counter()
         subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "backportr",
+                *BACKPORTR,
                 "resolve",
                 target,
                 "--repo",

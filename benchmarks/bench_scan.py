@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import BACKPORTR
+
 BRANCHES = ("linux-5.10.y", "linux-5.15.y")
 
 
@@ -44,9 +46,7 @@ def command(
     """`backportr NAME` on the repository, index, upstream, pattern and branches."""
     where = ["--repo", str(repo), "--upstream", upstream, "--index", str(index)]
     return [
-        sys.executable,
-        "-m",
-        "backportr",
+        *BACKPORTR,
         name,
         *where,
         "--branch-pattern",
@@ -76,9 +76,7 @@ def floor(repo: Path, upstream: str, branches: list[str], pattern: str) -> tuple
     backportr's imports (`backportr --version`), and the index build alone on a fresh
     index directory (`backportr index`, the same branches and pattern)."""
     begin = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "backportr", "--version"], capture_output=True, check=True
-    )
+    subprocess.run([*BACKPORTR, "--version"], capture_output=True, check=True)
     startup = time.perf_counter() - begin
     index = Path(tempfile.mkdtemp(prefix="backportr-floor-")) / "index.sqlite"
     begin = time.perf_counter()
