@@ -5,9 +5,10 @@ Public API (no logic here).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from backportr.errors import BackportrError, ExitCode
+from backportr.lazyload import lazy_names
 
 if TYPE_CHECKING:
     from backportr.model import Presence, StatusResult
@@ -34,12 +35,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
