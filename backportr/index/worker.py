@@ -62,8 +62,9 @@ class BulkWorker:
             os.close(write_end)
         self._batches: IO[bytes] = os.fdopen(read_end, "rb")
 
-    def batches(self, walk: Walk) -> Iterator[PreparedBatch]:
-        """The prepared batches of the rest of the walk, in walk order."""
+    def walk_on(self, walk: Walk) -> None:
+        """Hand the worker the rest of the walk: its git process starts now, while this
+        process parses what it read itself."""
         assert self._proc.stdin is not None
         feed = "".join(f"{s}\n" for s in walk.starts) + "".join(f"^{e}\n" for e in walk.exclude)
         feed += "".join(f"={seen.decode('ascii')}\n" for seen in walk.seen)
@@ -71,7 +72,13 @@ class BulkWorker:
             self._proc.stdin.write(feed.encode("ascii"))
             self._proc.stdin.close()
         except BrokenPipeError:
-            pass  # the worker failed to start: its error is read below
+            pass  # the worker failed to start: its error is read by `batches`
+
+    def batches(self, walk: Walk | None = None) -> Iterator[PreparedBatch]:
+        """The prepared batches of the rest of the walk, in walk order (`walk`: handed over
+        first, unless `walk_on` did)."""
+        if walk is not None:
+            self.walk_on(walk)
         while True:
             head = _read_exactly(self._batches, _LENGTH)
             size = int.from_bytes(head, "big") if len(head) == _LENGTH else -1

@@ -211,23 +211,31 @@ class IndexWriter(Drops):
         """The history of `tip`, newest first, parsed and inserted in batches: its first
         slice here, the rest (a long history) prepared by a worker process (`worker.py`)
         while this one parses what names relations and inserts. The worker is started when
-        a fifth of the first slice is in (it imports while the rest is parsed here), so it
-        is ready when the slice ends; the rows are the same either way (a test compares)."""
+        a fifth of the first slice is in (it imports while the rest is read), and handed the
+        rest of the walk once the slice is read, before it is parsed here: its git process
+        and this process's parse run side by side. The rows are the same either way (a test
+        compares)."""
         walk = Walk([tip])
         ids: list[int] = []
         worker: BulkWorker | None = None
         first = max(1, self.worker_after // 5)  # read before the worker is started
         try:
-            for batch in batches(self.repo.walk_step(walk, self.worker_after), first):
+            read: list[bytes] = []
+            for raw in self.repo.walk_step(walk, self.worker_after):
+                read.append(raw)
+                if worker is None and len(read) == first:
+                    worker = _start_worker(self.repo.path)
+            if worker is not None and not walk.done:
+                worker.walk_on(walk)  # it is told what this process read (`walk.seen`)
+            for batch in batches(read, first):
                 ids += self._insert_bulk(finish_batch(prepare_batch(batch)), -len(ids))
                 progress("indexing upstream", len(ids), None)
-                if worker is None and len(ids) >= first:
-                    worker = _start_worker(self.repo.path)
+            del read
             if walk.done:
                 return ids
             rest: Iterator[BatchRows]
-            if worker is not None:  # it is told what this process read (`walk.seen`)
-                rest = (finish_batch(prepared) for prepared in worker.batches(walk))
+            if worker is not None:
+                rest = (finish_batch(prepared) for prepared in worker.batches())
             else:
                 records = self.repo.walk_all(walk, _LOG_SLICE)
                 rest = (finish_batch(prepare_batch(batch)) for batch in batches(records, BATCH))
