@@ -136,16 +136,40 @@ class Streams(GitAccess):
         tips = [include] if isinstance(include, str) else list(include)
         if per_process is not None:
             commits = self._commits_between(tips, exclude)
-            # four parts a pipeline: they end together, and none runs for long where
-            # every diff is of a 40,000-line file (OVN's branch patch-ids: 24 s -> about 6)
-            size = min(per_process, max(_PART_FLOOR, -(-len(commits) // (4 * pipelines))))
-            parts = [commits[i : i + size] for i in range(0, len(commits), size)]
-            with ThreadPoolExecutor(pipelines, thread_name_prefix="patch-ids") as pool:
-                for found in pool.map(self._piped_patch_ids, parts):
-                    yield from found
+            yield from self.patch_ids_in_parts(commits, per_process, pipelines)
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
         yield from patch_id_pipeline(log_args, None, self.path)
+
+    def patch_ids_in_parts(
+        self, commits: list[Oid], per_process: int, pipelines: int
+    ) -> Iterator[tuple[Oid, str]]:
+        """(commit, patch-id) of these commits, shared among pipelines of at most
+        `per_process` commits each, `pipelines` of them at once."""
+        # four parts a pipeline: they end together, and none runs for long where
+        # every diff is of a 40,000-line file (OVN's branch patch-ids: 24 s -> about 6)
+        size = min(per_process, max(_PART_FLOOR, -(-len(commits) // (4 * pipelines))))
+        parts = [commits[i : i + size] for i in range(0, len(commits), size)]
+        with ThreadPoolExecutor(pipelines, thread_name_prefix="patch-ids") as pool:
+            for found in pool.map(self._piped_patch_ids, parts):
+                yield from found
+
+    def messages_between(
+        self, tips: Sequence[Oid], exclude: Sequence[Oid]
+    ) -> list[tuple[Oid, str]]:
+        """(commit, message) of the non-merge commits reachable from the tips and not from
+        `exclude`, newest first (`_commits_between`'s commits)."""
+        listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
+        out = self.run_git_bytes(
+            "log", "--no-merges", "-z", "--format=%H%x1f%B", "--stdin",
+            input=listed.encode("ascii"),
+        )  # fmt: skip
+        found: list[tuple[Oid, str]] = []
+        for record in out.split(b"\0"):
+            oid, sep, message = record.lstrip(b"\n").partition(b"\x1f")
+            if sep:
+                found.append((oid.decode("ascii"), message.decode("utf-8", "replace")))
+        return found
 
     def _piped_patch_ids(self, commits: list[Oid]) -> list[tuple[Oid, str]]:
         """`readable_patch_ids` by pipelines only: a bulk pass's parts run side by side,

@@ -59,7 +59,9 @@ class PresenceChecker:
             if patch_id:
                 candidates = [
                     (c, "patch-id")
-                    for c in self.index.branch_commits_with_patch_id(patch_id, branch.refname)
+                    for c in self.index.branch_commits_with_patch_id(
+                        commit, patch_id, branch.refname
+                    )
                     if not self._carries_a_reverted_original(c, commit)
                 ]
         if not candidates:

@@ -56,7 +56,7 @@ def run_scan(
     the index update (`ReadAhead`)."""
     with (
         ReadAhead(settings) if read_ahead else contextlib.nullcontext(),
-        open_workspace(settings, progress=progress) as ws,
+        open_workspace(settings, progress=progress, named_patch_ids=True) as ws,
     ):
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
@@ -129,7 +129,7 @@ def _scan_share(
     each scanned with the same workspace (its caches serve them all); how many targets
     each chunk held goes to `finished` (the progress line)."""
     done: list[tuple[int, BranchScan]] = []
-    with open_workspace(settings, all_stable=True) as ws:
+    with open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
         scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
         scanner.prepare_share(ref, share)
@@ -188,7 +188,7 @@ def _run_scan_parallel(
     range_: str | None,
     progress: ProgressCallback,
 ) -> list[BranchScan]:
-    with open_workspace(settings, progress=progress) as ws:
+    with open_workspace(settings, progress=progress, named_patch_ids=True) as ws:
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,

@@ -231,6 +231,13 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
     return refs
 
 
+def names_upstream(message: str) -> bool:
+    """Does the message name an upstream commit it carries, in a line `parse_message` reads
+    as an upstream reference?"""
+    body = message.partition("\n")[2]
+    return bool(_upstream_refs(body, body.lower()))
+
+
 def mentions_relations(message: str | bytes) -> bool:
     """A cheap test: can parse_message find any relation (Fixes, stable, upstream, revert)?
 

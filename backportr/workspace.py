@@ -56,12 +56,21 @@ def open_workspace(
     progress: ProgressCallback = no_progress,
     all_stable: bool = True,
     rebuild: bool = False,
+    named_patch_ids: bool = False,
 ) -> Workspace:
-    """Open, resolve refs and update the index. Raises BackportrError subclasses."""
+    """Open, resolve refs and update the index (`named_patch_ids`: `IndexWriter.update`'s).
+    Raises BackportrError subclasses."""
     repo = Repo(settings.repo)
     repo.keep_writes_apart()
     try:
-        return _open(repo, settings, progress, all_stable=all_stable, rebuild=rebuild)
+        return _open(
+            repo,
+            settings,
+            progress,
+            all_stable=all_stable,
+            rebuild=rebuild,
+            named_patch_ids=named_patch_ids,
+        )
     except BaseException:
         repo.close()
         raise
@@ -74,6 +83,7 @@ def _open(
     *,
     all_stable: bool,
     rebuild: bool,
+    named_patch_ids: bool,
 ) -> Workspace:
     upstream = repo.upstream(settings.upstream)
     branches = [repo.branch(name) for name in settings.branches]
@@ -91,13 +101,15 @@ def _open(
                 indexed.append(ref)
     index = CommitIndex(repo, settings.index_path, recover=rebuild)
     try:
-        # The branches worked on get their patch-ids now; the others when asked for.
+        # The branches worked on get their patch-ids now (a scan's, every commit's; the
+        # others', those of the commits that name no upstream commit); the rest when asked.
         stats = index.update(
             upstream,
             indexed,
             progress=progress,
             rebuild=rebuild,
             worked_on=[b.refname for b in branches] if branches else None,
+            named_patch_ids=named_patch_ids,
         )
     except BaseException:
         index.close()

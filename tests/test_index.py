@@ -16,6 +16,7 @@ from backportr.builder import RepoBuilder
 from backportr.errors import IndexCorruptError
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
+from backportr.presence import PresenceChecker
 from backportr.repo import Repo
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
@@ -379,9 +380,10 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     assert eager.backports_elsewhere(s.ids["culprit"], worked_on) == answer
     after = _patch_ids(lazy, sibling)  # the commit of the same paths got its own, only it
     assert after == {**expected, s.builder.tip("linux-5.15.y"): None}
-    assert lazy.branch_commits_with_patch_id(expected[s.ids["culprit-5.15"]], sibling) == [
-        s.ids["culprit-5.15"]
-    ]  # a question about the sibling itself completes it
+    question = (s.ids["culprit"], expected[s.ids["culprit-5.15"]], sibling)
+    assert lazy.branch_commits_with_patch_id(*question) == [s.ids["culprit-5.15"]]
+    assert _patch_ids(lazy, sibling) == after  # a question about the sibling itself: the same
+    lazy.complete_patch_ids([sibling])
     assert _patch_ids(lazy, sibling) == expected
     assert not lazy.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
@@ -390,6 +392,45 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     later.update(repo.upstream(), branches)  # a command working on every branch
     assert _patch_ids(later, sibling) == expected
     assert not later.db.execute("SELECT * FROM patch_ids_pending").fetchall()
+
+
+def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path) -> None:
+    """Of a branch worked on, the commits that name their upstream commit get their
+    patch-ids at the update only when asked for (a scan's update); otherwise a question by
+    patch-id computes those that change its commit's paths. The same patch reached upstream
+    twice, by two merged topic branches: the backport names the first, and the second is
+    found in the branch by patch-id alike."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"fs/a.c": "int a;\nint x = 1;\n", "fs/b.c": "int b;\n"})
+    b.branch("linux-5.10.y", "master")
+    for topic, who in (("t1", "first"), ("t2", "second")):
+        b.branch(topic, "master")
+        b.commit(f"fs: x is two ({who})", {"fs/a.c": "int a;\nint x = 2;\n"}, branch=topic)
+        b.ids[topic] = b.tip(topic)
+    b.merge("master", "t1", "Merge t1")
+    b.merge("master", "t2", "Merge t2")
+    b.commit("fs: b is long", {"fs/b.c": "long b;\n"}, name="unnamed")
+    b.cherry_pick(b.ids["t1"], "linux-5.10.y", name="named-bp")
+    b.cherry_pick(b.ids["unnamed"], "linux-5.10.y", name="unnamed-bp", annotation=None)
+    repo = Repo(b.path)
+    branch = repo.branch("linux-5.10.y")
+    answers = {}
+    for named in (False, True):
+        index = CommitIndex(repo, tmp_path / f"named-{named}.sqlite")
+        index.update(repo.upstream(), [branch], named_patch_ids=named)
+        ids = _patch_ids(index, branch.refname)
+        assert ids[b.ids["unnamed-bp"]] is not None
+        assert (ids[b.ids["named-bp"]] is not None) is named
+        pending = index.db.execute("SELECT refname FROM patch_ids_pending").fetchall()
+        assert pending == ([] if named else [(branch.refname,)])
+        found = PresenceChecker(repo, index).check(b.ids["t2"], branch)
+        answers[named] = (found.present, found.as_commit, found.how)
+        assert _patch_ids(index, branch.refname)[b.ids["named-bp"]] is not None
+    assert answers[False] == answers[True] == (True, b.ids["named-bp"], "patch-id")
+
+    index = CommitIndex(repo, tmp_path / "named-False.sqlite")  # a scan's update completes it
+    index.update(repo.upstream(), [branch], named_patch_ids=True)
+    assert not index.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
 
 def _after_fork(index: CommitIndex, refname: str) -> set[str]:

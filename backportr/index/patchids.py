@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from backportr.errors import BackportrError
 from backportr.index.afterfork import AfterForkReader
@@ -19,47 +19,58 @@ _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 class PatchIdReader(AfterForkReader):
     """The questions answered by patch-id, and the patch-ids they need."""
 
-    _pending: set[str] | None = None  # branches without their patch-ids, until the next update
-    _unpatched: dict[tuple[str, ...], list[Oid]] | None = None  # their commits by paths
+    _pending: set[str] | None = None  # branches without (all) their patch-ids
+    _unpatched: dict[str, dict[tuple[str, ...], list[Oid]]] | None = None  # their commits
+    # without one, by branch and paths
 
     def _forget(self) -> None:
         super()._forget()
         self._pending = None
         self._unpatched = None
 
-    def complete_patch_ids(self, refnames: Sequence[str] | None = None) -> None:
+    def complete_patch_ids(
+        self, refnames: Sequence[str] | None = None, *, named: bool = True
+    ) -> None:
         """Compute the patch-ids a branch was indexed without (every such branch, or those
-        of `refnames`), and keep them. A fault keeping them
-        (the index locked past its wait) is an error: a question answered without them
-        would be answered wrong."""
+        of `refnames`), and keep them; without `named`, only those of its commits that name
+        no upstream commit (the branch stays pending). A fault keeping them (the index
+        locked past its wait) is an error: a question answered without them would be
+        answered wrong."""
         pending = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
         for refname in pending:
-            self._keep_patch_ids(self._computed_patch_ids(self._unpatched_of(refname)), refname)
+            unpatched = self._unpatched_of(refname, named=named)
+            if unpatched:
+                self._keep_patch_ids(self._computed_patch_ids(unpatched), refname)
+            self._unpatched = None
+            if not named and self._unpatched_of(refname):
+                continue
             with contextlib.suppress(sqlite3.OperationalError):  # done again next time
                 self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))
             self._pending_refs().discard(refname)
-            self._unpatched = None
 
-    def _patch_ids_like(self, commit: Oid) -> None:
-        """The commits of branches indexed without their patch-ids that could share
-        `commit`'s (those that change the same paths: `paths_key`) get theirs, and keep them.
-        The branches' paths are listed once, by one git process: a sibling of thousands of
-        backports costs a listing and a few patch-ids rather than a `git log -p` of all."""
-        if not self._pending_refs():
+    def _patch_ids_like(self, commit: Oid, refnames: Collection[str] | None = None) -> None:
+        """The commits of branches indexed without (all) their patch-ids (every such
+        branch, or those of `refnames`) that could share `commit`'s (those that change the
+        same paths: `paths_key`) get theirs, and keep them. A branch's paths are listed
+        once, by one git process: a branch of thousands of backports costs a listing and a
+        few patch-ids rather than a `git log -p` of all."""
+        refs = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
+        if not refs:
             return
         if self._unpatched is None:
-            oids = [
-                oid
-                for refname in sorted(self._pending_refs())
-                for oid in self._unpatched_of(refname)
-            ]
-            self.repo.learn_paths(oids)
             self._unpatched = {}
-            for oid in dict.fromkeys(oids):
-                key = paths_key(self.repo.files_touched(oid))
-                self._unpatched.setdefault(key, []).append(oid)
-        candidates = self._unpatched.pop(paths_key(self.repo.files_touched(commit)), [])
-        self._keep_patch_ids(self._computed_patch_ids(candidates), "a sibling branch")
+        unlisted = {r: self._unpatched_of(r) for r in refs if r not in self._unpatched}
+        if unlisted:
+            listed = dict.fromkeys(oid for oids in unlisted.values() for oid in oids)
+            self.repo.learn_paths(list(listed))
+            for refname, oids in unlisted.items():
+                by_paths = self._unpatched[refname] = {}
+                for oid in oids:
+                    by_paths.setdefault(paths_key(self.repo.files_touched(oid)), []).append(oid)
+        key = paths_key(self.repo.files_touched(commit))
+        candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
+        if candidates:
+            self._keep_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
 
     def _pending_refs(self) -> set[str]:
         """The branches indexed without (all) their patch-ids."""
@@ -67,11 +78,17 @@ class PatchIdReader(AfterForkReader):
             self._pending = {r[0] for r in self.db.execute("SELECT refname FROM patch_ids_pending")}
         return self._pending
 
-    def _unpatched_of(self, refname: str) -> list[Oid]:
-        """The branch's own commits whose patch-id is not computed yet."""
+    def _unpatched_of(self, refname: str, *, named: bool = True) -> list[Oid]:
+        """The branch's own commits, merges aside (they have none), whose patch-id is not
+        computed yet; without `named`, only those that name no upstream commit."""
+        only_unnamed = (
+            ""
+            if named
+            else " AND NOT EXISTS (SELECT 1 FROM upstream_refs u WHERE u.commit_id=c.id)"
+        )
         rows = self.db.execute(
-            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c "
-            "ON c.id=b.commit_id WHERE b.refname=? AND c.patch_id IS NULL",
+            "SELECT c.oid FROM branch_commits b CROSS JOIN commits c ON c.id=b.commit_id "
+            f"WHERE b.refname=? AND c.patch_id IS NULL AND c.parents < 2{only_unnamed}",
             (refname,),
         )
         return [row[0] for row in rows]
@@ -99,7 +116,7 @@ class PatchIdReader(AfterForkReader):
         patch_id = self.patch_id(upstream)
         if not patch_id:
             return []
-        self._patch_ids_like(upstream)
+        self._patch_ids_like(upstream, [r for r in self._pending_refs() if r != refname])
         rows = self.db.execute(
             "SELECT r.name, c.oid FROM commits c CROSS JOIN refs r CROSS JOIN branch_commits b "
             "ON b.refname=r.refname AND b.commit_id=c.id WHERE c.patch_id=? AND r.refname != ? "
@@ -108,8 +125,9 @@ class PatchIdReader(AfterForkReader):
         ).fetchall()
         return [(name, oid) for name, oid in rows]
 
-    def branch_commits_with_patch_id(self, patch_id: str, refname: str) -> list[Oid]:
-        self.complete_patch_ids([refname])
+    def branch_commits_with_patch_id(self, commit: Oid, patch_id: str, refname: str) -> list[Oid]:
+        """The branch's own commits whose patch-id is `patch_id`, `commit`'s."""
+        self._patch_ids_like(commit, [refname])
         rows = self.db.execute(
             "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
             "AND b.refname=? WHERE c.patch_id=? ORDER BY b.seq",

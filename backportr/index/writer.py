@@ -38,6 +38,7 @@ class IndexWriter(Drops):
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
     _worked_on_refs: set[str] | None = None
+    _named_patch_ids = False
 
     def update(
         self,
@@ -47,6 +48,7 @@ class IndexWriter(Drops):
         progress: ProgressCallback = no_progress,
         rebuild: bool = False,
         worked_on: Collection[str] | None = None,
+        named_patch_ids: bool = False,
     ) -> UpdateStats:
         """Bring the index up to date with the upstream ref and the given branches; with
         `rebuild`, drop everything first, in the same transaction (readers see the old index
@@ -56,9 +58,15 @@ class IndexWriter(Drops):
         for evidence) get these as questions need them (`PatchIdReader`,
         `complete_after_fork`): a command on one branch asks few of its siblings' patch-ids
         (a backport that names nothing) and rarely whether an upstream commit is in one, and
-        on a repository of many branches the two were most of a first run."""
+        on a repository of many branches the two were most of a first run.
+
+        Of a branch worked on, the commits that name their upstream commit get their
+        patch-ids now only with `named_patch_ids` (a scan compares each backport with its
+        upstream commit); otherwise a question by patch-id computes those that could share
+        its commit's (`PatchIdReader`), and the branch stays in `patch_ids_pending`."""
         self._forget()
         self._worked_on_refs = None if worked_on is None else set(worked_on)
+        self._named_patch_ids = named_patch_ids
         try:
             return self._update(upstream, branches, progress, rebuild)
         finally:
@@ -120,8 +128,14 @@ class IndexWriter(Drops):
                         self.db.execute(
                             "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
                         )
-                else:  # left without them by an earlier update: completed now
-                    self.complete_patch_ids([refname])
+                else:
+                    if plan.pass_ is not None and plan.pass_.left_out():
+                        self.db.execute(
+                            "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
+                        )
+                        self._pending_refs().add(refname)
+                    # what an earlier update left without them: completed now
+                    self.complete_patch_ids([refname], named=self._named_patch_ids)
             self.complete_after_fork(
                 [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
             )
@@ -145,12 +159,15 @@ class IndexWriter(Drops):
             def excluded() -> list[Oid]:
                 return sorted({oid for p in full for oid in p.own_commits_exclude()})
 
-            shared = PatchIdPass(self.repo, [p.branch.tip for p in full], excluded)
+            named = self._named_patch_ids
+            shared = PatchIdPass(self.repo, [p.branch.tip for p in full], excluded, named=named)
             for plan in full:
                 plan.pass_ = shared
         for plan in plans:
             if plan.mode == "incremental":
-                plan.pass_ = PatchIdPass(self.repo, [plan.branch.tip], plan.exclude)
+                plan.pass_ = PatchIdPass(
+                    self.repo, [plan.branch.tip], plan.exclude, named=self._named_patch_ids
+                )
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
         stored = self._stored_ref(upstream.refname)
