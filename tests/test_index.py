@@ -428,6 +428,24 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
         assert _patch_ids(index, branch.refname)[b.ids["named-bp"]] is not None
     assert answers[False] == answers[True] == (True, b.ids["named-bp"], "patch-id")
 
+    # The pending commits' paths were kept: a later command reads them, git lists none.
+    lazy_path = tmp_path / "lazy-again.sqlite"
+    index = CommitIndex(repo, lazy_path)
+    index.update(repo.upstream(), [branch])
+    b.commit("fs: b is short", {"fs/b.c": "short b;\n"}, name="short")
+    assert not PresenceChecker(repo, index).check(b.ids["short"], branch).present
+    kept = index.db.execute("SELECT COUNT(*) FROM commit_paths").fetchone()[0]
+    assert kept == 1  # the named backport, the branch's one commit still without a patch-id
+    assert _patch_ids(index, branch.refname)[b.ids["named-bp"]] is None  # other paths
+    index.close()
+    again = Repo(b.path)
+    listed: list[list[str]] = []
+    learn = again.learn_paths
+    again.learn_paths = lambda oids: listed.append(list(oids)) or learn(oids)  # type: ignore[method-assign]
+    found = PresenceChecker(again, CommitIndex(again, lazy_path)).check(b.ids["t2"], branch)
+    assert (found.present, found.as_commit, found.how) == answers[False]
+    assert listed and all(not oids for oids in listed)
+
     index = CommitIndex(repo, tmp_path / "named-False.sqlite")  # a scan's update completes it
     index.update(repo.upstream(), [branch], named_patch_ids=True)
     assert not index.db.execute("SELECT * FROM patch_ids_pending").fetchall()

@@ -30,6 +30,7 @@ class Drops(Transactions):
             "after_fork",
             "after_fork_pending",
             "patch_ids_pending",
+            "commit_paths",
             "postings",
             "posting_covers",
             "adapted_checks",

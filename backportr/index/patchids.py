@@ -5,6 +5,7 @@ when the branch is indexed or, for a branch indexed beside the ones a command wo
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 from collections.abc import Collection, Sequence
 
@@ -20,8 +21,8 @@ class PatchIdReader(AfterForkReader):
     """The questions answered by patch-id, and the patch-ids they need."""
 
     _pending: set[str] | None = None  # branches without (all) their patch-ids
-    _unpatched: dict[str, dict[tuple[str, ...], list[Oid]]] | None = None  # their commits
-    # without one, by branch and paths
+    _unpatched: dict[str, dict[str, list[Oid]]] | None = None  # their commits without one,
+    # by branch and the digest of their paths
 
     def _forget(self) -> None:
         super()._forget()
@@ -52,25 +53,47 @@ class PatchIdReader(AfterForkReader):
         """The commits of branches indexed without (all) their patch-ids (every such
         branch, or those of `refnames`) that could share `commit`'s (those that change the
         same paths: `paths_key`) get theirs, and keep them. A branch's paths are listed
-        once, by one git process: a branch of thousands of backports costs a listing and a
-        few patch-ids rather than a `git log -p` of all."""
+        once, by one git process, and kept (`commit_paths`: the next command reads them):
+        a branch of thousands of backports costs a listing and a few patch-ids rather than
+        a `git log -p` of all."""
         refs = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
         if not refs:
             return
         if self._unpatched is None:
             self._unpatched = {}
-        unlisted = {r: self._unpatched_of(r) for r in refs if r not in self._unpatched}
+        unlisted = [r for r in refs if r not in self._unpatched]
         if unlisted:
-            listed = dict.fromkeys(oid for oids in unlisted.values() for oid in oids)
-            self.repo.learn_paths(list(listed))
-            for refname, oids in unlisted.items():
-                by_paths = self._unpatched[refname] = {}
-                for oid in oids:
-                    by_paths.setdefault(paths_key(self.repo.files_touched(oid)), []).append(oid)
-        key = paths_key(self.repo.files_touched(commit))
+            self._list_unpatched(unlisted)
+        key = _digest(paths_key(self.repo.files_touched(commit)))
         candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
         if candidates:
             self._keep_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
+
+    def _list_unpatched(self, refnames: list[str]) -> None:
+        """`_unpatched` of these branches: their commits without a patch-id by the digest of
+        their paths, as kept, or listed by git now (and kept, where the index can be
+        written)."""
+        assert self._unpatched is not None
+        rows = {
+            refname: self.db.execute(
+                "SELECT c.id, c.oid, p.paths FROM branch_commits b CROSS JOIN commits c "
+                "ON c.id=b.commit_id LEFT JOIN commit_paths p ON p.commit_id=c.id "
+                "WHERE b.refname=? AND c.patch_id IS NULL AND c.parents < 2",
+                (refname,),
+            ).fetchall()
+            for refname in refnames
+        }
+        unknown = {cid: oid for listed in rows.values() for cid, oid, paths in listed if not paths}
+        self.repo.learn_paths(list(unknown.values()))
+        found = {
+            cid: _digest(paths_key(self.repo.files_touched(oid))) for cid, oid in unknown.items()
+        }
+        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: listed again
+            self._write_all("INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items()))
+        for refname, listed in rows.items():
+            by_paths = self._unpatched[refname] = {}
+            for cid, oid, paths in listed:
+                by_paths.setdefault(paths or found[cid], []).append(oid)
 
     def _pending_refs(self) -> set[str]:
         """The branches indexed without (all) their patch-ids."""
@@ -184,3 +207,9 @@ class PatchIdReader(AfterForkReader):
             "SELECT id, patch_id FROM commits WHERE oid=?", (oid,)
         ).fetchone()
         return row
+
+
+def _digest(key: tuple[str, ...]) -> str:
+    """What `commit_paths` keeps of a commit's `paths_key`: two commits whose digests differ
+    cannot share a patch-id (a digest two keys share would only add a candidate)."""
+    return hashlib.sha1("\0".join(key).encode("utf-8", "surrogateescape")).hexdigest()

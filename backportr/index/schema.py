@@ -11,7 +11,7 @@ from backportr.model import Oid, StableTag
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 BUSY_MS = 60_000  # how long a connection waits for another's lock
 _IN_MOST = 900  # values bound in one `IN (...)` (SQLite's limit is 999 in older builds)
 
@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS after_fork(
     PRIMARY KEY(refname, commit_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS patch_ids_pending(refname TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS after_fork_pending(refname TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS commit_paths(commit_id INTEGER PRIMARY KEY, paths TEXT NOT NULL);
 """
 
 # Indexes on the commits table: dropped for a bulk load into an empty table, then rebuilt
