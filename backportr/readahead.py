@@ -16,20 +16,14 @@ Once a scan has updated the index, what no branch asks for any more goes (`prune
 
 from __future__ import annotations
 
-import contextlib
 import signal
-import sqlite3
 import subprocess
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from backportr.childproc import start_main
 from backportr.config import Settings
 from backportr.keptfiles import prune
-
-if TYPE_CHECKING:
-    from backportr.repo import Ref
 
 _STOP_GRACE = 5.0  # seconds a stopped read-ahead is given to remove its temporary file
 
@@ -95,6 +89,7 @@ def main(argv: list[str]) -> int:
     from backportr.errors import BackportrError
     from backportr.gitsearch import range_file
     from backportr.index.commitindex import default_index_path
+    from backportr.index.peeking import stored_forks
     from backportr.repo import Repo
 
     def stop(signum: int, frame: object) -> None:
@@ -121,22 +116,3 @@ def main(argv: list[str]) -> int:
     except (BackportrError, KeyError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong
     return 0
-
-
-def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, str]:
-    """The forks the index stored for these branches, by refname, where they still hold:
-    the index's upstream is `upstream` at the same tip, and the branch's stored tip is its
-    tip now. Read-only and without waiting: nothing where the index cannot be read (a
-    first run, another process writing it), and the caller computes the forks."""
-    try:
-        with contextlib.closing(
-            sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True, timeout=0)
-        ) as db:
-            rows = db.execute("SELECT refname, kind, tip, fork FROM refs").fetchall()
-    except sqlite3.Error:
-        return {}
-    stored = {(refname, kind, tip): fork for refname, kind, tip, fork in rows}
-    if (upstream.refname, "upstream", upstream.tip) not in stored:
-        return {}
-    found = {b.refname: stored.get((b.refname, "branch", b.tip)) for b in branches}
-    return {refname: fork for refname, fork in found.items() if fork}

@@ -17,6 +17,7 @@ from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.gittreegrep import TreeGrep
+from backportr.index.peeking import stored_forks
 from backportr.repo import Repo
 
 
@@ -433,7 +434,7 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
     repo = Repo(b.path)
     upstream, branch = repo.upstream(), repo.branch("stable-1")
     fork = repo.merge_base(branch.tip, upstream.tip)
-    assert readahead.stored_forks(index, upstream, [branch]) == {branch.refname: fork}
+    assert stored_forks(index, upstream, [branch]) == {branch.refname: fork}
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("read again")
@@ -445,10 +446,10 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
 
     b.commit("a release", {"a.c": "int first_name;\nint fourth_name;\n"}, branch="stable-1")
     moved = Repo(b.path).branch("stable-1")
-    assert readahead.stored_forks(index, upstream, [moved]) == {}
-    assert readahead.stored_forks(tmp_path / "none.sqlite", upstream, [branch]) == {}
+    assert stored_forks(index, upstream, [moved]) == {}
+    assert stored_forks(tmp_path / "none.sqlite", upstream, [branch]) == {}
     b.commit("upstream moved", {"b.c": "int fifth_name;\n"})
-    assert readahead.stored_forks(index, Repo(b.path).upstream(), [branch]) == {}
+    assert stored_forks(index, Repo(b.path).upstream(), [branch]) == {}
 
 
 def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
