@@ -158,18 +158,10 @@ class Streams(GitAccess):
         self, tips: Sequence[Oid], exclude: Sequence[Oid]
     ) -> list[tuple[Oid, str]]:
         """(commit, message) of the non-merge commits reachable from the tips and not from
-        `exclude`, newest first (`_commits_between`'s commits)."""
-        listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
-        out = self.run_git_bytes(
-            "log", "--no-merges", "-z", "--format=%H%x1f%B", "--stdin",
-            input=listed.encode("ascii"),
-        )  # fmt: skip
-        found: list[tuple[Oid, str]] = []
-        for record in out.split(b"\0"):
-            oid, sep, message = record.lstrip(b"\n").partition(b"\x1f")
-            if sep:
-                found.append((oid.decode("ascii"), message.decode("utf-8", "replace")))
-        return found
+        `exclude`, newest first (`_commits_between`'s commits), as `log` reads them."""
+        args = ["-z", f"--format={LOG_FORMAT}", "--no-merges"]
+        records = map(log_record, self._bounded_log(list(tips), exclude, None, args))
+        return [(record.oid, record.message) for record in records]
 
     def _piped_patch_ids(self, commits: list[Oid]) -> list[tuple[Oid, str]]:
         """`readable_patch_ids` by pipelines only: a bulk pass's parts run side by side,
