@@ -95,6 +95,11 @@ class PatchIdReader(AfterForkReader):
             for cid, oid, paths in listed:
                 by_paths.setdefault(paths or found[cid], []).append(oid)
 
+    def _mark_patch_ids_pending(self, refname: str) -> None:
+        """The branch has commits without a patch-id (inside an update's transaction)."""
+        self.db.execute("INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,))
+        self._pending_refs().add(refname)
+
     def _pending_refs(self) -> set[str]:
         """The branches indexed without (all) their patch-ids."""
         if self._pending is None:

@@ -125,15 +125,10 @@ class IndexWriter(Drops):
                 refname = plan.branch.refname
                 if not self._worked_on(refname):
                     if new[plan.branch.name]:  # its new commits have none yet
-                        self.db.execute(
-                            "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
-                        )
+                        self._mark_patch_ids_pending(refname)
                 else:
-                    if plan.pass_ is not None and plan.pass_.left_out():
-                        self.db.execute(
-                            "INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,)
-                        )
-                        self._pending_refs().add(refname)
+                    if plan.pass_ is not None and plan.pass_.left_out():  # those naming upstream
+                        self._mark_patch_ids_pending(refname)
                     # what an earlier update left without them: completed now
                     self.complete_patch_ids([refname], named=self._named_patch_ids)
             self.complete_after_fork(
