@@ -1,11 +1,16 @@
 """Trial cherry-picks in memory, and where they conflict.
 
-A cherry-pick is a 3-way merge whose ancestor is the picked commit's parent. Only the files
-the commit touches can change, so the merge is done file by file on exactly those paths
-(libgit2's merge_file): fast on a kernel-sized tree and free of the false rename conflicts a
-whole-tree merge finds after mass renames. A state is the branch tip plus an overlay of
-changed paths; nothing touches refs, HEAD, the index or the work tree. Blobs written to the
-object database are fine.
+A cherry-pick is a 3-way merge whose ancestor is the picked commit's parent. Where every path
+the commit reads is on the state, only those files can change, so the merge is done file by
+file on exactly those paths (libgit2's merge_file): fast on a kernel-sized tree, and git's
+answer (merge-ort finds no rename of a path that is still there). Where a path the commit
+changes is absent from the state, or it adds a file to a directory the state lacks, the
+file may have moved since the fork (DPDK's `drivers/net/intel/`, the kernel's `fs/cifs` ->
+`fs/smb/client`): then git's own merge answers (`gitmerge`, merge-ort with rename and
+directory-rename detection), and the change lands at the branch's path, as `git
+cherry-pick` puts it. A state is the branch tip plus an overlay of changed paths; nothing
+touches refs, HEAD, the index or the work tree. Objects written to the object database are
+fine.
 
 Callers get per commit `clean`, `conflict` (with files and conflicting hunks) or `empty`.
 """
@@ -20,11 +25,13 @@ import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.diffs import changed_lines
+from backportr.gitmerge import TreeMerge, merge_tree_version
 from backportr.model import ApplyResult, Oid
 from backportr.repo import Repo
 
 _Entry = tuple[pygit2.Oid, int]  # blob id, file mode
-_PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...]]  # result, changes, files
+# result, changes, conflicting files (the branch's paths), the same as the commit names them
+_PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
 _DELETED: None = None
 _UNWRITTEN_BYTES = 64 << 20
 """Merged blobs held in memory, not yet written to the object database, up to this many bytes
@@ -55,9 +62,14 @@ class Hunk:
 
 @dataclass(frozen=True, slots=True)
 class PickResult:
+    """A pick's outcome and the state after it. `conflict_files` are the branch's paths (where
+    git's cherry-pick leaves its markers); `conflict_sources` the same files at the paths the
+    commit names, where its hunks and upstream history are (they differ after a rename)."""
+
     result: ApplyResult
     state: TreeState
     conflict_files: tuple[str, ...] = ()
+    conflict_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,9 +96,7 @@ class TrialApplier:
         # Trials repeat: the fewest-prerequisites search re-applies prefixes, and every round
         # of the closure re-tries the series. A pick depends only on the contents of the paths
         # the commit touches, and a merge only on its three blobs: both are cached on that.
-        self._picks: dict[
-            tuple[object, ...], tuple[str, dict[str, _Entry | None], tuple[str, ...]]
-        ] = {}
+        self._picks: dict[tuple[object, ...], _PickOutcome] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # Merged blobs by id, written to the object database only when something reads them
@@ -117,6 +127,8 @@ class TrialApplier:
 
     def write_tree(self, state: TreeState) -> Oid:
         """Materialize a state as a tree object (for comparisons and for `git am` checks)."""
+        if not state.overlay:
+            return str(self._tree(state.base).id)
         index = pygit2.Index()
         index.read_tree(self._tree(state.base))
         for path, entry in state.overlay.items():
@@ -207,14 +219,103 @@ class TrialApplier:
         """Cherry-pick `commit` onto `state`; on conflict the state takes the commit's side.
         With `only`, just the commit's changes that touch those paths (a pick is path by
         path, so on them the outcome is the whole pick's)."""
-        paths = sorted(self.paths(commit) if only is None else self.paths(commit) & only)
-        key = (commit, only is not None, *paths, *(self.lookup(state, p) for p in paths))
-        if key not in self._picks:
-            self._picks[key] = self._pick(commit, state, only)
-        result, changes, conflicts = self._picks[key]
+        key: tuple[object, ...]
+        if self._moved(commit, state, only):
+            # git's merge reads the whole state: the key is the whole state (`only` would
+            # not change the outcome on those paths, so the whole pick is done).
+            key = (commit, state.base, frozenset(state.overlay.items()))
+            if key not in self._picks:
+                self._picks[key] = self._pick_by_git(commit, state)
+        else:
+            paths = sorted(self.paths(commit) if only is None else self.paths(commit) & only)
+            key = (commit, only is not None, *paths, *(self.lookup(state, p) for p in paths))
+            if key not in self._picks:
+                self._picks[key] = self._pick(commit, state, only)
+        result, changes, conflicts, sources = self._picks[key]
         if result == "empty":
             return PickResult("empty", state)
-        return PickResult(result, state.with_changes(changes), conflicts)  # type: ignore[arg-type]
+        return PickResult(
+            result,  # type: ignore[arg-type]
+            state.with_changes(changes),
+            conflicts,
+            sources,
+        )
+
+    def landing_paths(self, commit: Oid, state: TreeState) -> tuple[str, ...] | None:
+        """Where a pick of `commit` onto `state` writes, at the state's paths, when its paths
+        may have moved there (`_moved`); None when they are the commit's own."""
+        if not self._moved(commit, state, None):
+            return None
+        before = state.overlay
+        after = self.pick(commit, state).state.overlay
+        return tuple(sorted(p for p, e in after.items() if p not in before or before[p] != e))
+
+    def _moved(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> bool:
+        """Might a path the pick reads have moved on the state? A path the commit changes or
+        deletes is absent there, or it adds a file to a directory the state lacks (git's
+        directory-rename detection looks for it elsewhere). Never where the installed git
+        cannot merge in memory."""
+        for change in self.changes(commit):
+            if only is not None and change.old_path not in only and change.new_path not in only:
+                continue
+            if change.old is not None:
+                if self.lookup(state, change.old_path) is None:
+                    return merge_tree_version() is not None
+            elif change.new is not None and not self._has_directory(
+                state, change.new_path.rpartition("/")[0]
+            ):
+                return merge_tree_version() is not None
+        return False
+
+    def _has_directory(self, state: TreeState, directory: str) -> bool:
+        if not directory:
+            return True
+        prefix = directory + "/"
+        if any(p.startswith(prefix) and e is not None for p, e in state.overlay.items()):
+            return True
+        try:
+            entry = self._tree(state.base)[directory]
+        except KeyError:
+            return False
+        return entry.filemode == FileMode.TREE
+
+    def _pick_by_git(self, commit: Oid, state: TreeState) -> _PickOutcome:
+        """The pick as `git cherry-pick` does it (`gitmerge`), as overlay changes; on conflict
+        each conflicted path takes the commit's side (stage 3; none: the commit deleted it)."""
+        onto = self.write_tree(state)
+        merge = self.repo.cherry_pick_tree(commit, onto)
+        before, after = self.git[onto], self.git[merge.tree]
+        assert isinstance(before, pygit2.Tree) and isinstance(after, pygit2.Tree)
+        changes: dict[str, _Entry | None] = {}
+        for delta in before.diff_to_tree(after).deltas:
+            if delta.status == DeltaStatus.DELETED:
+                changes[delta.old_file.path] = _DELETED
+            else:
+                changes[delta.new_file.path] = (delta.new_file.id, int(delta.new_file.mode))
+        if merge.clean:
+            return ("clean" if changes else "empty"), changes, (), ()
+        conflicts = sorted({s.path for s in merge.staged})
+        for path in conflicts:
+            changes[path] = next(
+                ((s.blob, s.mode) for s in merge.staged if s.path == path and s.stage == 3),
+                _DELETED,
+            )
+        return "conflict", changes, tuple(conflicts), self._sources(commit, merge, conflicts)
+
+    def _sources(self, commit: Oid, merge: TreeMerge, conflicts: list[str]) -> tuple[str, ...]:
+        """Each conflicted path as the commit names it: the change whose old blob is the
+        path's base (stage 1) or whose new blob is its stage 3."""
+        by_blob: dict[pygit2.Oid, str] = {}
+        for change in self.changes(commit):
+            if change.new is not None:
+                by_blob.setdefault(change.new[0], change.new_path)
+            if change.old is not None:
+                by_blob[change.old[0]] = change.new_path if change.new else change.old_path
+        sources = []
+        for path in conflicts:
+            stages = sorted((s for s in merge.staged if s.path == path), key=lambda s: s.stage)
+            sources.append(next((by_blob[s.blob] for s in stages if s.blob in by_blob), path))
+        return tuple(sources)
 
     def _pick(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> _PickOutcome:
         changes: dict[str, _Entry | None] = {}
@@ -234,10 +335,11 @@ class TrialApplier:
             applied_anything = applied_anything or changed
             changes.update(path_changes)
         if conflicts:
-            return "conflict", changes, tuple(sorted(set(conflicts)))
+            files = tuple(sorted(set(conflicts)))
+            return "conflict", changes, files, files
         if not applied_anything:
-            return "empty", {}, ()
-        return "clean", changes, ()
+            return "empty", {}, (), ()
+        return "clean", changes, (), ()
 
     def pick_series(
         self, commits: list[Oid], state: TreeState
@@ -262,18 +364,30 @@ class TrialApplier:
         first), the earlier ones picked only on that file's paths: the rest cannot change
         its outcome there, and the first file that conflicts answers. The
         fewest-prerequisites search asks this many times, mostly of candidates that leave
-        the member's conflict where it was, beside large files that merge cleanly."""
-        if last_only:
-            last = commits[-1]
+        the member's conflict where it was, beside large files that merge cleanly. Where the
+        last commit's paths may have moved (`_moved`), on the state or after an earlier
+        commit, it is picked whole (git's merge finds its files anywhere), after the earlier
+        ones picked whole where its paths moved on the state, on its paths otherwise."""
+        if not last_only:
+            results, _ = self.pick_series(commits, state)
+            return all(r.result != "conflict" for r in results)
+        last = commits[-1]
+        if not self._moved(last, state, None):
             for only in self._path_groups(last, first):
                 tried = state
                 for commit in commits[:-1]:
                     tried = self.pick(commit, tried, only).state
+                if self._moved(last, tried, only):
+                    break  # an earlier commit moved its files: git's merge reads them all
                 if self.pick(last, tried, only).result == "conflict":
                     return False
-            return True
-        results, _ = self.pick_series(commits, state)
-        return all(r.result != "conflict" for r in results)
+            else:
+                return True
+        paths = None if self._moved(last, state, None) else self.paths(last)
+        tried = state
+        for commit in commits[:-1]:
+            tried = self.pick(commit, tried, paths).state
+        return self.pick(last, tried).result != "conflict"
 
     def _path_groups(self, commit: Oid, first: Sequence[str]) -> list[frozenset[str]]:
         """The paths of each of the commit's file changes (both sides of a rename), those

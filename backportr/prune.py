@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from backportr.apply import PickResult, TrialApplier
+from backportr.apply import PickResult, TreeState, TrialApplier
 from backportr.closure import Closure, is_rename
 from backportr.deps import Finding
 from backportr.deps.fixes import culprits
@@ -113,8 +113,13 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     if ctx.index.reverts_of(helper):
         return None
     helped = helped_by(closure, helper)
-    wanted = {path for member in helped for path in ctx.repo.files_touched(member)}
-    outside = [path for path in ctx.repo.files_touched(helper) if path not in wanted]
+    tip = TreeState(ctx.branch.tip)
+
+    def files(commit: Oid) -> tuple[str, ...]:  # in the branch's layout
+        return ctx.applier.landing_paths(commit, tip) or ctx.repo.files_touched(commit)
+
+    wanted = {path for member in helped for path in files(member)}
+    outside = [path for path in files(helper) if path not in wanted]
     if not outside:
         return None
     names = " and ".join(m[:12] for m in helped)

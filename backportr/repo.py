@@ -34,6 +34,7 @@ from backportr.errors import (
 from backportr.gitblame import KeptDiffs, LineBlame
 from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
+from backportr.gitmerge import TreeMerge, cherry_pick_tree
 from backportr.gitnames import Names
 from backportr.gitproc import git_env
 from backportr.gitsearch import Searches
@@ -113,6 +114,7 @@ class Repo(Names, Streams, Searches, Diffs):
             )
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
+        self._objects: str | None = None  # the object directory, as git names it
         self.unreadable: list[Oid] = []
         self.diff_server = DiffServer(self.path)  # started when first asked
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
@@ -389,13 +391,22 @@ class Repo(Names, Streams, Searches, Diffs):
                     [str(self._scratch), *([known] if known else [])]
                 )
             }
-        objects = self.run_git("rev-parse", "--git-path", "objects").strip()
+        if self._objects is None:
+            self._objects = self.run_git("rev-parse", "--git-path", "objects").strip()
+        objects = self._objects
         return {
             "GIT_OBJECT_DIRECTORY": str(self._scratch),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str((self.path / objects).resolve()),
         }
 
     # -- processes -------------------------------------------------------------------------
+
+    def cherry_pick_tree(self, commit: Oid, onto_tree: Oid) -> TreeMerge:
+        """git's cherry-pick of `commit` onto the tree `onto_tree` (merge-ort: renames and
+        directory renames followed), in memory: `gitmerge.cherry_pick_tree`."""
+        return cherry_pick_tree(
+            self.git, self.commit(commit), pygit2.Oid(hex=onto_tree), self._scratch_env(writes=True)
+        )
 
     def commit_of_diff(self, base: Oid, diff: str, message: str) -> Oid:
         """A commit of `diff` applied onto `base`, written to the object database through a

@@ -893,7 +893,34 @@ def symbol_from_big_feature(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def smb_client_moved_after_the_fork(path: Path) -> Scenario:
+    """The kernel's `fs/cifs` -> `fs/smb/client` (6.4) shape. After the branch forked,
+    upstream wrote the culprit (backported to the branch) and a prerequisite at
+    fs/cifs/connect.c, then moved the directory; the fix lands at the new path, conflicts
+    without the prerequisite, and has a follow-up. The series is [prerequisite, fix,
+    follow-up], each applying at the branch's fs/cifs path, as `git cherry-pick` puts it;
+    the move is no member."""
+    old, new = "fs/cifs/connect.c", "fs/smb/client/connect.c"
+    k = _forked_with(old, c_file(*[f"cifs_fn{i}" for i in range(6)]), path)
+    k.edit_fn("culprit", "cifs_fn1", "y += 100;", path=old, subject="cifs: culprit")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    body = k.b.files("master")[old]
+    start = body.index("int cifs_fn3(int x)")
+    k.change("prerequisite", old, body[start:], body[start:].replace("\ty *= 2;", "\ty *= 4;", 1),
+             author=OTHER, subject="cifs: prepare cifs_fn3")  # fmt: skip
+    _signed(k, "smb: move the client to fs/smb/client",
+            {old: None, new: k.b.files("master")[old]}, "move")  # fmt: skip
+    body = k.b.files("master")[new]
+    start = body.index("int cifs_fn3(int x)")
+    k.change("fix", new, body[start:], body[start:].replace("\ty -= 3;", "\ty -= 30;", 1),
+             subject="smb: client: fix cifs_fn3", trailers=k.fixes("culprit"))  # fmt: skip
+    k.edit_fn("follow-up", "cifs_fn5", "y += 5;", path=new, subject="smb: client: fix the fix",
+              trailers=k.fixes("fix"))  # fmt: skip
+    return Scenario(k.b, "fix", ["prerequisite", "fix", "follow-up"])
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
+    "smb_client_moved_after_the_fork": smb_client_moved_after_the_fork,
     "release_notes_conflict": release_notes_conflict,
     "documentation_fix_after_another": documentation_fix_after_another,
     "adapted_without_its_release_notes": adapted_without_its_release_notes,

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from backportr.builder import RepoBuilder
+from backportr.gitmerge import merge_tree_version
+from backportr.gitproc import git_version
 from tests.conftest import backportr, git
 from tests.scenarios import ambiguous_repo, presence_repo
 
@@ -193,6 +195,9 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert rows["backportr.smtpencryption"] == ["tls", "fallback: sendemail.smtpEncryption"]
     assert rows["backportr.smtpuser"][0] == "bot"
     assert rows["backportr.smtppassfile"][0] == "~/.config/backportr/smtp-password"
+    version = merge_tree_version()  # which engine answers a trial, and why
+    assert rows["trial"] == (["in-memory+merge-ort", f"git {version}"] if version else
+                             ["in-memory", git_version()])  # fmt: skip
     overridden = run("-c", "backportr.smtp=localhost:2525", "config", "--repo", str(repo))
     assert "backportr.smtp\tlocalhost:2525\t-c" in overridden.stdout
     status = run("status", "HEAD", "--repo", str(repo))  # branches from backportr.branches

@@ -57,6 +57,7 @@ _GIT_LAYER = {
     "githistory.py",
     "gitdiff.py",
     "gitconfig.py",
+    "gitmerge.py",
     "apply.py",
     "builder.py",
 }

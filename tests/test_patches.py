@@ -15,7 +15,7 @@ from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
 from backportr.patches import branch_prefix
 from backportr.repo import Repo
 from tests.conftest import backportr, git
-from tests.resolve_scenarios import BRANCH, OTHER, Kernel
+from tests.resolve_scenarios import BRANCH, OTHER, Kernel, smb_client_moved_after_the_fork
 
 
 def _resolve(ima: ImaFixture, *args: str) -> subprocess.CompletedProcess[str]:
@@ -215,3 +215,32 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     git(tmp_path, "clone", "-q", str(ima.path), "clone")
     git(clone, "checkout", "-q", "--detach", "v5.10.194")
     git(clone, "am", *[str(out / name) for name in series])
+
+
+def test_a_series_across_a_directory_move_is_mailed_in_the_branchs_layout(
+    tmp_path: Path,
+) -> None:
+    """The kernel's fs/cifs -> fs/smb/client shape: upstream moved the directory after the
+    fork, the fix and its follow-up are at the new path; the patches carry the branch's
+    path, as `git cherry-pick` then `git format-patch` would, and plain `git am` applies
+    them on the branch, to the trial's tree."""
+    s = smb_client_moved_after_the_fork(tmp_path / "r")
+    out = tmp_path / "patches"
+    proc = backportr(
+        "resolve", s.ids["fix"], "--repo", str(s.path), "-b", BRANCH, "-f", "mbox", "-o", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    series = (out / "series").read_text().split()
+    assert len(series) == 3
+    text = "".join((out / name).read_text() for name in series)
+    assert "fs/smb/client" not in text.split("\n---\n", 1)[1]  # no diff names the new path
+    assert text.count("diff --git a/fs/cifs/connect.c b/fs/cifs/connect.c") == 3
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(s.path), "clone")
+    git(clone, "checkout", "-q", "--detach", f"origin/{BRANCH}")
+    git(clone, "am", *[str(out / name) for name in series])
+    repo = Repo(s.path)
+    applier = TrialApplier(repo)
+    series_ids = [s.ids[n] for n in ("prerequisite", "fix", "follow-up")]
+    _, state = applier.pick_series(series_ids, TreeState(repo.branch(BRANCH).tip))
+    assert git(clone, "rev-parse", "HEAD^{tree}").strip() == applier.write_tree(state)

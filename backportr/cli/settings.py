@@ -13,7 +13,10 @@ from backportr.cli import RepoOption, _config, app
 def config_command(repo: RepoOption = Path(".")) -> None:
     """The effective settings and where each comes from (git config, -c, a fallback)."""
     from backportr.gitconfig import KEYS
+    from backportr.gitmerge import trial_engine
 
     for setting in _config(repo).effective():
         value = setting.value if setting.value is not None else "-"
         typer.echo(f"{setting.key}\t{value}\t{setting.source}\t# {KEYS[setting.key]}")
+    engine, source, how = trial_engine()
+    typer.echo(f"trial\t{engine}\t{source}\t# {how}")

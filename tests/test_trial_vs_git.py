@@ -1,0 +1,167 @@
+"""The trial against `git cherry-pick`, the reference, on the shapes real history has: files
+and directories moved upstream after the fork (DPDK's `drivers/net/intel/`, the kernel's
+`fs/cifs` -> `fs/smb/client`), moved on the branch, a file added into a moved directory,
+deleted after a move, and plain edits. Each pick is made by both, and the answers (clean,
+conflict, empty) and the clean trees must be equal."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backportr.apply import TreeState, TrialApplier
+from backportr.builder import RepoBuilder
+from backportr.gitmerge import merge_tree_version
+from backportr.repo import Repo
+
+pytestmark = pytest.mark.skipif(
+    merge_tree_version() is None, reason="git merge-tree --write-tree needs git 2.38"
+)
+
+
+def _lines(tag: str, count: int = 40) -> list[str]:
+    return [f"{tag} line {n}" for n in range(count)]
+
+
+def _text(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _edit(lines: list[str], at: int, new: str) -> str:
+    return _text([*lines[:at], new, *lines[at + 1 :]])
+
+
+CONNECT, MISC, INODE = _lines("connect"), _lines("misc"), _lines("inode")
+_MAKEFILE = "# fs\nobj-y += {}\n# 1\n# 2\n# 3\n# 4\n"
+
+
+def _moved_upstream(path: Path) -> RepoBuilder:
+    """fs/cifs/ at the fork; the branch edits connect.c line 30; upstream then moves the
+    directory to fs/smb/client/ and writes fixes there."""
+    b = RepoBuilder(path)
+    b.commit(
+        "base",
+        {
+            "fs/cifs/connect.c": _text(CONNECT),
+            "fs/cifs/misc.c": _text(MISC),
+            "fs/cifs/inode.c": _text(INODE),
+            "Makefile": _MAKEFILE.format("fs/cifs/"),
+        },
+        name="fork",
+    )
+    b.branch("stable", "master")
+    b.commit("stable: connect 30", {"fs/cifs/connect.c": _edit(CONNECT, 30, "stable 30")},
+             branch="stable")  # fmt: skip
+    b.commit(
+        "smb: move client to fs/smb/client",
+        {
+            **{f"fs/cifs/{n}": None for n in ("connect.c", "misc.c", "inode.c")},
+            "fs/smb/client/connect.c": _text(CONNECT),
+            "fs/smb/client/misc.c": _text(MISC),
+            "fs/smb/client/inode.c": _text(INODE),
+            "Makefile": _MAKEFILE.format("fs/smb/client/"),
+        },
+        name="move",
+    )
+    b.commit("fix connect 5", {"fs/smb/client/connect.c": _edit(CONNECT, 5, "fixed 5")},
+             name="clean")  # fmt: skip
+    b.commit("fix connect 30", {"fs/smb/client/connect.c": _edit(CONNECT, 30, "up 30")},
+             name="conflicting", parents=["move"], branch="side")  # fmt: skip
+    b.commit("add a file", {"fs/smb/client/new.c": "new\n"}, name="added",
+             parents=["move"], branch="side2")  # fmt: skip
+    b.commit("remove misc", {"fs/smb/client/misc.c": None}, name="deleted",
+             parents=["move"], branch="side3")  # fmt: skip
+    b.commit("misc and inode", {"fs/smb/client/misc.c": _edit(MISC, 3, "m3"),
+                                "fs/smb/client/inode.c": _edit(INODE, 9, "i9")},
+             name="two", parents=["move"], branch="side4")  # fmt: skip
+    b.commit("makefile", {"Makefile": _MAKEFILE.format("fs/smb/client/") + "# x\n"}, name="plain",
+             parents=["move"], branch="side5")  # fmt: skip
+    return b
+
+
+def _moved_on_branch(path: Path) -> RepoBuilder:
+    """The branch renamed a file (its own layout); upstream edits it at the old path."""
+    b = RepoBuilder(path)
+    b.commit("base", {"drivers/igc/txrx.c": _text(CONNECT)}, name="fork")
+    b.branch("stable", "master")
+    b.commit("stable: rename", {"drivers/igc/txrx.c": None, "drivers/e1000/igc_txrx.c":
+                                _text(CONNECT)}, branch="stable")  # fmt: skip
+    b.commit("fix txrx", {"drivers/igc/txrx.c": _edit(CONNECT, 12, "fix 12")}, name="clean")
+    b.commit("fix again", {"drivers/igc/txrx.c": _edit(CONNECT, 12, "fix 12 again")},
+             name="again")  # fmt: skip
+    b.commit("new upstream file", {"drivers/other/x.c": "x\n"}, name="newdir")
+    return b
+
+
+def _git_pick(repo: Path, tip: str, commit: str, scratch: Path) -> tuple[str, str | None]:
+    """`git cherry-pick --no-commit` in a scratch worktree: the answer and the tree."""
+
+    def git(
+        *args: str, check: bool = True, cwd: Path = scratch
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
+
+    if not scratch.exists():
+        git("worktree", "add", "-q", "--detach", str(scratch), tip, cwd=repo)
+    git("reset", "-q", "--hard", tip)
+    git("clean", "-qfdx")
+    if git("cherry-pick", "--no-commit", commit, check=False).returncode != 0:
+        return "conflict", None
+    tree = git("write-tree").stdout.strip()
+    same = tree == git("rev-parse", f"{tip}^{{tree}}").stdout.strip()
+    return ("empty" if same else "clean"), tree
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (
+            _moved_upstream,
+            {"clean": "clean", "conflicting": "conflict", "added": "conflict",
+             "deleted": "conflict", "two": "clean", "plain": "clean", "move": "clean"},
+        ),
+        (_moved_on_branch, {"clean": "clean", "again": "conflict", "newdir": "clean"}),
+    ],
+)  # fmt: skip
+def test_the_trial_answers_as_git_cherry_pick(
+    tmp_path: Path, build: object, expected: dict[str, str]
+) -> None:
+    b = build(tmp_path / "r")  # type: ignore[operator]
+    repo = Repo(b.path)
+    applier = TrialApplier(repo)
+    tip = b.tip("stable")
+    for name, answer in expected.items():
+        ours = applier.pick(b.ids[name], TreeState(tip))
+        theirs, tree = _git_pick(b.path, tip, b.ids[name], tmp_path / "wt")
+        assert (name, ours.result) == (name, theirs) == (name, answer)
+        if theirs == "clean":
+            assert applier.write_tree(ours.state) == tree, name
+
+
+def test_a_pick_lands_at_the_branch_path_and_its_conflict_names_both(tmp_path: Path) -> None:
+    b = _moved_upstream(tmp_path / "r")
+    applier = TrialApplier(Repo(b.path))
+    tip = TreeState(b.tip("stable"))
+    clean = applier.pick(b.ids["clean"], tip)
+    assert set(clean.state.overlay) == {"fs/cifs/connect.c"}  # the branch's layout
+    assert "fixed 5" in (applier.file_text(clean.state, "fs/cifs/connect.c") or "")
+    conflict = applier.pick(b.ids["conflicting"], tip)
+    assert conflict.conflict_files == ("fs/cifs/connect.c",)  # where git leaves markers
+    assert conflict.conflict_sources == ("fs/smb/client/connect.c",)  # where its hunks are
+    assert "up 30" in (applier.file_text(conflict.state, "fs/cifs/connect.c") or "")
+    added = applier.pick(b.ids["added"], tip)  # git: a file location conflict
+    assert added.conflict_files == ("fs/cifs/new.c",)
+    assert added.conflict_sources == ("fs/smb/client/new.c",)
+
+
+def test_a_series_follows_the_move_pick_after_pick(tmp_path: Path) -> None:
+    b = _moved_on_branch(tmp_path / "r")
+    applier = TrialApplier(Repo(b.path))
+    results, state = applier.pick_series(
+        [b.ids["clean"], b.ids["again"]], TreeState(b.tip("stable"))
+    )
+    assert [r.result for r in results] == ["clean", "clean"]
+    assert "fix 12 again" in (applier.file_text(state, "drivers/e1000/igc_txrx.c") or "")
+    assert applier.lookup(state, "drivers/igc/txrx.c") is None
