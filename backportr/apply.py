@@ -230,7 +230,12 @@ class TrialApplier:
             paths = sorted(self.paths(commit) if only is None else self.paths(commit) & only)
             key = (commit, only is not None, *paths, *(self.lookup(state, p) for p in paths))
             if key not in self._picks:
-                self._picks[key] = self._pick(commit, state, only)
+                outcome = self._pick(commit, state, only)
+                if outcome[0] == "empty" and not self._already_there(commit, state, only):
+                    # Empty only by a three-way merge (its change is there, adapted): libgit2's
+                    # file merge and git's differ on such overlaps; git's answer is the one.
+                    outcome = self._confirmed_empty(commit, state)
+                self._picks[key] = outcome
         result, changes, conflicts, sources = self._picks[key]
         if result == "empty":
             return PickResult("empty", state)
@@ -249,6 +254,22 @@ class TrialApplier:
         before = state.overlay
         after = self.pick(commit, state).state.overlay
         return tuple(sorted(p for p, e in after.items() if p not in before or before[p] != e))
+
+    def _already_there(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> bool:
+        """Is each of the commit's file changes there as it is (the same blob, or absent
+        where it deletes)?"""
+        return all(
+            (self.lookup(state, c.new_path) or (None,))[0] == (c.new[0] if c.new else None)
+            for c in self.changes(commit)
+            if only is None or c.old_path in only or c.new_path in only
+        )
+
+    def _confirmed_empty(self, commit: Oid, state: TreeState) -> _PickOutcome:
+        """An empty pick git agrees is empty; else git's answer (a conflict)."""
+        if merge_tree_version() is None:
+            return "empty", {}, (), ()
+        outcome = self._pick_by_git(commit, state)
+        return ("empty", {}, (), ()) if outcome[0] != "conflict" else outcome
 
     def _moved(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> bool:
         """Might a path the pick reads have moved on the state? A path the commit changes or

@@ -26,3 +26,6 @@ class Settings:
     index_path: Path | None = None
     max_commits: int = DEFAULT_MAX_COMMITS
     culprits: CulpritPolicy = "auto"
+    fixes_patterns: tuple[str, ...] = ()
+    """The project's own ways of naming a culprit (`backportr.fixesPattern`), beside the
+    default forms of `relationforms.FORMS`."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backportr.errors import UsageError
-from backportr.gitproc import config_entries, git_dir_of
+from backportr.gitproc import config_list, git_dir_of
 
 KEYS: dict[str, str] = {
     "backportr.upstream": "the upstream ref (--upstream)",
@@ -27,6 +27,8 @@ KEYS: dict[str, str] = {
     "backportr.culprits": "auto, evidence or always (--culprits)",
     "backportr.commiturl": "a commit link template for reports, e.g. "
     "https://git.kernel.org/linus/{commit}",
+    "backportr.fixespattern": "a regex whose one group is a culprit's id, beside the default "
+    "forms (Fixes:, Follow-up for, ...); multi-valued",
 }
 
 
@@ -43,12 +45,15 @@ class GitConfig:
     def __init__(self, repo: Path, overrides: list[str] | tuple[str, ...] = ()) -> None:
         self.repo = repo
         self.overrides: dict[str, str] = {}
+        self.override_list: list[tuple[str, str]] = []
         for item in overrides:
             key, sep, value = item.partition("=")
             if not sep or "." not in key:
                 raise UsageError(f"-c expects KEY=VALUE with a dotted key, got {item!r}")
             self.overrides[key.lower()] = value
-        self.entries = config_entries(repo)
+            self.override_list.append((key.lower(), value))
+        self.listed = config_list(repo)
+        self.entries = {key: (value, origin) for key, value, origin in self.listed}
 
     def get(self, key: str) -> Setting:
         key = key.lower()
@@ -61,6 +66,13 @@ class GitConfig:
 
     def value(self, key: str) -> str | None:
         return self.get(key).value
+
+    def values(self, key: str) -> tuple[str, ...]:
+        """Every value of a multi-valued key: `-c` given (each -c one value) over git
+        config's, else git config's, in the order git lists them."""
+        key = key.lower()
+        given = tuple(v for k, v in self.override_list if k == key)
+        return given or tuple(v for k, v, _ in self.listed if k == key)
 
     def _fallback(self, key: str) -> Setting:
         if key == "backportr.from":

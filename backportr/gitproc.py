@@ -181,20 +181,21 @@ def feed_in_background(stdin: IO[bytes], data: bytes) -> threading.Thread:
     return writer
 
 
-def config_entries(path: Path) -> dict[str, tuple[str, str]]:
+def config_list(path: Path) -> list[tuple[str, str, str]]:
     """git config as seen from `path` (a repository's, else the user's and the system's):
-    key (lowercased) -> (value, the file defining it), the last definition winning."""
+    (key lowercased, value, the file defining it), in git's order (the last one wins where
+    a key holds one value)."""
     proc = subprocess.run(
         ["git", "-C", str(path), "config", "--list", "--show-origin", "-z"],
         capture_output=True,
         check=False,
         env=git_env(),
     )
-    out: dict[str, tuple[str, str]] = {}
+    out: list[tuple[str, str, str]] = []
     fields = proc.stdout.decode("utf-8", "replace").split("\0")
     for origin, entry in zip(fields[::2], fields[1::2], strict=False):
         key, _, value = entry.partition("\n")
-        out[key.lower()] = (value, origin.removeprefix("file:"))
+        out.append((key.lower(), value, origin.removeprefix("file:")))
     return out
 
 

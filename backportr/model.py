@@ -23,10 +23,12 @@ def no_progress(stage: str, done: int, total: int | None) -> None:
 
 @dataclass(frozen=True, slots=True)
 class FixesTag:
-    """One `Fixes:` trailer: the id as written (7-40 hex, lowercased) and the quoted subject."""
+    """One named culprit: the id as written (6-40 hex, lowercased), the quoted subject, and
+    the form that named it (`Fixes:`, `Follow-up for`, ...: `relationforms.py`)."""
 
     ref: str
     subject: str | None = None
+    form: str = "Fixes:"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,16 @@ RELATION_WORDS = (
     b"mainline",
     b"master commit",
     b"main commit",
+    # The words of relationforms.FORMS (a test holds the two together).
+    b"follow",
+    b"fixup",
+    b"fix-up",
+    b"fix up",
+    b"regress",
+    b"introduced",
+    b"broke",
+    b"caused",
+    b"regressed",
 )
 """Lowercase words one of which a message names whenever `trailers.parse_message` can find a
 relation in it (or its subject starts with `revert`)."""

@@ -19,6 +19,7 @@ from backportr.model import (
     UpstreamRef,
     Version,
 )
+from backportr.relationforms import DEFAULT, Vocabulary
 from backportr.relationwords import lowered_mentions_relations
 
 T = TypeVar("T")
@@ -81,13 +82,16 @@ _KNOWN_KEYS = {
 }
 
 
-def parse_message(message: str, *, trailers: bool = True) -> ParsedMessage:
+def parse_message(
+    message: str, *, trailers: bool = True, vocabulary: Vocabulary = DEFAULT
+) -> ParsedMessage:
     """Parse a whole commit message (subject line first).
 
     Each kind of line is found by one multi-line regex over the body, run only when a cheap
     keyword test says it can match: most kernel commits carry only Signed-off-by lines.
     `trailers=False` leaves out the generic trailer list and the links (the bulk indexer
-    stores neither).
+    stores neither). The culprits are the `Fixes:` lines', then those the vocabulary's other
+    forms name (`relationforms.py`), each id once.
     """
     first, _, body = message.partition("\n")
     subject = first.strip()
@@ -98,6 +102,12 @@ def parse_message(message: str, *, trailers: bool = True) -> ParsedMessage:
         low = body.lower()
         fix_lines, dep_lines = _fixes_and_deps(body, low)
     fixes = [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in fix_lines]
+    named = {f.ref for f in fixes}
+    whole = message.lstrip("\n")  # a subject may name it too ("Fix regression from <id>")
+    for mention in vocabulary.mentions(whole, whole.lower()):
+        if mention.ref not in named:
+            named.add(mention.ref)
+            fixes.append(FixesTag(mention.ref, mention.subject, mention.form))
     deps = [StableDep(m.group(1).lower(), _quoted_subject(m.group(2))) for m in dep_lines]
     tags = _stable_tags(body, low) if "stable" in low else []
     reverts = (

@@ -15,6 +15,7 @@ from backportr.errors import BackportrError
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
+from backportr.relationforms import Vocabulary
 from backportr.repo import Ref, Repo
 
 _log = logging.getLogger("backportr")
@@ -99,7 +100,8 @@ def _open(
             if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
                 seen.add(ref.refname)
                 indexed.append(ref)
-    index = CommitIndex(repo, settings.index_path, recover=rebuild)
+    vocabulary = Vocabulary(settings.fixes_patterns)
+    index = CommitIndex(repo, settings.index_path, recover=rebuild, vocabulary=vocabulary)
     try:
         # The branches worked on get their patch-ids now (a scan's, every commit's; the
         # others', those of the commits that name no upstream commit); the rest when asked.

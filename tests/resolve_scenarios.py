@@ -981,3 +981,30 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "symbol_present": symbol_present,
     "symbol_from_conflicting_commit": symbol_from_conflicting_commit,
 }
+
+
+# A follow-up written in each form of relationforms.FORMS ({id}: the target's 12-digit id).
+FOLLOW_UP_LINES = {
+    "Follow-up for": "Follow-up for {id}.\n",
+    "Fixup for": "Fixup for {id}, as requested in review.\n",
+    "Fixes commit": "The driver stalled when the queue was full (fixes commit {id}).\n",
+    "This fixes": "This fixes {id}, which passed the wrong length.\n",
+    "Regression from": "It is a regression from {id}.\n",
+    "Introduced by": "Fixes a bug introduced by {id}.\n",
+    'Commit <id> ("...") introduced': 'Commit {id} ("{subject}") introduced a bug in drv_fn2.\n',
+}
+
+
+def follow_up_in_form(form: str) -> Callable[[Path], Scenario]:
+    """The target's follow-up names it in `form`, not in a `Fixes:` line (a project such as
+    systemd writes `Follow-up for <id>`): it is a follow-up all the same."""
+
+    def build(path: Path) -> Scenario:
+        k = Kernel(path)
+        target = k.edit_fn("target", "drv_fn1", "y += 100;")
+        line = FOLLOW_UP_LINES[form].format(id=target[:12], subject="drv: target")
+        k.edit_fn("noise", "drv_fn5", "y += 5;")
+        k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=line)
+        return Scenario(k.b, "target", ["target", "fix"])
+
+    return build

@@ -17,6 +17,7 @@ from backportr.errors import IndexCorruptError
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
 from backportr.presence import PresenceChecker
+from backportr.relationforms import Vocabulary
 from backportr.repo import Repo
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
@@ -171,9 +172,17 @@ def test_an_index_of_another_schema_version_is_redone(scenario: RepoBuilder) -> 
     with CommitIndex(repo) as again:
         assert again.count() == 0  # dropped, to be read again
         row = again.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        assert row[0] == SCHEMA_VERSION
+        assert row[0] == f"{SCHEMA_VERSION}:{Vocabulary().fingerprint}" == again.schema_mark
         again.update(repo.upstream(), [repo.branch("linux-5.10.y")])
         assert again.count() > 0
+    # Read with other fix forms (backportr.fixesPattern), it is read again, and so back.
+    own = Vocabulary([r"^Amends: ([0-9a-f]+)"])
+    with CommitIndex(repo, vocabulary=own) as other:
+        assert other.count() == 0
+        other.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+        assert other.count() > 0
+    with CommitIndex(repo) as default:
+        assert default.count() == 0
 
 
 def test_a_project_fact_is_counted_once_per_state_of_the_refs(

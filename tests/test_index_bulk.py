@@ -203,7 +203,7 @@ def test_where_no_worker_can_start_the_rest_is_read_here(
     whole = CommitIndex(repo, tmp_path / "whole.sqlite")
     whole.update(repo.upstream("master"))
 
-    def no_process(*args: object) -> None:
+    def no_process(*args: object, **kwargs: object) -> None:
         raise OSError("no interpreter to start")
 
     monkeypatch.setattr(writer_module, "BulkWorker", no_process)
@@ -251,7 +251,8 @@ def test_what_the_worker_prints_cannot_corrupt_its_batches(
     whole.update(repo.upstream("master"))
     hooks = (
         "print('a site hook says hello'); import backportr.index.worker as w; "
-        "p = w.prepare_batch; w.prepare_batch = lambda b: (print('a library says hi'), p(b))[1]; "
+        "p = w.prepare_batch; "
+        "w.prepare_batch = lambda b, **k: (print('a library says hi'), p(b, **k))[1]; "
     )
     before, after = childproc._ENTRY.split("from {module} import main")
     monkeypatch.setattr(childproc, "_ENTRY", f"{before}{hooks}from {{module}} import main{after}")

@@ -41,6 +41,16 @@ _HEADS = [
     "Link: https://patch.msgid.link/",
     "20230124193025.185781-",
     "20240131-topic-v",
+    # the other ways of naming a culprit (relationforms.FORMS)
+    "Follow-up for ",
+    "follow up to commit ",
+    "Fixup for ",
+    "fixes commit ",
+    "This fixes ",
+    "regression introduced in ",
+    "introduced by ",
+    'Commit 0123456789ab ("',
+    '") introduced',
 ]
 _FILLERS = [" ", "\t", '"', "(", ")", "<", ">", "[", "]", "#", ":", "a", "0", "-", "@", "."]
 

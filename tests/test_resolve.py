@@ -14,10 +14,11 @@ from backportr.apply import TreeState, TrialApplier
 from backportr.config import Settings
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.model import BranchReport
+from backportr.relationforms import FORMS
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 from tests.conftest import backportr, git
-from tests.resolve_scenarios import ALL, BRANCH, Scenario, long_chain
+from tests.resolve_scenarios import ALL, BRANCH, Scenario, follow_up_in_form, long_chain
 
 
 def resolve(path: Path, target: str, branch: str = BRANCH, **kw: int) -> BranchReport:
@@ -480,3 +481,35 @@ def test_a_helper_left_out_is_suggested_with_why(
     (suggestion,) = [x for x in report.suggestions if x.commit == s.ids[helper]]
     assert all(word in suggestion.reason.detail for word in words)
     assert report.series[0].apply == "conflict"
+
+
+@pytest.mark.parametrize("form", [f.name for f in FORMS])
+def test_a_follow_up_in_each_relation_form(form: str, tmp_path: Path) -> None:
+    s = follow_up_in_form(form)(tmp_path / "r")
+    report = resolve(s.path, s.ids[s.target])
+    assert [m.commit for m in report.series] == [s.ids[n] for n in s.expected], report
+    assert report.series[1].role == "follow-up"
+
+
+def test_a_projects_own_fix_pattern(tmp_path: Path) -> None:
+    """`backportr.fixesPattern` names a project's own form (`Amends: <id>`): its follow-up
+    joins once the pattern is configured, the index reads every message again, `index -v`
+    counts the commits of each form, and a pattern without one group is one line, exit 2."""
+    from tests.resolve_scenarios import Kernel
+
+    k = Kernel(tmp_path / "r")
+    target = k.edit_fn("target", "drv_fn1", "y += 100;")
+    fix = k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=f"Amends: {target[:12]}\n")
+    repo = str(k.b.path)
+    before = _cli("resolve", target, "--repo", repo, "-b", BRANCH, "-f", "json")
+    assert [m["commit"] for m in json.loads(before.stdout)["branches"][0]["series"]] == [target]
+    git(k.b.path, "config", "backportr.fixesPattern", r"^Amends: ([0-9a-f]{7,40})")
+    after = _cli("resolve", target, "--repo", repo, "-b", BRANCH, "-f", "json")
+    series = json.loads(after.stdout)["branches"][0]["series"]
+    assert [m["commit"] for m in series] == [target, fix], after.stderr
+    counted = _cli("-v", "index", "--repo", repo)
+    assert "1 commits name a culprit as fixesPattern 1" in counted.stderr
+    git(k.b.path, "config", "backportr.fixesPattern", "^Amends: [0-9a-f]+")
+    bad = _cli("resolve", target, "--repo", repo, "-b", BRANCH)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert "backportr.fixesPattern" in bad.stderr

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from backportr.errors import UsageError
 from backportr.model import StableTag
+from backportr.relationforms import FORMS, RelationForm, Vocabulary
+from backportr.relationwords import RELATION_WORDS
 from backportr.trailers import (
     mentions_relations,
     parse_message,
@@ -103,3 +107,68 @@ def test_an_indented_stable_tag_is_quoted_text() -> None:
     assert parse_message(quoted).stable_tags == ()
     own = quoted.replace("    Cc: stable@vger.kernel.org", "Cc: stable@vger.kernel.org")
     assert len(parse_message(own).stable_tags) == 1
+
+
+# -- the other ways of naming a culprit (relationforms.FORMS) --------------------------------
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_each_relation_form_reads_its_real_line(form: RelationForm) -> None:
+    """Each form reads the real commit line it was written from (systemd, DPDK), as the
+    form it is, in the body or in the subject."""
+    expected = re.search(r"[0-9a-f]{8,40}", form.example)
+    assert expected is not None
+    for message in (f"subject\n\nSome text.\n{form.example}\n", f"{form.example}\n\nBody.\n"):
+        fixes = parse_message(message).fixes
+        assert [(f.ref, f.form) for f in fixes] == [(expected.group(0), form.name)], message
+
+
+def test_every_forms_words_make_the_index_read_the_message() -> None:
+    """The bulk indexer reads a message in full only when it holds a relation word: each
+    form's words are among them."""
+    for form in FORMS:
+        assert all(word.encode() in RELATION_WORDS for word in form.words), form.name
+        assert mentions_relations(form.example), form.name
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Fixes: #12345",  # an issue, not a commit
+        "Fixes #3040",
+        "This was introduced in v2.3.1.",
+        "We follow up on the discussion in deadbeef-less terms.",
+        "This fixes a crash.",
+        "A regression from the last release.",
+        "Follow-up for facade",  # a word, not an id: prose ids need a digit
+    ],
+)
+def test_prose_that_names_no_commit_is_no_relation(line: str) -> None:
+    assert parse_message(f"subject\n\n{line}\n").fixes == ()
+
+
+def test_a_form_keeps_the_quoted_subject_and_fixes_wins_for_the_same_id() -> None:
+    message = (
+        "net: fix it\n\n"
+        'Commit a2348166ea18 ("tailq: move to dynamic tailq") introduced a bug.\n\n'
+        'Fixes: a2348166ea18 ("tailq: move to dynamic tailq")\n'
+        "Follow-up for 02f35b1c905a.\n"
+    )
+    fixes = parse_message(message).fixes
+    assert [(f.ref, f.subject, f.form) for f in fixes] == [
+        ("a2348166ea18", "tailq: move to dynamic tailq", "Fixes:"),
+        ("02f35b1c905a", None, "Follow-up for"),
+    ]
+
+
+def test_a_projects_own_pattern_names_culprits_too() -> None:
+    own = Vocabulary([r"^Amends:\s*([0-9a-f]{7,40})"])
+    message = "subject\n\nAmends: 0123456789ab\n"
+    assert parse_message(message).fixes == ()
+    assert [(f.ref, f.form) for f in parse_message(message, vocabulary=own).fixes] == [
+        ("0123456789ab", "fixesPattern 1")
+    ]
+    assert own.reads_every_message and own.fingerprint != Vocabulary().fingerprint
+    for bad in (r"^Amends: [0-9a-f]+", r"(a)(b)", r"([0-9a-f]"):
+        with pytest.raises(UsageError, match=r"backportr\.fixesPattern"):
+            Vocabulary([bad])

@@ -128,6 +128,7 @@ def _settings(
         branch_pattern=pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN,
         index_path=index,
         max_commits=max_commits,
+        fixes_patterns=config.values("backportr.fixespattern"),
     )
 
 

@@ -3,6 +3,7 @@ in a branch, and as which)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -64,6 +65,9 @@ def index_command(
                 )
             commits = ws.index.count()
             typer.echo(f"{commits} commits in {ws.index.path}")
+            log = logging.getLogger("backportr")
+            for form, count in ws.index.fix_form_counts().items():
+                log.info("%d commits name a culprit as %s", count, form)
             if commits >= _GRAPH_HINT and not ws.repo.has_commit_graph():
                 typer.echo(
                     "hint: the repository has no commit-graph; `git commit-graph write "

@@ -13,10 +13,10 @@ from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
     BUSY_MS,
-    SCHEMA_VERSION,
 )
 from backportr.index.transaction import held
 from backportr.index.writer import IndexWriter
+from backportr.relationforms import DEFAULT, Vocabulary
 from backportr.repo import Repo
 
 
@@ -27,10 +27,19 @@ def default_index_path(repo: Repo) -> Path:
 class CommitIndex(IndexWriter):
     """The index of one repository. Use as a context manager, or call close()."""
 
-    def __init__(self, repo: Repo, path: Path | None = None, *, recover: bool = False) -> None:
+    def __init__(
+        self,
+        repo: Repo,
+        path: Path | None = None,
+        *,
+        recover: bool = False,
+        vocabulary: Vocabulary = DEFAULT,
+    ) -> None:
         """With `recover`, an index file that cannot be read is moved aside (kept, renamed
-        `*.corrupt-<time>`) and a new one started; without, that is an error."""
+        `*.corrupt-<time>`) and a new one started; without, that is an error. `vocabulary`:
+        the fix forms messages are read with (an index read with others is built again)."""
         self.repo = repo
+        self.vocabulary = vocabulary
         self._bulk = False
         self._forget()
         self.path = path or default_index_path(repo)
@@ -58,7 +67,7 @@ class CommitIndex(IndexWriter):
                 stale = self._ensure_schema()
             if stale:
                 with self._writing():
-                    if self._stored_schema() != SCHEMA_VERSION:  # not already redone by another
+                    if self._stored_schema() != self.schema_mark:  # not redone by another
                         self._drop_all()
         except sqlite3.DatabaseError as error:
             if hasattr(self, "db"):
@@ -82,8 +91,8 @@ class CommitIndex(IndexWriter):
         self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
         stored = self._stored_schema()
         if stored is None:
-            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-        return stored is not None and stored != SCHEMA_VERSION
+            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (self.schema_mark,))
+        return stored is not None and stored != self.schema_mark
 
     def _stored_schema(self) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()

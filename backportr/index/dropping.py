@@ -3,7 +3,7 @@ branches the repository no longer has."""
 
 from __future__ import annotations
 
-from backportr.index.schema import _COMMIT_INDEXES, _SCHEMA, SCHEMA_VERSION
+from backportr.index.schema import _COMMIT_INDEXES, _SCHEMA
 from backportr.index.transaction import Transactions
 from backportr.repo import Ref
 
@@ -40,7 +40,7 @@ class Drops(Transactions):
         ):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self._execute_script(_SCHEMA + _COMMIT_INDEXES)
-        self.db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        self.db.execute("INSERT INTO meta VALUES('schema', ?)", (self.schema_mark,))
 
     def _drop_deleted_branches(self) -> tuple[str, ...]:
         """Forget the indexed branches the repository no longer has (deleted, renamed): their

@@ -11,6 +11,7 @@ from backportr.index.preparing import PreparedBatch, prepare_batch
 from backportr.index.schema import tags_json
 from backportr.model import ParsedMessage
 from backportr.postings import posting_keys_of_raw
+from backportr.relationforms import DEFAULT, Vocabulary
 from backportr.relationwords import lowered_mentions_relations
 from backportr.trailers import parse_message
 
@@ -29,20 +30,21 @@ class CommitRows(NamedTuple):
     commit_time: int
     parents: int
     stable_tags: str | None
-    fixes: tuple[tuple[str, str | None], ...]
+    fixes: tuple[tuple[str, str | None, str], ...]  # ref, subject, form
     reverts: tuple[tuple[str | None, str | None], ...]
     upstream_refs: tuple[tuple[str, str], ...]
     stable_deps: tuple[tuple[str, str | None], ...]
     postings: tuple[tuple[str, int], ...]
 
 
-def commit_rows(record: LogRecord) -> CommitRows:
+def commit_rows(record: LogRecord, vocabulary: Vocabulary = DEFAULT) -> CommitRows:
     """The rows of one commit. Most commits name no relation: a keyword test on the message,
-    lowercased once, lets them skip the trailer parse."""
+    lowercased once, lets them skip the trailer parse (unless the project's own fix
+    patterns have no keyword to test)."""
     low = record.raw_message.lower()
     postings = tuple((k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low))
-    if lowered_mentions_relations(low):
-        return _related_rows(record, postings)
+    if vocabulary.reads_every_message or lowered_mentions_relations(low):
+        return _related_rows(record, postings, vocabulary)
     return CommitRows(
         record.oid,
         record.subject,
@@ -60,9 +62,11 @@ def commit_rows(record: LogRecord) -> CommitRows:
     )
 
 
-def _related_rows(record: LogRecord, postings: tuple[tuple[str, int], ...]) -> CommitRows:
+def _related_rows(
+    record: LogRecord, postings: tuple[tuple[str, int], ...], vocabulary: Vocabulary
+) -> CommitRows:
     """The rows of a commit whose message may name relations: the full trailer parse."""
-    parsed: ParsedMessage = parse_message(record.message, trailers=False)
+    parsed: ParsedMessage = parse_message(record.message, trailers=False, vocabulary=vocabulary)
     reverts: list[tuple[str | None, str | None]] = [
         (r, parsed.reverted_subject) for r in parsed.reverts
     ]
@@ -77,7 +81,7 @@ def _related_rows(record: LogRecord, postings: tuple[tuple[str, int], ...]) -> C
         record.commit_time,
         len(record.parents),
         tags_json(parsed.stable_tags),
-        tuple((f.ref, f.subject) for f in parsed.fixes),
+        tuple((f.ref, f.subject, f.form) for f in parsed.fixes),
         tuple(reverts),
         tuple((r.oid, r.form) for r in parsed.upstream_refs),
         tuple((d.ref, d.subject) for d in parsed.stable_deps),
@@ -93,10 +97,10 @@ class BatchRows(NamedTuple):
     related: list[tuple[int, CommitRows]]
 
 
-def parse_batch(raws: list[bytes]) -> list[CommitRows]:
+def parse_batch(raws: list[bytes], vocabulary: Vocabulary = DEFAULT) -> list[CommitRows]:
     """`commit_rows` of each of a batch of raw `git log -z` records (a property test holds
     them equal), by the steps the writer takes (`prepare_batch`, `finish_batch`)."""
-    rows = finish_batch(prepare_batch(raws))
+    rows = finish_batch(prepare_batch(raws, every=vocabulary.reads_every_message), vocabulary)
     related = dict(rows.related)
     return [
         related.get(i) or CommitRows(*values, (), (), (), (), ())
@@ -104,7 +108,7 @@ def parse_batch(raws: list[bytes]) -> list[CommitRows]:
     ]
 
 
-def finish_batch(batch: PreparedBatch) -> BatchRows:
+def finish_batch(batch: PreparedBatch, vocabulary: Vocabulary = DEFAULT) -> BatchRows:
     """The rows of a prepared batch: the trailer parse of the records that may name
     relations. A commit that names none keeps the values the preparation made (no row
     object per commit)."""
@@ -113,7 +117,7 @@ def finish_batch(batch: PreparedBatch) -> BatchRows:
     related: list[tuple[int, CommitRows]] = []
     for i, item in enumerate(batch.items):
         if isinstance(item, bytes):
-            rows = _related_rows(log_record(item), postings.get(i, ()))
+            rows = _related_rows(log_record(item), postings.get(i, ()), vocabulary)
             commits.append(rows[:COMMIT_COLUMNS])  # type: ignore[arg-type]
             if _relates(rows):
                 related.append((i, rows))

@@ -34,10 +34,12 @@ class PreparedBatch(NamedTuple):
     postings: dict[int, Postings]
 
 
-def prepare_batch(raws: list[bytes]) -> PreparedBatch:
+def prepare_batch(raws: list[bytes], *, every: bool = False) -> PreparedBatch:
     """A batch of raw records searched as one buffer: lowercased once, each keyword found by
     one scan over all of them; most records (no relation) split and decoded, their usual
-    `Link:` lines read by `usual_link_keys`, the others by the general line parse."""
+    `Link:` lines read by `usual_link_keys`, the others by the general line parse. With
+    `every` (a project's own fix patterns, which have no keyword), every record is left
+    for the full parse."""
     buf = b"\0".join(raws)
     low = buf.lower()
     starts = [0] * (len(raws) + 1)
@@ -63,7 +65,7 @@ def prepare_batch(raws: list[bytes]) -> PreparedBatch:
                 usual = keys_of_posting_lines(posting_lines(buf, low, begin, end))
             if usual:
                 postings[i] = tuple((k.stem, k.number) for k in usual)
-        if i in related or message[:6].lower() == b"revert":
+        if every or i in related or message[:6].lower() == b"revert":
             items.append(raw)
             continue
         newline = message.find(b"\n")

@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backportr import __version__
-from backportr.index.schema import IndexedRef, Relation, in_chunks, tag_from_json
+from backportr.index.schema import (
+    SCHEMA_VERSION,
+    IndexedRef,
+    Relation,
+    in_chunks,
+    tag_from_json,
+)
 from backportr.model import CommitInfo, Oid, StableTag
+from backportr.relationforms import Vocabulary
 from backportr.repo import Repo
 
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
@@ -48,10 +55,26 @@ class IndexReader:
     db: sqlite3.Connection
     repo: Repo
     path: Path
+    vocabulary: Vocabulary  # the fix forms its messages were read with
     _tagging: bool | None = None  # has_stable_tags, until the next update
     _fixes_only: bool | None = None  # takes_fixes_only, until the next update
     _rows: dict[Oid, _Row | None]  # commits' rows read, until the next update
     _refs: dict[str, IndexedRef | None]  # stored refs read, until the next update
+
+    @property
+    def schema_mark(self) -> str:
+        """What `meta` records as the index's schema: the tables' version and the fix
+        forms' fingerprint (another vocabulary reads every message again)."""
+        return f"{SCHEMA_VERSION}:{self.vocabulary.fingerprint}"
+
+    def fix_form_counts(self) -> dict[str, int]:
+        """How many indexed commits name a culprit in each form (`relationforms.py`), most
+        first: a project that writes its fixes another way shows here."""
+        rows = self.db.execute(
+            "SELECT form, COUNT(DISTINCT commit_id) AS n FROM fixes GROUP BY form "
+            "ORDER BY n DESC, form"
+        ).fetchall()
+        return {str(form): int(n) for form, n in rows}
 
     def _forget(self) -> None:
         """Drop what was read of the tables an update writes (`IndexWriter.update`)."""

@@ -11,7 +11,7 @@ from backportr.model import Oid, StableTag
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "14"
+SCHEMA_VERSION = "15"
 BUSY_MS = 60_000  # how long a connection waits for another's lock
 _IN_MOST = 900  # values bound in one `IN (...)` (SQLite's limit is 999 in older builds)
 
@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS commits(
     stable_tags TEXT
 );
 CREATE TABLE IF NOT EXISTS fixes(
-    commit_id INTEGER NOT NULL, ref TEXT NOT NULL, subject TEXT, target TEXT, how TEXT);
+    commit_id INTEGER NOT NULL, ref TEXT NOT NULL, subject TEXT, target TEXT, how TEXT,
+    form TEXT NOT NULL DEFAULT 'Fixes:');
 CREATE INDEX IF NOT EXISTS fixes_target ON fixes(target);
 CREATE INDEX IF NOT EXISTS fixes_commit ON fixes(commit_id);
 CREATE TABLE IF NOT EXISTS reverts(

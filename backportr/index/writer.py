@@ -236,21 +236,22 @@ class IndexWriter(Drops):
             for raw in self.repo.walk_step(walk, self.worker_after):
                 read.append(raw)
                 if worker is None and len(read) == first:
-                    worker = _start_worker(self.repo.path)
+                    worker = _start_worker(self.repo.path, self.vocabulary.reads_every_message)
             if worker is not None and not walk.done:
                 worker.walk_on(walk)  # it is told what this process read (`walk.seen`)
             for batch in batches(read, first):
-                ids += self._insert_bulk(finish_batch(prepare_batch(batch)), -len(ids))
+                ids += self._insert_bulk(self._parse(batch), -len(ids))
                 progress("indexing upstream", len(ids), None)
             del read
             if walk.done:
                 return ids
             rest: Iterator[BatchRows]
             if worker is not None:
-                rest = (finish_batch(prepared) for prepared in worker.batches())
+                vocabulary = self.vocabulary
+                rest = (finish_batch(prepared, vocabulary) for prepared in worker.batches())
             else:
                 records = self.repo.walk_all(walk, _LOG_SLICE)
-                rest = (finish_batch(prepare_batch(batch)) for batch in batches(records, BATCH))
+                rest = (self._parse(batch) for batch in batches(records, BATCH))
             for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
                 progress("indexing upstream", len(ids), None)
@@ -258,6 +259,10 @@ class IndexWriter(Drops):
         finally:
             if worker is not None:
                 worker.close()
+
+    def _parse(self, batch: list[bytes]) -> BatchRows:
+        every = self.vocabulary.reads_every_message
+        return finish_batch(prepare_batch(batch, every=every), self.vocabulary)
 
     def _insert_bulk(self, rows: BatchRows, top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
@@ -424,7 +429,7 @@ class IndexWriter(Drops):
                     self.db.execute("UPDATE commits SET upstream_seq=? WHERE id=?", (seq, cid))
                 continue
             ids.append(next_id)
-            new.append((next_id, seq, commit_rows(record)))
+            new.append((next_id, seq, commit_rows(record, self.vocabulary)))
             next_id += 1
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))
@@ -445,12 +450,14 @@ class IndexWriter(Drops):
 
     def _insert_relations(self, new: Sequence[tuple[int, CommitRows]]) -> None:
         """The relation rows of new commits (row id, rows)."""
-        fixes_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.fixes]
+        fixes_rows = [(cid, *fix) for cid, r in new for fix in r.fixes]
         revert_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.reverts]
         ref_rows = [(cid, oid, form) for cid, r in new for oid, form in r.upstream_refs]
         dep_rows = [(cid, ref, subject) for cid, r in new for ref, subject in r.stable_deps]
         posting_rows = [(cid, stem, n) for cid, r in new for stem, n in r.postings]
-        self.db.executemany("INSERT INTO fixes(commit_id, ref, subject) VALUES(?,?,?)", fixes_rows)
+        self.db.executemany(
+            "INSERT INTO fixes(commit_id, ref, subject, form) VALUES(?,?,?,?)", fixes_rows
+        )
         self.db.executemany(
             "INSERT INTO reverts(commit_id, ref, subject) VALUES(?,?,?)", revert_rows
         )
@@ -465,9 +472,9 @@ class IndexWriter(Drops):
             yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
 
 
-def _start_worker(git_dir: Path) -> BulkWorker | None:
+def _start_worker(git_dir: Path, every: bool) -> BulkWorker | None:
     """The worker, or None where no second process can be started (the rest is read here)."""
     try:
-        return BulkWorker(git_dir, _LOG_SLICE)
+        return BulkWorker(git_dir, _LOG_SLICE, every=every)
     except OSError:
         return None

@@ -90,12 +90,15 @@ class Checker:
         )
 
     def _pending(self, mail: Mail, members: list[Oid]) -> list[tuple[str, str, str]]:
-        """Patches on the list, not merged upstream, whose Fixes: names a member."""
+        """Patches on the list, not merged upstream, that name a member as their culprit
+        (`Fixes: <id>`, or another form of the repository's vocabulary)."""
         if self.lore is None:
             return []
         out = []
+        vocabulary = self.ws.index.vocabulary
         for commit in members:
-            for entry in self.lore.search(f'nq:"Fixes: {commit[:12]}"'):
+            phrases = vocabulary.search_phrases(commit[:12])
+            for entry in self.lore.search(" OR ".join(f'nq:"{p}"' for p in phrases)):
                 if entry.message_id == mail.message_id:
                     continue
                 if self.ws.index.upstream_by_subject(_patch_subject(entry.title)):

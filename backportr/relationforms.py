@@ -1,0 +1,206 @@
+"""The ways projects write that a commit fixes an earlier one, as data.
+
+The kernel writes `Fixes: <id> ("subject")` (parsed in `trailers.py`, with its wrapped
+subjects); other projects write `Follow-up for <id>`, `Fixup for <id>`, `Fixes commit <id>`,
+`This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, or name the culprit in prose,
+`commit <id> ("subject") broke ...`. Each of those forms is a row of `FORMS`: where its match
+starts (a lowercase word, searched literally), its pattern (matched at that word only, with
+bounded gaps: linear on any message), the words a message holds whenever it matches (the
+bulk indexer's cheap test, `relationwords.py`) and a real commit line it reads.
+
+A project's own forms come from `backportr.fixesPattern` (multi-valued git config): a regular
+expression whose one group is the id, searched in the whole message. A `Vocabulary` is the
+default table plus those; the index records its fingerprint and reads every message again
+when it changes.
+
+PURE: text in, values out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from backportr.errors import UsageError
+
+_GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
+_ID = r"(?=[0-9a-fA-F]{0,39}[0-9])([0-9a-fA-F]{6,40})\b"  # prose: hex with a digit in it
+_COMMIT = rf"(?:commit{_GAP})?"
+_FLAGS = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class RelationForm:
+    """One way of writing "this commit fixes <id>"."""
+
+    name: str
+    start: str  # the lowercase word a match starts with
+    pattern: re.Pattern[str]  # matched at `start`; group 1 the id
+    words: tuple[str, ...]  # a message matching holds one of these (lowercase)
+    phrase: str | None  # how a mail names the id this way, for an archive's phrase search
+    example: str  # a real commit line it reads (tests hold it to that)
+
+
+def _form(
+    name: str,
+    start: str,
+    pattern: str,
+    words: tuple[str, ...],
+    phrase: str | None,
+    example: str,
+) -> RelationForm:
+    return RelationForm(name, start, re.compile(pattern, _FLAGS), words, phrase, example)
+
+
+FORMS: tuple[RelationForm, ...] = (
+    _form(
+        "Follow-up for",
+        "follow",
+        rf"follow[ -]?up(?:{_GAP}(?:for|to|of|on))?[ \t]*:?{_GAP}{_COMMIT}{_ID}",
+        ("follow",),
+        "Follow-up for {id}",
+        "Follow-up for 02f35b1c905ac63ba62f94efebf858412e961fc1.",  # systemd
+    ),
+    _form(
+        "Fixup for",
+        "fix",
+        rf"fix[ -]?up(?:{_GAP}(?:for|of|to|on))?[ \t]*:?{_GAP}{_COMMIT}{_ID}",
+        ("fixup", "fix-up", "fix up"),
+        "Fixup for {id}",
+        "Fixup for dfad86b83807fa8696ca94982a5ba591b6d86a80.",  # systemd
+    ),
+    _form(
+        "Fixes commit",
+        "fixes",
+        rf"fixes{_GAP}commit{_GAP}{_ID}",
+        ("fixes",),
+        "fixes commit {id}",
+        "RTE_EAL_UNBIND_PORTS is disabled (fixes commit a22f5ce8fcc).",  # DPDK
+    ),
+    _form(
+        "This fixes",
+        "this",
+        rf"this{_GAP}(?:also{_GAP})?fixes{_GAP}{_COMMIT}{_ID}",
+        ("fixes",),
+        "This fixes {id}",
+        "This fixes 3e87a057a796b57bf9540b948823fbefef6693d7, which passed the",  # systemd
+    ),
+    _form(
+        "Regression from",
+        "regress",
+        rf"regress(?:ion|ed)(?:{_GAP}introduced)?{_GAP}(?:from|in|since|by|with){_GAP}"
+        rf"{_COMMIT}{_ID}",
+        ("regress",),
+        "regression from {id}",
+        "chase-symlinks: Fix regression from 5bc244aaa90211ccd8370535274c266cdff6a1cb",  # systemd
+    ),
+    _form(
+        "Introduced by",
+        "introduced",
+        rf"introduced{_GAP}(?:by|in|with){_GAP}{_COMMIT}{_ID}",
+        ("introduced",),
+        "introduced by {id}",
+        "Fixes a bug introduced by 7ef26afca555a5e167ebc59514490906a46db2cb.",  # systemd
+    ),
+    _form(
+        'Commit <id> ("...") introduced',
+        "commit",
+        rf"commit{_GAP}{_ID}[ \t\r\n]{{0,8}}\(\"(?P<subject>[^\"\n]{{1,200}})\"\){_GAP}"
+        r"(?:introduced|broke|caused|regressed)",
+        ("introduced", "broke", "caused", "regressed"),
+        None,
+        'Commit a2348166ea18 ("tailq: move to dynamic tailq") introduced a bug in',  # DPDK
+    ),
+)
+FIXES_FORM = "Fixes:"
+"""The kernel's trailer, parsed by `trailers.py` (its subject may wrap)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A culprit named by a form: the id as written (lowercased), the subject quoted right
+    after it, and the form's name."""
+
+    ref: str
+    subject: str | None
+    form: str
+
+
+class Vocabulary:
+    """The forms one project's messages are read with: `FORMS` and the project's own
+    patterns (`backportr.fixesPattern`)."""
+
+    def __init__(self, patterns: Sequence[str] = ()) -> None:
+        self.patterns = tuple(patterns)
+        self._own: list[re.Pattern[str]] = []
+        for text in self.patterns:
+            try:
+                compiled = re.compile(text, _FLAGS | re.MULTILINE)
+            except re.error as error:
+                raise UsageError(f"backportr.fixesPattern {text!r}: {error}") from None
+            if compiled.groups != 1:
+                raise UsageError(
+                    f"backportr.fixesPattern {text!r} has {compiled.groups} groups; it needs one "
+                    "group, the id"
+                )
+            self._own.append(compiled)
+
+    @property
+    def reads_every_message(self) -> bool:
+        """A project's own pattern has no word to test first: every message is read."""
+        return bool(self._own)
+
+    @property
+    def fingerprint(self) -> str:
+        """What the index records: the default table's version and the project's patterns."""
+        text = "\n".join([f"forms {len(FORMS)} {_TABLE_VERSION}", *self.patterns])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def mentions(self, body: str, low: str) -> Iterator[Mention]:
+        """Every culprit the forms name in a message body (`low`: the body lowercased, same
+        offsets), in form order, then the project's patterns."""
+        for form in FORMS:
+            if not any(word in low for word in form.words):
+                continue
+            at = low.find(form.start)
+            while at != -1:
+                if at == 0 or not low[at - 1].isalnum():
+                    match = form.pattern.match(body, at)
+                    if match is not None:
+                        subject = match.groupdict().get("subject")
+                        yield Mention(
+                            match.group(1).lower(),
+                            subject or _subject_after(body, match.end()),
+                            form.name,
+                        )
+                at = low.find(form.start, at + len(form.start))
+        for index, pattern in enumerate(self._own):
+            for match in pattern.finditer(body):
+                ref = match.group(1)
+                if ref and re.fullmatch(r"[0-9a-fA-F]{6,40}", ref):
+                    yield Mention(
+                        ref.lower(), _subject_after(body, match.end()), f"fixesPattern {index + 1}"
+                    )
+
+    def search_phrases(self, oid12: str) -> list[str]:
+        """How a mail on a list names `oid12` as its culprit: `Fixes: <id>`, then each
+        form's fixed words before the id (for an archive's phrase search)."""
+        return [f"Fixes: {oid12}", *(f.phrase.format(id=oid12) for f in FORMS if f.phrase)]
+
+
+_TABLE_VERSION = 1  # raise when FORMS changes: indexes read every message again
+DEFAULT = Vocabulary()
+
+
+def _subject_after(body: str, end: int) -> str | None:
+    """A `("subject")` right after the id, on the same line (looked for in the next few
+    hundred characters: a subject is shorter, and a long line holding many ids stays
+    linear)."""
+    rest = body[end : end + 400].split("\n", 1)[0].lstrip(" \t")
+    if rest.startswith('("'):
+        close = rest.find('")', 2)
+        if close != -1:
+            return rest[2:close]
+    return None
