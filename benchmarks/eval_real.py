@@ -55,6 +55,7 @@ from pathlib import Path
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.errors import BackportrError
+from backportr.relationforms import DEFAULT
 from backportr.resolve import Resolver
 from backportr.workspace import open_workspace
 
@@ -224,11 +225,12 @@ def commit_times(repo: Path, ids: set[str]) -> dict[str, int]:
     return {h: int(t) for h, t in (line.split() for line in out.splitlines() if line.strip())}
 
 
-def one_level_grep(repo: Path, target: str, upstream: str) -> list[str]:
-    """The stable bots' search: the target, then upstream commits naming it in Fixes:."""
-    found = git(
-        repo, "log", "--reverse", "--format=%H", "-F", f"--grep=Fixes: {target[:12]}", upstream
-    ).split()
+def one_level_grep(repo: Path, target: str, upstream: str, every_form: bool = False) -> list[str]:
+    """The stable bots' search: the target, then upstream commits naming it in Fixes: (with
+    `every_form`, in any form of backportr's vocabulary: `Follow-up for <id>`, ...)."""
+    phrases = DEFAULT.search_phrases(target[:12]) if every_form else [f"Fixes: {target[:12]}"]
+    greps = [f"--grep={phrase}" for phrase in phrases]
+    found = git(repo, "log", "--reverse", "--format=%H", "-F", "-i", *greps, upstream).split()
     return [target, *[c for c in found if c != target]]
 
 
@@ -477,7 +479,9 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
         )
         row["taken_in_window"] = taken
         row["suggested"] = suggested
-        grep = one_level_grep(scratch, str(case["target"]), f"refs/heads/{upstream}")
+        grep = one_level_grep(
+            scratch, str(case["target"]), f"refs/heads/{upstream}", args.grep_every_form
+        )
         grep, _, _ = as_taken(mirror, case, grep, applied)
         baseline[str(case["kind"])].add(case, grep, "ready", 0.0)
         row["baseline"] = grep
@@ -537,6 +541,11 @@ def main() -> int:
     parser.add_argument("--upstream", help="that project's upstream branch")
     parser.add_argument("--pattern", help="that project's stable branches")
     parser.add_argument("--with-siblings", default="none", choices=("none", "earlier", "all"))
+    parser.add_argument(
+        "--grep-every-form",
+        action="store_true",
+        help="the baseline greps every form of the vocabulary, not `Fixes: <id>` alone",
+    )
     parser.add_argument(
         "--targets", default="", help="only these cases: id prefixes, each optionally @branch"
     )

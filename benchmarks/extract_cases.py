@@ -40,6 +40,8 @@ from pathlib import Path
 
 import pygit2
 
+from backportr.trailers import parse_message
+
 UPSTREAM_REF = re.compile(
     rb"^\s*(?:\[\s*upstream commit ([0-9a-f]{12,40})\s*\]"
     rb"|commit ([0-9a-f]{12,40}) upstream\.?"
@@ -98,7 +100,9 @@ def merges_cleanly(repo: pygit2.Repository, commit: pygit2.Commit, onto: pygit2.
     return not index.conflicts
 
 
-def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dict[str, object]]:
+def extract(
+    repo: pygit2.Repository, upstream_ref: str, branch: str, every_form: bool = False
+) -> list[dict[str, object]]:
     up_tip = repo.revparse_single(upstream_ref).peel(pygit2.Commit)
     br_tip = repo.revparse_single(branch).peel(pygit2.Commit)
     upstream = Upstream(repo, up_tip.id)
@@ -127,8 +131,12 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
 
     def culprits(commit: pygit2.Commit) -> list[str]:
         found = []
-        for prefix in FIXES.findall(commit.raw_message):
-            full = upstream.resolve(prefix.decode().lower())
+        if every_form:  # every form of backportr's vocabulary (relationforms.py)
+            named = [f.ref for f in parse_message(commit.message).fixes]
+        else:
+            named = [prefix.decode().lower() for prefix in FIXES.findall(commit.raw_message)]
+        for prefix in named:
+            full = upstream.resolve(prefix)
             if full is not None:
                 found.append(full)
         return found
@@ -187,12 +195,15 @@ def extract(repo: pygit2.Repository, upstream_ref: str, branch: str) -> list[dic
             series = [target] + [origin[j] for j in later]
             cases.append(case(i, "followup", before, series, [i, *later]))  # type: ignore[list-item]
             continue
-        if changed_lines(repo, stable[i]) != changed_lines(repo, commit):
-            cases.append(case(i, "adjusted", before, [target], [i]))
-            continue
-        if not merges_cleanly(repo, commit, repo[before].peel(pygit2.Commit)):
-            continue  # applied as is onto a state it does not merge with: unclear
-        prereq = _prereq(repo, commit, stable, origin, i, reaches)
+        try:
+            if changed_lines(repo, stable[i]) != changed_lines(repo, commit):
+                cases.append(case(i, "adjusted", before, [target], [i]))
+                continue
+            if not merges_cleanly(repo, commit, repo[before].peel(pygit2.Commit)):
+                continue  # applied as is onto a state it does not merge with: unclear
+            prereq = _prereq(repo, commit, stable, origin, i, reaches)
+        except (KeyError, pygit2.GitError):
+            continue  # an object the copy lacks (a snapshot without its largest blobs)
         if prereq is not None:
             first, members = prereq
             series = [origin[j] for j in members] + [target]
@@ -242,11 +253,17 @@ def main() -> int:
     parser.add_argument("--per-kind", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--every-form",
+        action="store_true",
+        help="a culprit is named by any form of backportr's vocabulary (Follow-up for, ...), "
+        "not by Fixes: alone (a project whose fix lines are not Fixes:)",
+    )
     args = parser.parse_args()
     repo = pygit2.Repository(str(args.repo))
     found: dict[str, list[dict[str, object]]] = {}
     for branch in args.branch:
-        for c in extract(repo, args.upstream, branch):
+        for c in extract(repo, args.upstream, branch, args.every_form):
             found.setdefault(str(c["kind"]), []).append(c)
     rng = random.Random(args.seed)
     kept = []

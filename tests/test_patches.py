@@ -9,6 +9,8 @@ import mailbox
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from backportr.apply import TreeState, TrialApplier
 from backportr.builder import Person
 from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
@@ -244,3 +246,39 @@ def test_a_series_across_a_directory_move_is_mailed_in_the_branchs_layout(
     series_ids = [s.ids[n] for n in ("prerequisite", "fix", "follow-up")]
     _, state = applier.pick_series(series_ids, TreeState(repo.branch(BRANCH).tip))
     assert git(clone, "rev-parse", "HEAD^{tree}").strip() == applier.write_tree(state)
+
+
+@pytest.mark.parametrize(
+    "listed", ["../victim.txt", "{outside}/victim.txt", "sub/../../victim.txt"]
+)
+def test_a_list_file_cannot_remove_files_outside_the_directory(
+    ima: ImaFixture, tmp_path: Path, listed: str
+) -> None:
+    """The list of what an earlier run wrote (`.backportr-series`) is data anyone could
+    have written: a name that leaves the directory is refused, one line, exit 1, and
+    nothing is removed or written."""
+    out = tmp_path / "queue"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n")
+    (out / ".backportr-series").write_text(listed.format(outside=tmp_path) + "\n")
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "refusing" in proc.stderr
+    assert victim.read_text() == "the user's file\n"
+    assert sorted(p.name for p in out.iterdir()) == [".backportr-series"]  # nothing written
+
+
+@pytest.mark.parametrize("name", ["series", ".backportr-series"])
+def test_a_link_out_of_the_directory_is_not_written_through(
+    ima: ImaFixture, tmp_path: Path, name: str
+) -> None:
+    out = tmp_path / "queue"
+    out.mkdir()
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not yours\n")
+    (out / name).symlink_to(outside)
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert proc.returncode == 1 and "link out of the output directory" in proc.stderr
+    assert outside.read_text() == "not yours\n"
+    assert not list(out.glob("*.patch"))

@@ -47,6 +47,30 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def inside(directory: Path, name: str) -> Path:
+    """`directory / name` for a name taken from data (a list file's line, a patch's file
+    name): the one rule for paths from data. The name must be a plain file name, and the
+    path, links followed, must lie in the directory: anything else (`../x`, `/abs`, a link
+    out of it) is refused with one line, before anything is written or removed."""
+    if (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or any(ord(c) < 32 or ord(c) == 127 for c in name)
+    ):
+        raise BackportrError(
+            f"{directory}: refusing {name!r}: not a plain file name in the output directory"
+        )
+    path = directory / name
+    if path.is_symlink() and path.resolve().parent != directory.resolve():
+        raise BackportrError(
+            f"{path} is a link out of the output directory (to {path.resolve()}); "
+            "remove it or choose another -o directory"
+        )
+    return path
+
+
 def _is_a_stream(path: Path) -> bool:
     """/dev/stdout and its kin name a process's open file (/proc/self/fd/N): a redirect
     `> report.json` makes them regular files, which must be written through, not replaced."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.model import BranchReport
-from backportr.output import write_atomically
+from backportr.output import inside, write_atomically
 from backportr.output.report import VERDICTS, posting_line
 from backportr.patches import Patch
 
@@ -195,28 +195,32 @@ def write_series(
     """One file per patch, and the quilt `series` file. The names backportr wrote are kept in
     `.backportr-series` beside it: on a later run those lines of `series` (and those patch
     files) are replaced, every other line is kept, and a patch file of the same name that
-    backportr did not write is never overwritten. Each file is written atomically."""
-    series_path = directory / "series"
-    record = directory / _RECORD
+    backportr did not write is never overwritten. Each file is written atomically. The
+    directory is shared with other tools and people: every name read from it, and every
+    file written or removed, is held to `inside` first (nothing is touched otherwise)."""
+    series_path = inside(directory, "series")
+    record = inside(directory, _RECORD)
     old = series_path.read_text(encoding="utf-8").splitlines() if series_path.exists() else []
     ours = set(record.read_text(encoding="utf-8").split()) if record.exists() else set()
+    for name in ours:
+        inside(directory, name)  # a list file naming ../x or /abs removes nothing
     files = [(p.filename, render_patch(p, mailing=mailing, stamp=stamp)) for p in patches]
     if cover is not None:
         files.insert(0, (_COVER, render_cover(cover, mailing, stamp)))
     for name, _ in files:
-        path = directory / name
+        path = inside(directory, name)
         if path.exists() and name not in ours:
             raise BackportrError(
                 f"{path} exists and was not written by backportr; choose another -o directory"
             )
     written = []
     for name, text in files:
-        path = directory / name
+        path = inside(directory, name)
         write_atomically(path, text)
         written.append(path)
     names = [p.name for p in written]
     for name in ours - set(names):
-        (directory / name).unlink(missing_ok=True)  # our own earlier run's, not in this series
+        inside(directory, name).unlink(missing_ok=True)  # our earlier run's, not in this series
     kept = [line for line in old if (line.split() or [""])[0] not in ours | set(names)]
     quilt = [n for n in names if n != _COVER]  # a cover letter is read, not applied
     write_atomically(series_path, "".join(line + "\n" for line in kept + quilt))
