@@ -116,7 +116,7 @@ def read_ahead(
 
 
 _STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
-_MISSING_OBJECT = re.compile(
+MISSING_OBJECT = re.compile(
     r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
 )
 
@@ -161,7 +161,7 @@ def patch_id_pipeline(
         said = errors.read().decode("utf-8", "replace").splitlines()
     cause = next((ln.strip() for ln in reversed(said) if ln.strip()), "")
     message = f"git log -p | git patch-id failed in {where}" + (f": {cause}" if cause else "")
-    if _MISSING_OBJECT.search(cause):
+    if MISSING_OBJECT.search(cause):
         raise MissingObjectError(message)
     raise BackportrError(message)
 

@@ -26,6 +26,7 @@ from pygit2.enums import SortMode
 from backportr.diffs import CommitDiff
 from backportr.errors import (
     BackportrError,
+    MissingObjectError,
     NotARepositoryError,
     ShallowCloneError,
     UnknownBranchError,
@@ -36,7 +37,7 @@ from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitmerge import TreeMerge, cherry_pick_tree
 from backportr.gitnames import Names
-from backportr.gitproc import git_env
+from backportr.gitproc import MISSING_OBJECT, git_env
 from backportr.gitsearch import Searches
 from backportr.gitstream import DiffServer, Streams
 from backportr.gittreegrep import TreeGrep
@@ -447,7 +448,9 @@ class Repo(Names, Streams, Searches, Diffs):
         input: bytes | None = None,
         env: dict[str, str] | None = None,
     ) -> bytes:
-        """`run_git`'s output as git wrote it (paths need not be UTF-8)."""
+        """`run_git`'s output as git wrote it (paths need not be UTF-8). An object git
+        cannot read is an error even with `check=False`: a blame or a log that stopped at a
+        damaged object answers nothing, and nothing is no answer (MissingObjectError)."""
         proc = subprocess.run(
             ["git", "--git-dir", str(self.path), *args],
             capture_output=True,
@@ -455,6 +458,14 @@ class Repo(Names, Streams, Searches, Diffs):
             env={**git_env(), **self._scratch_env(), **(env or {})},
             check=False,
         )
+        if proc.returncode != 0:
+            said = proc.stderr.decode(errors="replace").strip().splitlines()
+            cause = next((line for line in reversed(said) if MISSING_OBJECT.search(line)), None)
+            if cause is not None:
+                raise MissingObjectError(
+                    f"git {args[0]} cannot read an object the answer needs ({cause}); fetch "
+                    "the repository's missing objects (a damaged or partial copy)"
+                )
         if check and proc.returncode != 0:
             detail = proc.stderr.decode(errors="replace").strip().splitlines()
             raise BackportrError(

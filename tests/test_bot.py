@@ -363,3 +363,50 @@ def test_submission_notes_differing_patch_and_newer_branches(tmp_path: Path) -> 
     (branch,) = check.branches
     assert any("differs from upstream" in n for n in branch.notes)
     assert any(n.startswith("linux-6.6.y does not have") for n in check.notes)
+
+
+_OWN_REPLY = """From: backportr <backportr@example.org>
+To: stable@vger.kernel.org
+Subject: Re: FAILED: patch "[PATCH] ima: detect changes to the backing overlay file"
+Date: Fri, 22 Dec 2023 10:00:00 +0000
+Message-ID: <1703239200.4242.1.backportr@example.org>
+In-Reply-To: <2023112013-failed-b836c-5.10@gregkh>
+Content-Type: text/plain; charset=UTF-8
+
+Follow-ups still on the list:
+  [PATCH] fs: Simplify getattr interface function checking AT_GETATTR_NOSEC flag
+  Fixes: {F8A92_12} ("fs: Pass AT_GETATTR_NOSEC flag to getattr interface function")
+"""
+
+
+@needs_public_inbox
+def test_the_bot_does_not_cite_its_own_replies(
+    ima: ImaFixture, mails: dict[str, str], tmp_path: Path
+) -> None:
+    """An earlier reply of the bot's in the archive quotes a `Fixes:` line: it is no
+    follow-up on the list (skipped by its Message-ID and by its From), and the bot does
+    not answer it either."""
+    from tests.inbox import start_archive
+
+    own = _OWN_REPLY.replace("{F8A92_12}", ima.ids[F8A92][:12])
+    archive = start_archive(tmp_path / "inbox", {**mails, "own-reply": own})
+    try:
+        proc = check_json(ima, archive, "2023112013-failed-b836c-5.10@gregkh")
+        assert proc.returncode in (0, 4), proc.stderr
+        pending = [p["message_id"] for p in json.loads(proc.stdout)["pending"]]
+        assert pending == ["20231221100000.1-pending@linux.ibm.com"]
+        other = own.replace("1703239200.4242.1.backportr@example.org", "reply-2@example.org")
+    finally:
+        archive.stop()
+    archive = start_archive(tmp_path / "inbox2", {**mails, "own-reply": other})
+    try:  # the same reply under another Message-ID: known by its From (the bot's --from)
+        verbose = cli(
+            "-v", "-c", "backportr.from=backportr <backportr@example.org>", "mail", "check",
+            "2023112013-failed-b836c-5.10@gregkh", "--lore", archive.url, "--repo",
+            str(ima.path), "--format", "json",
+        )  # fmt: skip
+        pending = [p["message_id"] for p in json.loads(verbose.stdout)["pending"]]
+        assert pending == ["20231221100000.1-pending@linux.ibm.com"], verbose.stderr
+        assert "skipped our own reply <reply-2@example.org>" in verbose.stderr
+    finally:
+        archive.stop()

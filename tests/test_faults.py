@@ -13,6 +13,7 @@ import http.server
 import json
 import os
 import resource
+import shutil
 import signal
 import socketserver
 import sqlite3
@@ -824,3 +825,38 @@ def test_a_scan_goes_on_past_a_target_it_cannot_read(tmp_path: Path) -> None:
     found = {f["commit"] for b in data["branches"] for f in b["findings"]}
     assert k.b.ids["readable"] in found and k.b.ids["damaged"] not in found
     assert any(k.b.ids["damaged"][:12] in e for b in data["branches"] for e in b["errors"])
+
+
+@pytest.mark.parametrize("kind", ["commit", "tree", "blob"])
+def test_an_object_the_answer_needs_is_missing_and_no_answer_is_printed(
+    tmp_path: Path, kind: str
+) -> None:
+    """The IMA target on linux-5.10.y, whose answer needs a1175d6b1bda ("vfs: plumb i_version
+    handling into struct kstat"), with that commit, its tree or a blob it writes gone from
+    the object database (a damaged copy, a partial clone offline): the question cannot be
+    answered, so none is printed: one line naming what git cannot read, exit 1 (the whole
+    repository answers `incomplete`, exit 4; without the mend it said "already present",
+    exit 0)."""
+    from backportr.examples.ima import A1175, B836C, build
+    from tests.conftest import backportr
+
+    fixture = build(tmp_path / "linux")
+    commit = fixture.ids[A1175]
+    git_dir = fixture.path / ".git"
+    spec = {
+        "commit": commit,
+        "tree": f"{commit}^{{tree}}",
+        "blob": f"{commit}:include/linux/stat.h",
+    }
+    oid = subprocess.run(
+        ["git", "-C", str(fixture.path), "rev-parse", spec[kind]],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (git_dir / "objects" / oid[:2] / oid[2:]).unlink()  # the builder writes loose objects
+    shutil.rmtree(git_dir / "backportr", ignore_errors=True)
+    proc = backportr(
+        "resolve", fixture.ids[B836C], "--repo", str(fixture.path), "-b", "linux-5.10.y"
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -282,3 +282,24 @@ def test_a_link_out_of_the_directory_is_not_written_through(
     assert proc.returncode == 1 and "link out of the output directory" in proc.stderr
     assert outside.read_text() == "not yours\n"
     assert not list(out.glob("*.patch"))
+
+
+@pytest.mark.parametrize(
+    "subject", ["drv: cr\rinjected", "drv: a\rX-Injected: yes", "\x1b]0;t\x07b"]
+)
+def test_a_subject_with_control_bytes_makes_a_whole_mail(tmp_path: Path, subject: str) -> None:
+    """A commit subject is data anyone upstream wrote: a CR in it used to crash the mbox
+    writer (HeaderParseError, exit 3) or cut the Subject: header. It is folded to a space,
+    the mail parses, and it has no header the subject smuggled in."""
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("target", "drv_fn1", "y += 100;", subject=subject)
+    proc = backportr(
+        "resolve", k.b.ids["target"], "--repo", str(k.b.path), "-b", BRANCH, "-f", "mbox"
+    )
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.split("\n\n", 1)[0]
+    assert "\r" not in header and "\x1b" not in header
+    message = email.message_from_string(proc.stdout.split("\n", 1)[1], policy=email.policy.default)
+    assert message["X-Injected"] is None
+    folded = "".join(" " if ord(c) < 32 else c for c in subject)
+    assert str(message["Subject"]) == f"[PATCH 5.10.y] {folded}"

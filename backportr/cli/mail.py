@@ -125,7 +125,7 @@ def mail_check_command(
             progress.finish()
             from backportr.mail.lore import Lore
 
-            check = Checker(ws, Lore(lore) if lore else None).check(mail, thread)
+            check = Checker(ws, Lore(lore) if lore else None, sender).check(mail, thread)
     finally:
         progress.finish()
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import BackportrError
-from backportr.mail.check import Checker
+from backportr.mail.check import Checker, is_own
 from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
@@ -281,6 +281,10 @@ class Bot:
         """One message: never raises; whatever happens is recorded."""
         try:
             mail = parse_mail(raw)
+            if is_own(mail.message_id, mail.sender, self.settings.sender):
+                summary.skipped += 1
+                self.state.record(message_id, "skipped", "our own reply")
+                return
             if mail.kind == "skip":
                 summary.skipped += 1
                 self.state.record(message_id, "skipped", mail.reason or "")
@@ -300,7 +304,7 @@ class Bot:
                     for r in self._with_retries(summary, lambda: self.lore.thread(message_id))
                     or [raw]
                 ]
-            check = Checker(self.ws, self.lore).check(mail, thread)
+            check = Checker(self.ws, self.lore, self.settings.sender).check(mail, thread)
             summary.processed += 1
             if check.skipped:
                 summary.skipped += 1

@@ -9,8 +9,10 @@ upstream tip) in the object database to make a virtual target, then resolved.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
+from email.utils import parseaddr
 
 from backportr.errors import BackportrError
 from backportr.mail.lore import Lore
@@ -20,6 +22,8 @@ from backportr.repo import Ref
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
+
+_log = logging.getLogger("backportr")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +56,20 @@ class MailCheck:
         )
 
 
+def is_own(message_id: str, author: str, own: str | None) -> bool:
+    """Did backportr send this mail? Its Message-IDs carry `.backportr@` (`mail.reply`),
+    and the bot's From address (`own`) is its author."""
+    if ".backportr@" in message_id:
+        return True
+    address = parseaddr(own)[1].lower() if own else ""
+    return bool(address) and parseaddr(author)[1].lower() == address
+
+
 @dataclass
 class Checker:
     ws: Workspace
     lore: Lore | None = None  # when given: look for follow-ups still on the list
+    own: str | None = None  # the bot's From: its own replies in the archive are no follow-ups
 
     def __post_init__(self) -> None:
         self.ws.use_what_scans_kept()  # its blames, as `backportr resolve` answers them
@@ -100,6 +114,9 @@ class Checker:
             phrases = vocabulary.search_phrases(commit[:12])
             for entry in self.lore.search(" OR ".join(f'nq:"{p}"' for p in phrases)):
                 if entry.message_id == mail.message_id:
+                    continue
+                if is_own(entry.message_id, entry.author, self.own):
+                    _log.info("skipped our own reply <%s> in the archive", entry.message_id)
                     continue
                 if self.ws.index.upstream_by_subject(_patch_subject(entry.title)):
                     continue  # merged upstream already: the resolver saw it

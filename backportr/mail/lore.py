@@ -46,6 +46,7 @@ class Entry:
     message_id: str
     title: str
     updated: str
+    author: str = ""  # the author's address, as the feed gives it
 
 
 class Lore:
@@ -124,6 +125,7 @@ class Lore:
                         message_id,
                         entry.findtext(f"{_ATOM}title", ""),
                         entry.findtext(f"{_ATOM}updated", ""),
+                        entry.findtext(f"{_ATOM}author/{_ATOM}email", ""),
                     )
                 )
         return entries

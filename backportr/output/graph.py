@@ -14,6 +14,7 @@ import subprocess
 
 from backportr.errors import BackportrError
 from backportr.model import BranchReport, Report
+from backportr.output.safe import terminal
 
 ROLE_COLOURS = {"target": "#f6c85f", "prerequisite": "#9dd9f3", "follow-up": "#a5d6a7"}
 PRESENT_COLOUR = "#e0e0e0"
@@ -140,4 +141,6 @@ def _short(text: str, width: int = 48) -> str:
 
 
 def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    """A DOT label from data: control characters shown escaped (`output.safe`), then
+    DOT's quoting."""
+    return terminal(text).replace("\\", "\\\\").replace('"', '\\"')

@@ -4,11 +4,10 @@ it reads the same from a mail attachment, a CI artifact or a local file."""
 
 from __future__ import annotations
 
-from html import escape
-
 from backportr import __version__
 from backportr.model import BranchReport, Report
 from backportr.output.report import VERDICTS
+from backportr.output.safe import xml as escape
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }

@@ -14,6 +14,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from email.errors import HeaderParseError
 from email.header import Header
 from email.utils import formataddr, parseaddr
 from pathlib import Path
@@ -31,13 +32,32 @@ _COVER = "0000-cover-letter.patch"  # as git format-patch names it
 
 
 def _header(name: str, value: str) -> str:
-    """`Name: value`, RFC 2047-encoded when not ASCII, folded as git folds it."""
+    """`Name: value`, RFC 2047-encoded when not ASCII, folded as git folds it. A value from
+    data (a subject, a name) holding line breaks or other control characters has them
+    folded to spaces first: a header is one logical line, and a bare CR or LF in it would
+    end it (or inject another); one that still cannot be encoded is a one-line error."""
+    value = one_line(value)
     charset = "us-ascii" if value.isascii() else "utf-8"
-    encoded = Header(value, charset, header_name=name, maxlinelen=78).encode(linesep="\n")
+    try:
+        encoded = Header(value, charset, header_name=name, maxlinelen=78).encode(linesep="\n")
+    except (HeaderParseError, UnicodeError, ValueError) as error:
+        raise BackportrError(
+            f"cannot write the {name}: header of {value[:60]!r}: {error}"
+        ) from None
     return f"{name}: {encoded}\n"
 
 
+def one_line(value: str) -> str:
+    """A header value from data with every control character (C0, DEL, C1, and Unicode's
+    line and paragraph separators) folded to a space."""
+    return _CONTROLS.sub(" ", value)
+
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _address(name: str, email: str) -> str:
+    name, email = one_line(name), one_line(email)
     if name.isascii():
         return formataddr((name, email))
     return f"{Header(name, 'utf-8').encode()} <{email}>"

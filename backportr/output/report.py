@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from backportr.model import BranchReport, Member, PostingInfo, Report
 from backportr.output.jsontext import dumps_indented
+from backportr.output.safe import terminal
 
 if TYPE_CHECKING:
     from backportr.patches import Step
@@ -175,7 +176,7 @@ def render_script(report: Report, steps: dict[str, list[Step]] | None = None) ->
             lines += step.message.rstrip("\n").splitlines()
             lines.append(end)
         lines.append(")")
-    return "\n".join(lines) + "\n"
+    return terminal("\n".join(lines) + "\n")
 
 
 def _ref_safe(name: str) -> str:
@@ -224,7 +225,7 @@ def render_text(report: Report) -> str:
         out.append("")
     if len(report.branches) > 1:
         out.extend(render_matrix(report))
-    return "\n".join(out).rstrip("\n") + "\n"
+    return terminal("\n".join(out).rstrip("\n") + "\n")
 
 
 def render_matrix(report: Report) -> list[str]:

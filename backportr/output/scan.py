@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from backportr import __version__
 from backportr.findings import KINDS, BranchScan, ScanFinding
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
+from backportr.output.safe import markdown, terminal
+from backportr.output.safe import xml as escape
 
 SCAN_SCHEMA = 1
 
@@ -90,7 +91,7 @@ def render_scan_text(scans: Sequence[BranchScan]) -> str:
             if f.series:
                 out.append("      series: " + ", ".join(m.commit[:12] for m in f.series))
         out += [f"  error: {e}" for e in s.errors]
-    return "\n".join(out) + "\n"
+    return terminal("\n".join(out) + "\n")
 
 
 def render_scan_markdown(scans: Sequence[BranchScan]) -> str:
@@ -104,11 +105,10 @@ def render_scan_markdown(scans: Sequence[BranchScan]) -> str:
         for f in s.findings:
             series = " ".join(f"`{m.commit[:12]}`" for m in f.series) or "-"
             out.append(
-                f"| {f.kind} | `{f.commit[:12]}` | {f.subject.replace('|', '/')} | "
-                f"{f.status} | {series} |"
+                f"| {f.kind} | `{f.commit[:12]}` | {markdown(f.subject)} | {f.status} | {series} |"
             )
         out.append("")
-        out += [f"- error: {e}" for e in s.errors]
+        out += [f"- error: {markdown(e)}" for e in s.errors]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from backportr.model import Presence, StatusResult
 from backportr.output.jsontext import dumps_indented
+from backportr.output.safe import terminal
 
 STATUS_SCHEMA = 1
 
@@ -45,7 +46,7 @@ def render_status_text(results: Sequence[StatusResult]) -> str:
         width = max((len(p.branch) for p in r.branches), default=0)
         for p in r.branches:
             lines.append(f"  {p.branch:<{width}}  {_describe(p)}")
-    return "\n".join(lines) + "\n"
+    return terminal("\n".join(lines) + "\n")
 
 
 def _describe(p: Presence) -> str:
