@@ -414,6 +414,13 @@ def test_output_to_special_files_and_directories(ima: ImaFixture, tmp_path: Path
     assert stdout.returncode == 0 and '"schema"' in stdout.stdout
     directory = backportr(*args, "-o", str(tmp_path))
     assert directory.returncode == 1 and "is a directory" in directory.stderr
+    # A mistyped path makes no tree of directories: one level is made, no more.
+    missing = tmp_path / "nonexistent" / "dir" / "x.json"
+    typo = backportr(*args, "-o", str(missing))
+    assert typo.returncode == 1 and "no such directory" in typo.stderr
+    assert not (tmp_path / "nonexistent").exists()
+    one_level = backportr(*args, "-o", str(tmp_path / "new" / "x.json"))
+    assert one_level.returncode == 0 and (tmp_path / "new" / "x.json").is_file()
     if Path("/dev/full").exists():
         full = backportr(*args, "-o", "/dev/full")
         assert full.returncode == 1 and "No space left" in full.stderr
@@ -860,3 +867,26 @@ def test_an_object_the_answer_needs_is_missing_and_no_answer_is_printed(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_feed_entry_whose_link_names_no_message_is_said(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An Atom entry whose link is not `<inbox>/<message-id>/` (no `/`, no `@`) cannot be
+    fetched: it is skipped with a warning naming it, not dropped without a word."""
+    feed = (
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        b'<entry><title>odd</title><link href="no-slash-here"/></entry>'
+        b'<entry><title>good</title><link href="{url}1@example.org/"/></entry></feed>'
+    )
+    url, server = serve({"/inbox/new.atom": (200, feed, 0.0)})
+    server_feed = feed.replace(b"{url}", url.encode())
+    server.shutdown()
+    url, server = serve({"/inbox/new.atom": (200, server_feed, 0.0)})
+    try:
+        with caplog.at_level("WARNING", logger="backportr"):
+            entries = Lore(url).new()
+        assert [e.message_id for e in entries] == ["1@example.org"]
+        assert "link names no message ('no-slash-here'): skipped" in caplog.text
+    finally:
+        server.shutdown()

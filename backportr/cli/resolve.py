@@ -26,7 +26,7 @@ from backportr.cli import (  # the app and what every command shares
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.model import Report
-from backportr.output import write_atomically
+from backportr.output import make_directory, write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
@@ -337,6 +337,8 @@ def _write_mbox(  # type: ignore[no-untyped-def]
             if not quiet:
                 sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
         else:
+            if len(report.branches) > 1:
+                make_directory(output)  # a subdirectory per branch in it
             directory = output / branch.branch if len(report.branches) > 1 else output
             written = write_series(directory, patches, mailing, cover, stamp)
             if not quiet:

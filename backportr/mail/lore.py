@@ -8,6 +8,7 @@ LoreError with one line saying what could not be reached.
 
 from __future__ import annotations
 
+import logging
 import mailbox
 import tempfile
 import time
@@ -23,6 +24,8 @@ from urllib3.util.retry import Retry
 
 from backportr import __version__
 from backportr.errors import BackportrError
+
+_log = logging.getLogger("backportr")
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -119,7 +122,14 @@ class Lore:
             link = entry.find(f"{_ATOM}link")
             href = link.get("href", "") if link is not None else ""
             message_id = _message_id_from_link(href, self.url)
-            if message_id:
+            if not message_id:
+                _log.warning(
+                    "%s%s: a feed entry whose link names no message (%s): skipped",
+                    self.url,
+                    path.split("?")[0],
+                    ascii(href[:120]) if href else "no link",
+                )
+            else:
                 entries.append(
                     Entry(
                         message_id,

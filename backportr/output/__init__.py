@@ -31,7 +31,7 @@ def write_atomically(path: Path, text: str) -> None:
     if path.is_symlink():
         path = path.resolve()  # the file a link names is replaced; the link stays
     directory = path.parent if str(path.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
+    make_directory(directory)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -45,6 +45,20 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def make_directory(directory: Path) -> None:
+    """Create the output directory, one level: a mistyped `-o /nonexistent/dir/x` is an
+    error, not a tree of directories made without a word."""
+    if directory.is_dir():
+        return
+    parent = directory.parent
+    if not parent.is_dir():
+        raise BackportrError(f"{parent}: no such directory (give an existing one for -o)")
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError as error:
+        raise BackportrError(f"cannot create {directory}: {error.strerror}") from None
 
 
 def inside(directory: Path, name: str) -> Path:
