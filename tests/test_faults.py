@@ -890,3 +890,35 @@ def test_a_feed_entry_whose_link_names_no_message_is_said(
         assert "link names no message ('no-slash-here'): skipped" in caplog.text
     finally:
         server.shutdown()
+
+
+def test_a_thread_past_the_size_cap_is_no_answer(
+    ima: ImaFixture, mails: dict[str, str], tmp_path: Path
+) -> None:
+    """The last part of a series is answered from its whole thread; a thread that is a
+    gzip bomb cannot be read: the bot says so (exit 1) and records nothing, where it used to
+    answer from the part alone and record "no upstream commit found"."""
+    import sqlite3
+
+    message_id = "20231213100000.3-series@google.com"
+    routes: dict[str, tuple[int, bytes, float]] = {}
+    url, server = serve(routes)
+    feed = (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry>'
+        f'<title>part 3</title><link href="{url}{message_id}/"/><updated>x</updated>'
+        "</entry></feed>"
+    )
+    routes["/inbox/new.atom"] = (200, feed.encode(), 0.0)
+    routes[f"/inbox/{message_id}/raw"] = (200, mails["series-3"].encode(), 0.0)
+    routes[f"/inbox/{message_id}/t.mbox.gz"] = (200, gzip.compress(b"\0" * (300 << 20)), 0.0)
+    try:
+        state = tmp_path / "s.sqlite"
+        args = [sys.executable, "-m", "backportr", "bot", "--lore", url, "--repo", str(ima.path),
+                "--once", "--dry-run", "--state", str(state), "--retries", "0"]  # fmt: skip
+        proc = subprocess.run(args, capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        assert "decompresses to more than" in proc.stderr
+        rows = dict(sqlite3.connect(state).execute("SELECT message_id, verdict FROM messages"))
+        assert message_id not in rows
+    finally:
+        server.shutdown()

@@ -86,3 +86,74 @@ def test_the_safety_layer_on_any_text(text: str) -> None:
     ElementTree.fromstring(f'<a b="{xml(text)}">{xml(text)}</a>')
     cell = markdown(text)
     assert "<" not in cell and "|" not in cell.replace("\\|", "") and not _RAW.search(cell)
+
+
+# -- every format on repositories written with hostile alphabets -----------------------------
+
+_HOSTILE_CHARS = st.sampled_from(
+    ["\x1b", "\x07", "\r", "\n", "\b", "\x7f", "\x9b", "\u202e", "\u2066", "<", "&", '"', "|", "`"]
+)
+_TEXT = st.lists(st.one_of(_HOSTILE_CHARS, st.text(max_size=4)), max_size=30).map("".join)
+_LONG = st.builds(
+    lambda c, n: c * n, st.sampled_from(["a", " ", "\x1b", "<"]), st.integers(1, 3000)
+)
+
+
+def _name(text: str) -> str:
+    """What git can store as a signature's name or a path component."""
+    clean = "".join(c for c in text if c not in "<>\n\0/")
+    return f"x{clean}x"  # libgit2 trims control characters and spaces at a name's ends
+
+
+@settings(
+    max_examples=6,
+    deadline=None,  # each example builds a repository and runs eleven commands
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(subject=st.one_of(_TEXT, _LONG), body=_TEXT, author=_TEXT, path=_TEXT)
+def test_every_format_of_resolve_and_scan_on_hostile_data(
+    tmp_path_factory: pytest.TempPathFactory, subject: str, body: str, author: str, path: str
+) -> None:
+    import email
+    import email.policy
+    import json
+
+    from backportr.builder import Person
+
+    k = Kernel(tmp_path_factory.mktemp("prop") / "r")
+    folder = _name(path)
+    who = Person(_name(author), "hostile@example.org")
+    k.b.commit(
+        f"{subject.splitlines()[0] if subject.splitlines() else 'x'}\n\n{body}\n\n"
+        + k.fixes("v5.10")
+        + "Cc: stable@vger.kernel.org\n",
+        {f"{folder}/file.c": "int x;\n"},
+        name="target",
+        author=who,
+    )
+    target, repo = k.b.ids["target"], str(k.b.path)
+    for fmt in ("text", "json", "script", "dot", "html", "mbox"):
+        proc = backportr("resolve", target, "--repo", repo, "-b", BRANCH, "-f", fmt)
+        assert proc.returncode in (0, 4), (fmt, proc.stderr)
+        if fmt == "json":
+            json.loads(proc.stdout)
+        elif fmt == "mbox":
+            head = proc.stdout.split("\n\n", 1)[0]
+            assert "\r" not in head and not _RAW.search(head), fmt
+            mail = email.message_from_string(
+                proc.stdout.split("\n", 1)[1], policy=email.policy.default
+            )
+            assert mail["Subject"] is not None and mail["From"] is not None
+        else:
+            assert not _RAW.search(proc.stdout), (fmt, _RAW.search(proc.stdout))
+    if shutil.which("dot"):
+        svg = backportr("resolve", target, "--repo", repo, "-b", BRANCH, "-f", "svg")
+        assert svg.returncode in (0, 4), svg.stderr
+        ElementTree.fromstring(svg.stdout.encode())
+    for fmt in ("text", "json", "markdown", "html"):
+        scan = backportr("scan", "--repo", repo, "-b", BRANCH, "-f", fmt)
+        assert scan.returncode in (0, 4), (fmt, scan.stderr)
+        if fmt == "json":
+            json.loads(scan.stdout)
+        else:
+            assert not _RAW.search(scan.stdout), (fmt, _RAW.search(scan.stdout))

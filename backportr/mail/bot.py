@@ -299,11 +299,18 @@ class Bot:
                 return
             thread = [mail]
             if mail.kind == "submission" and mail.part is not None:
-                thread = [
-                    parse_mail(r)
-                    for r in self._with_retries(summary, lambda: self.lore.thread(message_id))
-                    or [raw]
-                ]
+                try:
+                    raws = self._with_retries(
+                        summary, lambda: self.lore.thread(message_id), permanent=True
+                    )
+                except LoreNotFound:
+                    raws = [raw]  # no thread in the archive: the mail alone
+                if raws is None:
+                    # The thread could not be read (an outage, or a thread past the size
+                    # cap): no answer from a part of it. Not recorded: the next run tries
+                    # again, and this one says why (exit 1).
+                    return
+                thread = [parse_mail(r) for r in raws]
             check = Checker(self.ws, self.lore, self.settings.sender).check(mail, thread)
             summary.processed += 1
             if check.skipped:
