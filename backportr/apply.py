@@ -41,12 +41,18 @@ and nearly half of a kernel-scale scan's merged blobs are never read again."""
 
 @dataclass(frozen=True, slots=True)
 class FileChange:
-    """What a commit does to one path: old and new (blob, mode), None for absent."""
+    """What a commit does to one path: old and new (blob, mode), None for absent. `named`:
+    the path the commit names, where the change is placed at another one (the branch's
+    path of a file moved since the fork, `TrialApplier._placed`)."""
 
     old_path: str
     new_path: str
     old: _Entry | None
     new: _Entry | None
+    named: str | None = None
+
+    def touches(self, paths: frozenset[str]) -> bool:
+        return self.old_path in paths or self.new_path in paths or self.named in paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +104,8 @@ class TrialApplier:
         # the commit touches, and a merge only on its three blobs: both are cached on that.
         self._picks: dict[tuple[object, ...], _PickOutcome] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
+        # Where git's merge found a file a commit names, on a base it had moved away from.
+        self._found_at: dict[tuple[Oid, str], str] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # Merged blobs by id, written to the object database only when something reads them
         # from there (a later merge of the same file, a tree written from a state).
@@ -220,18 +228,20 @@ class TrialApplier:
         With `only`, just the commit's changes that touch those paths (a pick is path by
         path, so on them the outcome is the whole pick's)."""
         key: tuple[object, ...]
-        if self._moved(commit, state, only):
+        placed = self._placed(commit, state, only)
+        if placed is None:
             # git's merge reads the whole state: the key is the whole state (`only` would
             # not change the outcome on those paths, so the whole pick is done).
             key = (commit, state.base, frozenset(state.overlay.items()))
             if key not in self._picks:
                 self._picks[key] = self._pick_by_git(commit, state)
         else:
-            paths = sorted(self.paths(commit) if only is None else self.paths(commit) & only)
+            touched = [c for c in placed if only is None or c.touches(only)]
+            paths = sorted({p for c in touched for p in (c.old_path, c.new_path)})
             key = (commit, only is not None, *paths, *(self.lookup(state, p) for p in paths))
             if key not in self._picks:
-                outcome = self._pick(commit, state, only)
-                if outcome[0] == "empty" and not self._already_there(commit, state, only):
+                outcome = self._pick(touched, state)
+                if outcome[0] == "empty" and not self._already_there(touched, state):
                     # Empty only by a three-way merge (its change is there, adapted): libgit2's
                     # file merge and git's differ on such overlaps; git's answer is the one.
                     outcome = self._confirmed_empty(commit, state)
@@ -249,19 +259,19 @@ class TrialApplier:
     def landing_paths(self, commit: Oid, state: TreeState) -> tuple[str, ...] | None:
         """Where a pick of `commit` onto `state` writes, at the state's paths, when its paths
         may have moved there (`_moved`); None when they are the commit's own."""
-        if not self._moved(commit, state, None):
+        placed = self._placed(commit, state, None)
+        if placed is not None and not any(c.named for c in placed):
             return None
         before = state.overlay
         after = self.pick(commit, state).state.overlay
         return tuple(sorted(p for p, e in after.items() if p not in before or before[p] != e))
 
-    def _already_there(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> bool:
-        """Is each of the commit's file changes there as it is (the same blob, or absent
-        where it deletes)?"""
+    def _already_there(self, changes: list[FileChange], state: TreeState) -> bool:
+        """Is each of these file changes there as it is (the same blob, or absent where it
+        deletes)?"""
         return all(
             (self.lookup(state, c.new_path) or (None,))[0] == (c.new[0] if c.new else None)
-            for c in self.changes(commit)
-            if only is None or c.old_path in only or c.new_path in only
+            for c in changes
         )
 
     def _confirmed_empty(self, commit: Oid, state: TreeState) -> _PickOutcome:
@@ -272,21 +282,46 @@ class TrialApplier:
         return ("empty", {}, (), ()) if outcome[0] != "conflict" else outcome
 
     def _moved(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> bool:
-        """Might a path the pick reads have moved on the state? A path the commit changes or
-        deletes is absent there, or it adds a file to a directory the state lacks (git's
-        directory-rename detection looks for it elsewhere). Never where the installed git
-        cannot merge in memory."""
+        """Must git's merge answer this pick (`_placed`)?"""
+        return self._placed(commit, state, only) is None
+
+    def _placed(
+        self, commit: Oid, state: TreeState, only: frozenset[str] | None
+    ) -> list[FileChange] | None:
+        """The commit's file changes as the file-by-file merge makes them on the state; None
+        where git's merge must answer: a path the commit changes or deletes is absent there,
+        or it adds a file to a directory the state lacks (git's directory-rename detection
+        looks for it elsewhere). A change of a file's content whose path git's merge found
+        moved on the same base before (`_found_at`) is placed at the branch's path instead:
+        the same three-way merge of the same three blobs, without a git process (a scan
+        asks for thousands of such picks). Never None where the installed git cannot merge
+        in memory: then every pick is file by file at the paths the commit names."""
+        out: list[FileChange] = []
         for change in self.changes(commit):
-            if only is not None and change.old_path not in only and change.new_path not in only:
+            if only is not None and not change.touches(only):
+                out.append(change)
                 continue
-            if change.old is not None:
-                if self.lookup(state, change.old_path) is None:
-                    return merge_tree_version() is not None
-            elif change.new is not None and not self._has_directory(
-                state, change.new_path.rpartition("/")[0]
+            if change.old is not None and self.lookup(state, change.old_path) is None:
+                found = self._found_at.get((state.base, change.old_path))
+                if (
+                    found is not None
+                    and change.new is not None
+                    and change.old_path == change.new_path
+                    and self.lookup(state, found) is not None
+                ):
+                    out.append(FileChange(found, found, change.old, change.new, change.old_path))
+                    continue
+                if merge_tree_version() is not None:
+                    return None
+            elif (
+                change.old is None
+                and change.new is not None
+                and not self._has_directory(state, change.new_path.rpartition("/")[0])
+                and merge_tree_version() is not None
             ):
-                return merge_tree_version() is not None
-        return False
+                return None
+            out.append(change)
+        return out
 
     def _has_directory(self, state: TreeState, directory: str) -> bool:
         if not directory:
@@ -313,6 +348,7 @@ class TrialApplier:
                 changes[delta.old_file.path] = _DELETED
             else:
                 changes[delta.new_file.path] = (delta.new_file.id, int(delta.new_file.mode))
+        self._learn_where(commit, state, merge, changes)
         if merge.clean:
             return ("clean" if changes else "empty"), changes, (), ()
         conflicts = sorted({s.path for s in merge.staged})
@@ -322,6 +358,32 @@ class TrialApplier:
                 _DELETED,
             )
         return "conflict", changes, tuple(conflicts), self._sources(commit, merge, conflicts)
+
+    def _learn_where(
+        self, commit: Oid, state: TreeState, merge: TreeMerge, written: dict[str, _Entry | None]
+    ) -> None:
+        """Where git's merge put the commit's changes to files absent from the state: a
+        conflicted path whose base (stage 1) is a change's old blob is that change's file;
+        in a clean merge, the one path written that the commit does not name is the one
+        moved file it changes. Kept for `_placed`."""
+        moved = [
+            c
+            for c in self.changes(commit)
+            if c.old is not None
+            and c.new is not None
+            and c.old_path == c.new_path
+            and self.lookup(state, c.old_path) is None
+        ]
+        if not moved:
+            return
+        by_old = {c.old[0]: c.old_path for c in moved if c.old is not None}
+        for staged in merge.staged:
+            if staged.stage == 1 and staged.blob in by_old:
+                self._found_at[(state.base, by_old[staged.blob])] = staged.path
+        named = self.paths(commit)
+        elsewhere = [p for p, e in written.items() if e is not None and p not in named]
+        if merge.clean and len(moved) == 1 and len(elsewhere) == 1:
+            self._found_at[(state.base, moved[0].old_path)] = elsewhere[0]
 
     def _sources(self, commit: Oid, merge: TreeMerge, conflicts: list[str]) -> tuple[str, ...]:
         """Each conflicted path as the commit names it: the change whose old blob is the
@@ -338,16 +400,16 @@ class TrialApplier:
             sources.append(next((by_blob[s.blob] for s in stages if s.blob in by_blob), path))
         return tuple(sources)
 
-    def _pick(self, commit: Oid, state: TreeState, only: frozenset[str] | None) -> _PickOutcome:
+    def _pick(self, placed: list[FileChange], state: TreeState) -> _PickOutcome:
+        """The file-by-file pick of these changes (`_placed`) onto the state."""
         changes: dict[str, _Entry | None] = {}
-        conflicts: list[str] = []
+        conflicts: list[tuple[str, str]] = []  # the branch's path, the commit's
         applied_anything = False
-        for change in self.changes(commit):
-            if only is not None and change.old_path not in only and change.new_path not in only:
-                continue
+        for change in placed:
             outcome = self._merge_change(change, state)
             if outcome is None:
-                conflicts.append(change.new_path if change.new is not None else change.old_path)
+                path = change.new_path if change.new is not None else change.old_path
+                conflicts.append((path, change.named or path))
                 if change.old_path != change.new_path:
                     changes[change.old_path] = _DELETED
                 changes[change.new_path] = change.new
@@ -356,8 +418,8 @@ class TrialApplier:
             applied_anything = applied_anything or changed
             changes.update(path_changes)
         if conflicts:
-            files = tuple(sorted(set(conflicts)))
-            return "conflict", changes, files, files
+            ordered = sorted(set(conflicts))
+            return "conflict", changes, tuple(p for p, _ in ordered), tuple(n for _, n in ordered)
         if not applied_anything:
             return "empty", {}, (), ()
         return "clean", changes, (), ()
@@ -394,7 +456,7 @@ class TrialApplier:
             return all(r.result != "conflict" for r in results)
         last = commits[-1]
         if not self._moved(last, state, None):
-            for only in self._path_groups(last, first):
+            for only in self._path_groups(last, state, first):
                 tried = state
                 for commit in commits[:-1]:
                     tried = self.pick(commit, tried, only).state
@@ -404,16 +466,25 @@ class TrialApplier:
                     return False
             else:
                 return True
-        paths = None if self._moved(last, state, None) else self.paths(last)
+        paths = None if self._moved(last, state, None) else frozenset().union(
+            *self._path_groups(last, state, ())
+        )
         tried = state
         for commit in commits[:-1]:
             tried = self.pick(commit, tried, paths).state
         return self.pick(last, tried).result != "conflict"
 
-    def _path_groups(self, commit: Oid, first: Sequence[str]) -> list[frozenset[str]]:
-        """The paths of each of the commit's file changes (both sides of a rename), those
-        touching `first` before the others."""
-        groups = [frozenset((c.old_path, c.new_path)) for c in self.changes(commit)]
+    def _path_groups(
+        self, commit: Oid, state: TreeState, first: Sequence[str]
+    ) -> list[frozenset[str]]:
+        """The paths of each of the commit's file changes as placed on the state (both sides
+        of a rename, and the path the commit names where it is placed at the branch's),
+        those touching `first` before the others."""
+        placed = self._placed(commit, state, None) or self.changes(commit)
+        groups = [
+            frozenset(p for p in (c.old_path, c.new_path, c.named) if p is not None)
+            for c in placed
+        ]
         return sorted(groups, key=lambda group: group.isdisjoint(first))
 
     def _merge_change(

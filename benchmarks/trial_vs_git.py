@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from backportr import apply
 from backportr.apply import TreeState, TrialApplier
 from backportr.gitmerge import merge_tree_version
 from backportr.repo import Repo
@@ -96,7 +97,14 @@ def main() -> int:
     parser.add_argument("--paths", help="only commits touching this pathspec (a glob)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every pair's answers here")
+    parser.add_argument(
+        "--in-memory-only",
+        action="store_true",
+        help="the file-by-file engine alone, as with a git older than 2.38 (no renames)",
+    )
     args = parser.parse_args()
+    if args.in_memory_only:
+        apply.merge_tree_version = lambda: None  # type: ignore[assignment]
 
     repo = Repo(args.repo)
     applier = TrialApplier(repo)
@@ -123,7 +131,7 @@ def report(args: argparse.Namespace, rows: list[dict[str, object]], seconds: flo
     agree = sum(r["backportr"] == r["git"] for r in rows)
     matrix = Counter((r["backportr"], r["git"]) for r in rows)
     both_clean = [r for r in rows if r["same_tree"] is not None and r["git"] == "clean"]
-    engine = merge_tree_version()
+    engine = None if args.in_memory_only else merge_tree_version()
     print(
         f"{args.repo} {' '.join(args.branch)} ({args.paths or 'any path'}), {len(rows)} pairs, "
         f"engine: {'git merge-tree ' + engine + ' for moved paths' if engine else 'in-memory only'}"

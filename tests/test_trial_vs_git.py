@@ -165,3 +165,33 @@ def test_a_series_follows_the_move_pick_after_pick(tmp_path: Path) -> None:
     assert [r.result for r in results] == ["clean", "clean"]
     assert "fix 12 again" in (applier.file_text(state, "drivers/e1000/igc_txrx.c") or "")
     assert applier.lookup(state, "drivers/igc/txrx.c") is None
+
+
+def test_a_file_git_found_moved_is_merged_there_without_git_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once git's merge found fs/smb/client/connect.c at fs/cifs/connect.c on the branch,
+    the next change of that file is the same three-way merge at that path, file by file:
+    no git process, and still git's answer (clean, or a conflict named at both paths)."""
+    b = _moved_upstream(tmp_path / "r")
+    repo = Repo(b.path)
+    applier = TrialApplier(repo)
+    calls: list[str] = []
+    real = repo.cherry_pick_tree
+
+    def counted(commit: str, onto: str) -> object:
+        calls.append(commit)
+        return real(commit, onto)
+
+    monkeypatch.setattr(repo, "cherry_pick_tree", counted)
+    tip = TreeState(b.tip("stable"))
+    assert applier.pick(b.ids["clean"], tip).result == "clean" and len(calls) == 1
+    conflict = applier.pick(b.ids["conflicting"], tip)
+    assert len(calls) == 1  # placed, not asked of git
+    assert conflict.result == "conflict"
+    assert (conflict.conflict_files, conflict.conflict_sources) == (
+        ("fs/cifs/connect.c",),
+        ("fs/smb/client/connect.c",),
+    )
+    theirs, _ = _git_pick(b.path, b.tip("stable"), b.ids["conflicting"], tmp_path / "wt")
+    assert theirs == "conflict"
