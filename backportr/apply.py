@@ -18,7 +18,6 @@ Callers get per commit `clean`, `conflict` (with files and conflicting hunks) or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import cast
 
 import pygit2
@@ -26,69 +25,15 @@ from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.diffs import changed_lines
 from backportr.gitmerge import TreeMerge, merge_tree_version
-from backportr.model import ApplyResult, Oid
+from backportr.model import Oid
+from backportr.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
+
+__all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
 from backportr.repo import Repo
 
-_Entry = tuple[pygit2.Oid, int]  # blob id, file mode
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
 _PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
 _DELETED: None = None
-_UNWRITTEN_BYTES = 64 << 20
-"""Merged blobs held in memory, not yet written to the object database, up to this many bytes
-(then all are written): a loose object costs about half a millisecond of file-system calls,
-and nearly half of a kernel-scale scan's merged blobs are never read again."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """What a commit does to one path: old and new (blob, mode), None for absent. `named`:
-    the path the commit names, where the change is placed at another one (the branch's
-    path of a file moved since the fork, `TrialApplier._placed`)."""
-
-    old_path: str
-    new_path: str
-    old: _Entry | None
-    new: _Entry | None
-    named: str | None = None
-
-    def touches(self, paths: frozenset[str]) -> bool:
-        return self.old_path in paths or self.new_path in paths or self.named in paths
-
-
-@dataclass(frozen=True, slots=True)
-class Hunk:
-    """A hunk of a commit's diff: the old-side line range (1-based, inclusive, with context)."""
-
-    path: str
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-
-
-@dataclass(frozen=True, slots=True)
-class PickResult:
-    """A pick's outcome and the state after it. `conflict_files` are the branch's paths (where
-    git's cherry-pick leaves its markers); `conflict_sources` the same files at the paths the
-    commit names, where its hunks and upstream history are (they differ after a rename)."""
-
-    result: ApplyResult
-    state: TreeState
-    conflict_files: tuple[str, ...] = ()
-    conflict_sources: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TreeState:
-    """A tree as the base commit's tree plus changed paths (None: deleted)."""
-
-    base: Oid
-    overlay: dict[str, _Entry | None] = field(default_factory=dict)
-
-    def with_changes(self, changes: dict[str, _Entry | None]) -> TreeState:
-        merged = dict(self.overlay)
-        merged.update(changes)
-        return TreeState(self.base, merged)
 
 
 class TrialApplier:
@@ -107,10 +52,7 @@ class TrialApplier:
         # Where git's merge found a file a commit names, on a base it had moved away from.
         self._found_at: dict[tuple[Oid, str], str] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        # Merged blobs by id, written to the object database only when something reads them
-        # from there (a later merge of the same file, a tree written from a state).
-        self._unwritten: dict[pygit2.Oid, bytes] = {}
-        self._unwritten_bytes = 0
+        self._held = HeldBlobs(self.git)
 
     # -- states ----------------------------------------------------------------------------
 
@@ -144,7 +86,7 @@ class TrialApplier:
                 if path in index:
                     index.remove(path)
             else:
-                self._store(entry[0])
+                self._held.store(entry[0])
                 index.add(pygit2.IndexEntry(path, entry[0], _mode(entry[1])))
         return str(index.write_tree(self.git))
 
@@ -152,31 +94,12 @@ class TrialApplier:
         entry = self.lookup(state, path)
         if entry is None:
             return None
-        data = self._unwritten.get(entry[0])
+        data = self._held.get(entry[0])
         if data is None:
             blob = self.git[entry[0]]
             assert isinstance(blob, pygit2.Blob)
             data = blob.data
         return data.decode("utf-8", "surrogateescape")
-
-    def _hold(self, data: bytes) -> pygit2.Oid:
-        """A merged blob's id, the blob held until something reads it from the object
-        database (`_store`); past `_UNWRITTEN_BYTES` held, every held blob is written."""
-        oid = pygit2.hash(data)
-        if oid not in self._unwritten:
-            self._unwritten[oid] = data
-            self._unwritten_bytes += len(data)
-            if self._unwritten_bytes > _UNWRITTEN_BYTES:
-                for held in list(self._unwritten):
-                    self._store(held)
-        return oid
-
-    def _store(self, oid: pygit2.Oid) -> None:
-        """Write a held blob to the object database (nothing for one already there)."""
-        data = self._unwritten.pop(oid, None)
-        if data is not None:
-            self._unwritten_bytes -= len(data)
-            self.git.create_blob(data)
 
     # -- commits ---------------------------------------------------------------------------
 
@@ -466,8 +389,10 @@ class TrialApplier:
                     return False
             else:
                 return True
-        paths = None if self._moved(last, state, None) else frozenset().union(
-            *self._path_groups(last, state, ())
+        paths = (
+            None
+            if self._moved(last, state, None)
+            else frozenset().union(*self._path_groups(last, state, ()))
         )
         tried = state
         for commit in commits[:-1]:
@@ -482,8 +407,7 @@ class TrialApplier:
         those touching `first` before the others."""
         placed = self._placed(commit, state, None) or self.changes(commit)
         groups = [
-            frozenset(p for p in (c.old_path, c.new_path, c.named) if p is not None)
-            for c in placed
+            frozenset(p for p in (c.old_path, c.new_path, c.named) if p is not None) for c in placed
         ]
         return sorted(groups, key=lambda group: group.isdisjoint(first))
 
@@ -544,7 +468,7 @@ class TrialApplier:
         """libgit2's 3-way file merge; the merged blob, or None on conflict."""
 
         def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
-            self._store(oid_mode[0])  # libgit2 reads it from the object database
+            self._held.store(oid_mode[0])  # libgit2 reads it from the object database
             return pygit2.IndexEntry(path, oid_mode[0], _mode(oid_mode[1]))
 
         try:
@@ -555,7 +479,7 @@ class TrialApplier:
             return None
         if not result.automergeable:
             return None
-        return self._hold(result.contents.encode("utf-8", "surrogateescape"))
+        return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
 
 
 def _mode(value: int) -> pygit2.enums.FileMode:

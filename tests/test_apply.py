@@ -8,7 +8,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from backportr import apply
+from backportr import treestate
 from backportr.apply import TreeState, TrialApplier
 from backportr.builder import RepoBuilder
 from backportr.repo import Repo
@@ -63,7 +63,7 @@ def test_a_merged_blob_is_written_only_when_read_from_the_object_database(
 def test_held_blobs_past_the_bound_are_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(apply, "_UNWRITTEN_BYTES", 0)
+    monkeypatch.setattr(treestate, "_UNWRITTEN_BYTES", 0)
     repo, first, _, _ = _diverged(tmp_path / "r")
     picked = TrialApplier(repo).pick(first, TreeState(repo.branch("stable").tip))
     merged = picked.state.overlay["f.c"]

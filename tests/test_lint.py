@@ -59,6 +59,7 @@ _GIT_LAYER = {
     "gitconfig.py",
     "gitmerge.py",
     "apply.py",
+    "treestate.py",
     "builder.py",
 }
 _MODULE_LINES = 500
