@@ -118,6 +118,7 @@ def read_ahead(
 _STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
 MISSING_OBJECT = re.compile(
     r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
+    r"|[Ff]ailed to traverse parents|unable to parse commit"
 )
 
 

@@ -9,12 +9,14 @@ imports are on the path of a full build.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from backportr.errors import BackportrError
-from backportr.gitproc import feed_in_background, git_env, read_ahead
+from backportr.errors import BackportrError, MissingObjectError
+from backportr.gitproc import MISSING_OBJECT, feed_in_background, git_env, read_ahead
 
 LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B"
 """The format of a raw record (`gitlog.log_record` splits one): the fields separated by 0x1f,
@@ -83,11 +85,11 @@ def log_process(
     if limit is not None:
         args.append(f"--max-count={limit}")
     feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)
-    with subprocess.Popen(
+    with tempfile.TemporaryFile() as errors, subprocess.Popen(
         ["git", "--git-dir", str(git_dir), *args, "--"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=errors,
         env=git_env(),
         pipesize=1 << 20,
     ) as proc:
@@ -104,4 +106,12 @@ def log_process(
             yield pending
         writer.join()
         if proc.wait() != 0:
-            raise BackportrError(f"git log failed in {git_dir}")
+            errors.seek(max(0, errors.seek(0, os.SEEK_END) - 4096))
+            said = errors.read().decode("utf-8", "replace").strip().splitlines()
+            cause = said[-1] if said else f"exit {proc.returncode}"
+            if MISSING_OBJECT.search(cause):
+                raise MissingObjectError(
+                    f"git log in {git_dir} cannot read an object ({cause}); fetch the "
+                    "repository's missing objects (a damaged or partial copy)"
+                )
+            raise BackportrError(f"git log failed in {git_dir}: {cause}")

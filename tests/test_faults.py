@@ -922,3 +922,24 @@ def test_a_thread_past_the_size_cap_is_no_answer(
         assert message_id not in rows
     finally:
         server.shutdown()
+
+
+def test_status_scan_and_the_index_say_which_object_git_cannot_read(tmp_path: Path) -> None:
+    """A commit of upstream's history gone: `status`, `scan` and `index` each stop with one
+    line that says git cannot read an object (exit 1), none answers."""
+    from backportr.examples.ima import A1175, B836C, build
+    from tests.conftest import backportr
+
+    fixture = build(tmp_path / "linux")
+    oid = fixture.ids[A1175]
+    (fixture.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    repo = str(fixture.path)
+    for args in (
+        ("status", fixture.ids[B836C], "-b", "linux-5.10.y"),
+        ("scan", "-b", "linux-5.10.y"),
+        ("index", "--rebuild"),
+    ):
+        proc = backportr(*args, "--repo", repo)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        assert proc.stdout == "" and "cannot read an object" in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
