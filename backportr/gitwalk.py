@@ -85,14 +85,17 @@ def log_process(
     if limit is not None:
         args.append(f"--max-count={limit}")
     feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)
-    with tempfile.TemporaryFile() as errors, subprocess.Popen(
-        ["git", "--git-dir", str(git_dir), *args, "--"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        env=git_env(),
-        pipesize=1 << 20,
-    ) as proc:
+    with (
+        tempfile.TemporaryFile() as errors,
+        subprocess.Popen(
+            ["git", "--git-dir", str(git_dir), *args, "--"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=git_env(),
+            pipesize=1 << 20,
+        ) as proc,
+    ):
         assert proc.stdin is not None and proc.stdout is not None
         writer = feed_in_background(proc.stdin, feed.encode("ascii"))
         pending = b""
