@@ -5,10 +5,11 @@
 
 SCAN.json is `backportr scan --format json`'s output. For each finding whose series has a
 member marked `conflict`, the series up to and including that member is cherry-picked in
-order (`git cherry-pick --no-commit`, each pick committed before the next) in a detached
-worktree at the branch tip, made in a temporary directory and removed at the end. The
-member is confirmed when git conflicts on it; where git applies it, the scan reported a
-conflict that git does not. Prints the counts and every unconfirmed conflict.
+order (`git cherry-pick --no-commit`, each pick committed before the next; an earlier one
+that conflicts is taken as its own side, as the trial takes it) in a detached worktree at
+the branch tip, made in a temporary directory and removed at the end. The member is
+confirmed when git conflicts on it; where git applies it, the scan reported a conflict that
+git does not. Prints the counts and every unconfirmed conflict.
 """
 
 from __future__ import annotations
@@ -32,16 +33,22 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     )
 
 
-def git_conflicts(worktree: Path, tip: str, series: list[str]) -> str | None:
-    """The first commit of `series` git cannot cherry-pick onto `tip` (the earlier ones
-    committed as they apply), or None."""
+def git_conflicts(worktree: Path, tip: str, series: list[str]) -> bool:
+    """Does git's cherry-pick of the last commit of `series` conflict, the earlier ones
+    picked before it, each conflicting one taken as its own side (as the trial takes it)?"""
     git(worktree, "reset", "-q", "--hard", tip)
     git(worktree, "clean", "-qfdx")
     for commit in series:
         if git(worktree, "cherry-pick", "--no-commit", commit, check=False).returncode != 0:
-            return commit
+            if commit == series[-1]:
+                return True
+            unmerged = git(worktree, "diff", "--name-only", "--diff-filter=U").stdout.split()
+            for path in unmerged:
+                if git(worktree, "checkout", "--theirs", "--", path, check=False).returncode:
+                    git(worktree, "rm", "-q", "--", path, check=False)
+            git(worktree, "add", "-A")
         git(worktree, "commit", "-q", "--allow-empty", "-m", commit, check=False)
-    return None
+    return False
 
 
 def main() -> int:
@@ -72,17 +79,15 @@ def main() -> int:
                         if args.paths and not any(f.startswith(args.paths) for f in files):
                             continue
                         checked += 1
-                        stop = git_conflicts(worktree, tips[name], series[: k + 1])
-                        if stop == member["commit"]:
+                        if git_conflicts(worktree, tips[name], series[: k + 1]):
                             confirmed += 1
                         else:
-                            unconfirmed.append((name, finding["commit"], member["commit"], stop))
+                            unconfirmed.append((name, finding["commit"], member["commit"]))
             finally:
                 git(args.repo, "worktree", "remove", "--force", str(worktree), check=False)
     print(f"conflicts reported: {checked}, confirmed by git cherry-pick: {confirmed}")
-    for name, finding, member, stop in unconfirmed:
-        where = f"git stops at {stop[:12]}" if stop else "git applies the series"
-        print(f"  not confirmed: {name} {finding[:12]} member {member[:12]}: {where}")
+    for name, finding, member in unconfirmed:
+        print(f"  not confirmed: {name} {finding[:12]} member {member[:12]}: git applies it")
     return 0 if not unconfirmed else 4
 
 
