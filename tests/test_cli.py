@@ -204,6 +204,10 @@ def test_settings_from_git_config(scenario: RepoBuilder, tmp_path: Path) -> None
     assert status.returncode == 0 and "linux-5.10.y" in status.stdout, status.stderr
     bad = run("-c", "backportr.culprits=sometimes", "resolve", "HEAD", "--repo", str(repo))
     assert bad.returncode == 2 and "evidence" in bad.stderr
+    bogus = run("-c", "backportr.annotation=bogus", "resolve", "HEAD", "--repo", str(repo),
+                "-f", "mbox")  # fmt: skip
+    assert bogus.returncode == 2 and "'greg' or 'sasha'" in bogus.stderr, bogus.stderr
+    assert len(bogus.stderr.strip().splitlines()) == 1 and "crash" not in bogus.stderr
     bot = run(
         "bot", "--repo", str(repo), "--once", "--dry-run", "--retries", "0"
     )  # lore unreachable

@@ -53,6 +53,15 @@ class AnnotationStyle(StrEnum):
     sasha = "sasha"
 
 
+def _annotation(repo: Path) -> AnnotationStyle:
+    """backportr.annotation (greg when unset); another value is a usage error, one line."""
+    value = _config(repo).value("backportr.annotation") or "greg"
+    try:
+        return AnnotationStyle(value)
+    except ValueError:
+        raise UsageError(f"backportr.annotation is 'greg' or 'sasha', not {value!r}") from None
+
+
 def _render_html(report: Report) -> str:
     import shutil
 
@@ -246,18 +255,14 @@ def resolve_command(
             if output_format is ResolveFormat.script:
                 from backportr.patches import script_steps
 
-                style = annotation or AnnotationStyle(
-                    _config(repo).value("backportr.annotation") or "greg"
-                )
+                style = annotation or _annotation(repo)
                 who = _signoff(repo) if signoff else None
                 steps = {
                     b.branch: script_steps(ws.repo, b, style.value, who) for b in report.branches
                 }
             if output_format is ResolveFormat.mbox:
                 who = _signoff(repo) if signoff else None
-                style = annotation or AnnotationStyle(
-                    _config(repo).value("backportr.annotation") or "greg"
-                )
+                style = annotation or _annotation(repo)
                 _write_mbox(
                     ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover), quiet
                 )
