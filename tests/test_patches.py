@@ -303,3 +303,24 @@ def test_a_subject_with_control_bytes_makes_a_whole_mail(tmp_path: Path, subject
     assert message["X-Injected"] is None
     folded = "".join(" " if ord(c) < 32 else c for c in subject)
     assert str(message["Subject"]) == f"[PATCH 5.10.y] {folded}"
+
+
+def test_the_script_starts_from_the_ref_it_resolved(tmp_path: Path) -> None:
+    """In a clone that has the branch only as `origin/linux-5.10.y`, `-b linux-5.10.y` is
+    resolved to that ref: the script's `git worktree add` names it in full (the short name
+    is no ref of the clone), and the script runs to its end."""
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    git(tmp_path, "clone", "-q", str(k.b.path), "clone")
+    clone = tmp_path / "clone"
+    proc = backportr(
+        "resolve", k.b.ids["target"], "--repo", str(clone), "-b", BRANCH, "-f", "script"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"refs/remotes/origin/{BRANCH}" in proc.stdout
+    script = tmp_path / "series.sh"
+    script.write_text(proc.stdout)
+    ran = subprocess.run(["sh", str(script)], cwd=clone, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    worktree = tmp_path / f"backport-{k.b.ids['target'][:12]}-{BRANCH}"
+    assert "y += 100;" in (worktree / "drivers/drv.c").read_text()

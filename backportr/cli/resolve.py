@@ -252,6 +252,7 @@ def resolve_command(
 
                 report = with_covers(report, Lore(lore), ws)
             steps = None
+            refs = {b.name: b.refname for b in ws.branches}
             if output_format is ResolveFormat.script:
                 from backportr.patches import script_steps
 
@@ -270,7 +271,7 @@ def resolve_command(
         progress.finish()
     if output_format is not ResolveFormat.mbox:
         text = (
-            render_script(report, steps)
+            render_script(report, steps, refs)
             if output_format is ResolveFormat.script
             else _RENDERERS[output_format](report)
         )

@@ -137,11 +137,17 @@ def render_json(report: Report) -> str:
     return dumps_indented(report_to_dict(report)) + "\n"
 
 
-def render_script(report: Report, steps: dict[str, list[Step]] | None = None) -> str:
+def render_script(
+    report: Report,
+    steps: dict[str, list[Step]] | None = None,
+    refs: dict[str, str] | None = None,
+) -> str:
     """A shell script that builds each branch's series in a new worktree on a new branch
     (`backport/<target>-<branch>`), leaving the user's checkout alone; each commit is
     committed with its stable message (the annotation, `Stable-dep-of:`). Without `steps`
-    (the messages), plain `git cherry-pick -x` lines."""
+    (the messages), plain `git cherry-pick -x` lines. `refs`: each branch's fully qualified
+    ref as it was resolved (`refs/remotes/origin/23.11` for `23.11`), which the worktree
+    starts from: the name the user typed may be no ref git knows by itself."""
     short = report.target[:12]
     lines = [
         "#!/bin/sh",
@@ -158,7 +164,8 @@ def render_script(report: Report, steps: dict[str, list[Step]] | None = None) ->
             continue
         name = f"backport/{short}-{_ref_safe(b.branch)}"
         where = f'"$top/../backport-{short}-{_ref_safe(b.branch)}"'
-        lines.append(f"git worktree add -b {name} {where} {_quote(b.branch)}")
+        start = (refs or {}).get(b.branch, b.branch)
+        lines.append(f"git worktree add -b {name} {where} {_quote(start)}")
         lines.append("(")
         lines.append(f"  cd {where}")
         for n, m in enumerate(b.series):
