@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -317,3 +318,24 @@ def test_quiet_and_verbose_on_the_other_commands(scenario: RepoBuilder, tmp_path
     assert json.loads(report.read_text())["schema"] == 1
     verbose = run("scan", *where, "-v", "--format", "json")
     assert "backportr: scanned linux-5.10.y:" in verbose.stderr
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script is missing")
+@pytest.mark.parametrize("command", ["resolve", "scan"])
+def test_quiet_draws_no_progress_on_a_terminal(tmp_path: Path, command: str) -> None:
+    """On a terminal (a pseudo-terminal made by `script`) progress is drawn on stderr; with
+    `-q` nothing is: neither results nor the progress bar."""
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "r")
+    target = k.edit_fn("target", "drv_fn1", "y += 100;", trailers="Cc: stable@vger.kernel.org\n")
+    args = [target] if command == "resolve" else []
+    line = " ".join(
+        [sys.executable, "-m", "backportr", command, *args, "--repo", str(k.b.path), "-b", BRANCH]
+    )
+    for quiet, shown in (("-q", False), ("", True)):
+        shutil.rmtree(k.b.path / ".git" / "backportr", ignore_errors=True)  # index anew
+        on_tty = subprocess.run(
+            ["script", "-qec", f"{line} {quiet}", "/dev/null"], capture_output=True
+        )
+        assert (b"indexing upstream" in on_tty.stdout) is shown, (quiet, on_tty.stdout)

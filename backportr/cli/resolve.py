@@ -228,7 +228,7 @@ def resolve_command(
     if branches and len(names) == len(branch or []):
         raise UsageError(f"--branches {branches!r} matches no branch")
     names = names or _default_branches(repo, branch_pattern)
-    progress = TerminalProgress()
+    progress = TerminalProgress(enabled=False if quiet else None)
     settings = _settings(
         repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
     )

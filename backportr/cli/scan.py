@@ -128,7 +128,7 @@ def scan_command(
     if untagged not in ("include", "separate", "skip"):
         raise UsageError(f"--untagged is include, separate or skip, not {untagged!r}")
     policy = Policy.load(ignore, dropped, untagged)  # type: ignore[arg-type]
-    progress = TerminalProgress()
+    progress = TerminalProgress(enabled=False if quiet else None)
     settings = _settings(repo, upstream, branch, branch_pattern, index)
     holder = ScanState(state) if state is not None else None
     started, clock = datetime.now(UTC), time.monotonic()
