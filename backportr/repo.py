@@ -57,6 +57,15 @@ DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
 
 
+def branch_template(pattern: str) -> str:
+    """The branch a version names, as a template (`{v}` the version: `5.10`, `23.11`), from
+    the branch pattern: `linux-{v}.y` as it is; a glob's first `*` becomes `{v}`
+    (`linux-*.y` -> `linux-{v}.y`, `stable-*` -> `stable-{v}`)."""
+    if "{v}" in pattern:
+        return pattern
+    return pattern.replace("*", "{v}", 1) if "*" in pattern else "{v}"
+
+
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A resolved branch or upstream: the name the user knows and the full ref name."""
@@ -105,7 +114,7 @@ class Repo(Names, Streams, Searches, Diffs):
             raise NotARepositoryError(f"{location}: not a git repository ({error})") from None
         if found is None:
             raise NotARepositoryError(
-                f"{location}: not a git repository; pass --repo with the path of a kernel tree"
+                f"{location}: not a git repository; pass --repo with the path of the repository"
             )
         _cache_objects()
         self.git = pygit2.Repository(found)
@@ -190,7 +199,8 @@ class Repo(Names, Streams, Searches, Diffs):
         )
 
     def stable_branches(self, pattern: str = DEFAULT_BRANCH_PATTERN) -> list[str]:
-        """Short names of local and remote-tracking branches matching the pattern, deduplicated."""
+        """Short names of local and remote-tracking branches matching the pattern (a glob,
+        or a template whose `{v}` is a version: `branch_template`), deduplicated."""
         names: set[str] = set()
         for refname in self.git.references:
             if refname.startswith("refs/heads/"):
@@ -199,7 +209,7 @@ class Repo(Names, Streams, Searches, Diffs):
                 short = refname[len("refs/remotes/") :].split("/", 1)[-1]
             else:
                 continue
-            if fnmatch.fnmatchcase(short, pattern):
+            if fnmatch.fnmatchcase(short, pattern.replace("{v}", "*")):
                 names.add(short)
         return sorted(names, key=_branch_sort_key)
 

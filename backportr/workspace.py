@@ -16,7 +16,7 @@ from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
 from backportr.relationforms import Vocabulary
-from backportr.repo import Ref, Repo
+from backportr.repo import DEFAULT_BRANCH_PATTERN, Ref, Repo
 
 _log = logging.getLogger("backportr")
 
@@ -31,6 +31,7 @@ class Workspace:
     presence: PresenceChecker
     stats: UpdateStats
     culprits: CulpritPolicy = "auto"  # the settings' policy: every resolver's default
+    branch_pattern: str = DEFAULT_BRANCH_PATTERN  # how the project names its branches
 
     def use_what_scans_kept(self) -> None:
         """Answer blame and file-history questions from what a scan kept under the index
@@ -127,4 +128,5 @@ def _open(
         presence=PresenceChecker(repo, index),
         stats=stats,
         culprits=settings.culprits,
+        branch_pattern=settings.branch_pattern,
     )

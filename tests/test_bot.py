@@ -410,3 +410,34 @@ def test_the_bot_does_not_cite_its_own_replies(
         assert "skipped our own reply <reply-2@example.org>" in verbose.stderr
     finally:
         archive.stop()
+
+
+def test_a_projects_own_branch_names_in_mail_check(tmp_path: Path) -> None:
+    """DPDK names its LTS branches `23.11`: with `--branch-pattern '{v}'` a `[PATCH 23.11]`
+    submission is checked on branch 23.11; with the kernel's default it is skipped, and the
+    message says which branch it tried."""
+    from backportr.builder import RepoBuilder
+
+    b = RepoBuilder(tmp_path / "dpdk")
+    b.commit("base", {"drivers/net/e1000/igc_txrx.c": "int ring;\nint wrap;\n"}, name="fork")
+    b.branch("23.11", "master")
+    target = b.commit(
+        "net/e1000: fix igc Tx descriptor ring wrap\n\nSigned-off-by: A <a@example.org>\n",
+        {"drivers/net/e1000/igc_txrx.c": "int ring;\nint wrap = 1;\n"},
+    )
+    mail = tmp_path / "submission.eml"
+    mail.write_text(
+        "From: A <a@example.org>\nTo: stable@dpdk.org\n"
+        "Subject: [PATCH 23.11] net/e1000: fix igc Tx descriptor ring wrap\n"
+        "Message-ID: <23.11-1@example.org>\n\n"
+        f"[ upstream commit {target} ]\n\nThe fix.\n"
+    )
+    repo = str(b.path)
+    default = cli("mail", "check", str(mail), "--repo", repo, "--format", "json")
+    skipped = json.loads(default.stdout)["skipped"]
+    assert skipped == "no branch of this repository matches it (tried linux-23.11.y)", skipped
+    checked = cli(
+        "mail", "check", str(mail), "--repo", repo, "--branch-pattern", "{v}", "--format", "json"
+    )
+    answer = json.loads(checked.stdout)
+    assert answer["skipped"] is None and [b["branch"] for b in answer["branches"]] == ["23.11"]

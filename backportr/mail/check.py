@@ -18,7 +18,7 @@ from backportr.errors import BackportrError
 from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
-from backportr.repo import Ref
+from backportr.repo import Ref, branch_template
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
@@ -85,7 +85,9 @@ class Checker:
             return MailCheck(mail, None, skipped="no upstream commit found for it")
         branches = self._branches(mail)
         if not branches:
-            return MailCheck(mail, target, skipped="no branch of this repository matches it")
+            tried = mail.branch_names(branch_template(self.ws.branch_pattern))
+            said = f" (tried {', '.join(tried)})" if tried else ""
+            return MailCheck(mail, target, skipped=f"no branch of this repository matches it{said}")
         submitted = self._submitted(mail, thread or [mail])
         if mail.kind == "submission" and submitted:
             target = submitted[-1]  # a series is checked as a whole, through its last part
@@ -136,9 +138,9 @@ class Checker:
         return None
 
     def _branches(self, mail: Mail) -> list[Ref]:
-        names = list(mail.branches)
+        names = list(mail.branch_names(branch_template(self.ws.branch_pattern)))
         if mail.ranges:
-            every = self.ws.repo.stable_branches()
+            every = self.ws.repo.stable_branches(self.ws.branch_pattern)
             for low, high in mail.ranges:
                 lo, hi = parse_version(low), parse_version(high)
                 names += [

@@ -62,7 +62,12 @@ class Mail:
 
     @property
     def branches(self) -> tuple[str, ...]:
-        return tuple(f"linux-{v}.y" for v in self.versions)
+        return self.branch_names("linux-{v}.y")
+
+    def branch_names(self, template: str) -> tuple[str, ...]:
+        """The branches the subject's versions name, by the repository's naming (`{v}` the
+        version: `linux-{v}.y`, DPDK's `{v}`, Xen's `stable-{v}`)."""
+        return tuple(template.replace("{v}", v) for v in self.versions)
 
 
 def parse_mail(raw: bytes | str) -> Mail:
