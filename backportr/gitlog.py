@@ -31,7 +31,8 @@ class LogRecord:
 
 def log_record(raw: bytes) -> LogRecord:
     """A raw record of `git log -z --format=LOG_FORMAT` (`gitwalk.LOG_FORMAT`)."""
-    oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
+    oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
+    name, email, message = rest.split(b"\n", 2)
     return LogRecord(
         oid=oid.decode("ascii"),
         parents=tuple(parents.decode("ascii").split()),

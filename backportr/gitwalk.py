@@ -18,9 +18,11 @@ from pathlib import Path
 from backportr.errors import BackportrError, MissingObjectError
 from backportr.gitproc import MISSING_OBJECT, feed_in_background, git_env, read_ahead
 
-LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B"
-"""The format of a raw record (`gitlog.log_record` splits one): the fields separated by 0x1f,
-the records by NUL (`git log -z`)."""
+LOG_FORMAT = "%H%x1f%P%x1f%at%x1f%ct%x1f%an%n%ae%n%B"
+"""The format of a raw record (`gitlog.log_record` splits one), the records separated by NUL
+(`git log -z`): the fields git writes (ids, times) separated by 0x1f, then the author's
+name and address each on a line of its own (a commit header is one line: neither can hold a
+newline, while either may hold a 0x1f), then the message."""
 
 
 class Walk:

@@ -66,10 +66,11 @@ messages = st.builds(
 )
 
 
-def _record(n: int, message: str, parents: str = "") -> bytes:
+def _record(n: int, message: str, parents: str = "", name: str = "Ada Lövelace") -> bytes:
+    """A record as `gitwalk.LOG_FORMAT` makes one."""
     oid = f"{n:040x}"
-    fields = [oid, parents, "Ada Lövelace", "ada@example.org", "1700000000", "1700000100"]
-    return "\x1f".join([*fields, message]).encode("utf-8", "surrogatepass")
+    head = "\x1f".join([oid, parents, "1700000000", "1700000100", name])
+    return f"{head}\nada@example.org\n{message}".encode("utf-8", "surrogatepass")
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -78,6 +79,17 @@ def test_a_batch_parses_as_each_record_alone(batch: list[str]) -> None:
     raws = [_record(n, m, parents=f"{n + 1:040x}") for n, m in enumerate(batch)]
     raws[0] = b"\n" + raws[0]  # `git log -z` puts a newline before a record after the first
     assert parse_batch(raws) == [commit_rows(log_record(r)) for r in raws]
+
+
+def test_an_author_name_holding_the_field_separator_is_read_whole() -> None:
+    """An author name may hold 0x1f (anyone can push such a commit upstream): it is read as
+    written, and the times after it stay numbers (it crashed the index, exit 3)."""
+    raw = _record(1, "subject\n\nbody\x1fwith a separator too", name="Ev\x1fil\x1f1")
+    record = log_record(raw)
+    assert (record.author_name, record.author_email) == ("Ev\x1fil\x1f1", "ada@example.org")
+    assert (record.author_time, record.commit_time) == (1700000000, 1700000100)
+    assert record.raw_message.endswith(b"\x1fwith a separator too")
+    assert parse_batch([raw]) == [commit_rows(record)]
 
 
 @settings(max_examples=200)

@@ -53,7 +53,8 @@ def prepare_batch(raws: list[bytes], *, every: bool = False) -> PreparedBatch:
     items: list[Fields | bytes] = []
     postings: dict[int, Postings] = {}
     for i, raw in enumerate(raws):
-        oid, parents, name, email, atime, ctime, message = raw.lstrip(b"\n").split(b"\x1f", 6)
+        oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
+        name, email, message = rest.split(b"\n", 2)
         if i in links or i in named_ids:
             end = starts[i + 1] - 1
             begin = end - len(message)
