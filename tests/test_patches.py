@@ -6,6 +6,7 @@ import email
 import email.message
 import email.policy
 import mailbox
+import re
 import subprocess
 from pathlib import Path
 
@@ -201,6 +202,7 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     assert "posting: 3/8 of posting 20230124193025.185781-jlayton@kernel.org" in body
     root = cover["Message-ID"]
     assert root and root.startswith("<backportr-")
+    assert re.search(r" [+-]\d{4}$", cover["Date"]) and not cover["Date"].endswith("-0000")
     for number, mail in enumerate(patches, 1):
         assert mail["Subject"].startswith(f"[PATCH 5.10.y {number}/4] ")
         assert mail["In-Reply-To"] == root and mail["References"] == root
@@ -324,3 +326,17 @@ def test_the_script_starts_from_the_ref_it_resolved(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     worktree = tmp_path / f"backport-{k.b.ids['target'][:12]}-{BRANCH}"
     assert "y += 100;" in (worktree / "drivers/drv.c").read_text()
+
+
+def test_the_cover_letter_wraps_at_spaces_only() -> None:
+    """A reason wrapped for the cover letter keeps `Stable-dep-of:` whole (it was split as
+    `Stable-` / `dep-of:`), and a long id is never cut."""
+    from backportr.output.mbox import wrapped
+
+    text = (
+        "recorded: " + "x" * 50 + ' Stable-dep-of: 8a924db2d7b5 ("fs: Pass AT_GETATTR_NOSEC flag")'
+    )
+    lines = wrapped(text)
+    assert all(len(line) <= 66 or " " not in line for line in lines)
+    assert any(line.startswith("Stable-dep-of:") for line in lines), lines
+    assert not any(line.endswith("Stable-") for line in lines)

@@ -337,7 +337,7 @@ def _write_mbox(  # type: ignore[no-untyped-def]
         stamp += f"-{branch.branch}"
         cover = None
         if mailing.cover_letter and patches:
-            date = email.utils.formatdate(now, localtime=False)
+            date = email.utils.formatdate(now, localtime=True)  # +hhmm, as git dates
             cover = cover_for(report.target, report.subject, branch, patches, date)
         if output is None:
             if not quiet:

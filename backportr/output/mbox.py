@@ -92,6 +92,12 @@ class Cover:
     date: str
 
 
+def wrapped(text: str) -> list[str]:
+    """The cover letter's lines of `text`, 66 columns, broken at spaces only: a trailer's
+    name (`Stable-dep-of:`) or an id is never split at its hyphen."""
+    return textwrap.wrap(text, 66, break_on_hyphens=False, break_long_words=False)
+
+
 def cover_for(
     target: str, subject: str, branch: BranchReport, patches: Sequence[Patch], date: str
 ) -> Cover:
@@ -110,10 +116,10 @@ def cover_for(
         member = reasons.get(patch.commit)
         lines.append(f"  {patch.number}/{total} {patch.commit[:12]} {patch.subject}")
         if member is not None and member.reasons:
-            for piece in textwrap.wrap(f"{member.role}: {member.reasons[0].detail}", 66):
+            for piece in wrapped(f"{member.role}: {member.reasons[0].detail}"):
                 lines.append(f"        {piece}")
         if member is not None and member.posting is not None:
-            for piece in textwrap.wrap(f"posting: {posting_line(member.posting)}", 66):
+            for piece in wrapped(f"posting: {posting_line(member.posting)}"):
                 lines.append(f"        {piece}")
     if branch.present:
         lines += ["", "Already in the branch:"]
