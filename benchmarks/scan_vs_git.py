@@ -16,21 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-_QUIET = (
-    "-c", "core.hooksPath=/dev/null", "-c", "rerere.enabled=false",
-    "-c", "user.name=scan", "-c", "user.email=scan@localhost", "-c", "advice.detachedHead=false",
-)  # fmt: skip
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", *_QUIET, *args], cwd=cwd, capture_output=True, text=True, check=check
-    )
+from scratchgit import git
 
 
 def git_conflicts(worktree: Path, tip: str, series: list[str]) -> bool:

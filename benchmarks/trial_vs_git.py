@@ -24,12 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from scratchgit import git
 
 from backportr import apply
 from backportr.apply import TreeState, TrialApplier
@@ -37,16 +38,6 @@ from backportr.gitmerge import merge_tree_version
 from backportr.repo import Repo
 
 KINDS = ("clean", "conflict", "empty")
-_QUIET = (
-    "-c", "core.hooksPath=/dev/null", "-c", "rerere.enabled=false",
-    "-c", "user.name=trial", "-c", "user.email=trial@localhost", "-c", "advice.detachedHead=false",
-)  # fmt: skip
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", *_QUIET, *args], cwd=cwd, capture_output=True, text=True, check=check
-    )
 
 
 def sample(
