@@ -26,10 +26,10 @@ from pygit2.enums import DeltaStatus, FileMode
 from backportr.diffs import changed_lines
 from backportr.gitmerge import TreeMerge, merge_tree_version
 from backportr.model import Oid
+from backportr.repo import Repo
 from backportr.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
 
 __all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
-from backportr.repo import Repo
 
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
 _PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
