@@ -122,6 +122,24 @@ MISSING_OBJECT = re.compile(
 )
 
 
+def stderr_tail(errors: IO[bytes]) -> list[str]:
+    """The last lines a failed git wrote to its stderr file (at most `_STDERR_KEPT` bytes)."""
+    errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_KEPT))
+    return errors.read().decode("utf-8", "replace").splitlines()
+
+
+def missing_object(what: str, said: list[str]) -> MissingObjectError | None:
+    """The error for a git process (`what`) that stopped at an object it cannot read, when
+    a line it said (`said`) says so: no answer may be given from what it did not read."""
+    cause = next((ln.strip() for ln in reversed(said) if MISSING_OBJECT.search(ln)), None)
+    if cause is None:
+        return None
+    return MissingObjectError(
+        f"{what} cannot read an object the answer needs ({cause}); fetch the repository's "
+        "missing objects (a damaged or partial copy)"
+    )
+
+
 def patch_id_pipeline(
     log_args: list[str], feed: bytes | None, where: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
@@ -158,8 +176,7 @@ def patch_id_pipeline(
             writer.join()
         if log.wait() == 0 and patch_id.wait() == 0:
             return
-        errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_KEPT))
-        said = errors.read().decode("utf-8", "replace").splitlines()
+        said = stderr_tail(errors)
     cause = next((ln.strip() for ln in reversed(said) if ln.strip()), "")
     message = f"git log -p | git patch-id failed in {where}" + (f": {cause}" if cause else "")
     if MISSING_OBJECT.search(cause):

@@ -9,14 +9,19 @@ imports are on the path of a full build.
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from backportr.errors import BackportrError, MissingObjectError
-from backportr.gitproc import MISSING_OBJECT, feed_in_background, git_env, read_ahead
+from backportr.errors import BackportrError
+from backportr.gitproc import (
+    feed_in_background,
+    git_env,
+    missing_object,
+    read_ahead,
+    stderr_tail,
+)
 
 LOG_FORMAT = "%H%x1f%P%x1f%at%x1f%ct%x1f%an%n%ae%n%B"
 """The format of a raw record (`gitlog.log_record` splits one), the records separated by NUL
@@ -111,12 +116,8 @@ def log_process(
             yield pending
         writer.join()
         if proc.wait() != 0:
-            errors.seek(max(0, errors.seek(0, os.SEEK_END) - 4096))
-            said = errors.read().decode("utf-8", "replace").strip().splitlines()
-            cause = said[-1] if said else f"exit {proc.returncode}"
-            if MISSING_OBJECT.search(cause):
-                raise MissingObjectError(
-                    f"git log in {git_dir} cannot read an object ({cause}); fetch the "
-                    "repository's missing objects (a damaged or partial copy)"
-                )
+            said = [line for line in stderr_tail(errors) if line.strip()]
+            if (missing := missing_object(f"git log in {git_dir}", said)) is not None:
+                raise missing
+            cause = said[-1].strip() if said else f"exit {proc.returncode}"
             raise BackportrError(f"git log failed in {git_dir}: {cause}")

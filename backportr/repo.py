@@ -26,7 +26,6 @@ from pygit2.enums import SortMode
 from backportr.diffs import CommitDiff
 from backportr.errors import (
     BackportrError,
-    MissingObjectError,
     NotARepositoryError,
     ShallowCloneError,
     UnknownBranchError,
@@ -37,7 +36,7 @@ from backportr.gitdiff import Diffs
 from backportr.githistory import RangeHistory
 from backportr.gitmerge import TreeMerge, cherry_pick_tree
 from backportr.gitnames import Names
-from backportr.gitproc import MISSING_OBJECT, git_env
+from backportr.gitproc import git_env, missing_object
 from backportr.gitsearch import Searches
 from backportr.gitstream import DiffServer, Streams
 from backportr.gittreegrep import TreeGrep
@@ -469,13 +468,9 @@ class Repo(Names, Streams, Searches, Diffs):
             check=False,
         )
         if proc.returncode != 0:
-            said = proc.stderr.decode(errors="replace").strip().splitlines()
-            cause = next((line for line in reversed(said) if MISSING_OBJECT.search(line)), None)
-            if cause is not None:
-                raise MissingObjectError(
-                    f"git {args[0]} cannot read an object the answer needs ({cause}); fetch "
-                    "the repository's missing objects (a damaged or partial copy)"
-                )
+            said = proc.stderr.decode(errors="replace").splitlines()
+            if (missing := missing_object(f"git {args[0]}", said)) is not None:
+                raise missing
         if check and proc.returncode != 0:
             detail = proc.stderr.decode(errors="replace").strip().splitlines()
             raise BackportrError(
