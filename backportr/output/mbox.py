@@ -24,6 +24,7 @@ from backportr.errors import BackportrError
 from backportr.model import BranchReport
 from backportr.output import inside, write_atomically
 from backportr.output.report import VERDICTS, posting_line
+from backportr.output.safe import one_line
 from backportr.patches import Patch
 
 _FROM_LINE = re.compile(r"^(>*From )", re.MULTILINE)
@@ -45,15 +46,6 @@ def _header(name: str, value: str) -> str:
             f"cannot write the {name}: header of {value[:60]!r}: {error}"
         ) from None
     return f"{name}: {encoded}\n"
-
-
-def one_line(value: str) -> str:
-    """A header value from data with every control character (C0, DEL, C1, and Unicode's
-    line and paragraph separators) folded to a space."""
-    return _CONTROLS.sub(" ", value)
-
-
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _address(name: str, email: str) -> str:

@@ -8,6 +8,7 @@ terminal's title, in XML it makes the document malformed, in Markdown raw HTML r
 - `xml`: characters XML 1.0 forbids, and those that act on a terminal or reorder text,
   become U+FFFD; then `&`, `<`, `>` and quotes escaped.
 - `markdown`: as `terminal`, then HTML and table syntax escaped.
+- `one_line`: a mail header's value, every control character folded to a space.
 PURE.
 """
 
@@ -38,6 +39,15 @@ def xml(text: str, *, quote: bool = True) -> str:
     """`text` as XML character data (or an attribute value): only characters XML allows,
     the markup ones escaped."""
     return html.escape(_NOT_XML.sub("\ufffd", text), quote=quote)
+
+
+_HEADER_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(value: str) -> str:
+    """A header value from data with every control character (C0, DEL, C1, and Unicode's
+    line and paragraph separators) folded to a space: a header is one logical line."""
+    return _HEADER_BREAKS.sub(" ", value)
 
 
 def markdown(text: str) -> str:
