@@ -378,38 +378,24 @@ class TrialApplier:
             results, _ = self.pick_series(commits, state)
             return all(r.result != "conflict" for r in results)
         last = commits[-1]
-        if not self._moved(last, state, None):
-            for only in self._path_groups(last, state, first):
-                tried = state
-                for commit in commits[:-1]:
-                    tried = self.pick(commit, tried, only).state
-                if self._moved(last, tried, only):
-                    break  # an earlier commit moved its files: git's merge reads them all
-                if self.pick(last, tried, only).result == "conflict":
-                    return False
-            else:
+        placed = self._placed(last, state, None)
+        groups = None if placed is None else _path_groups(placed, first)
+        for only in groups or ():
+            tried = state
+            for commit in commits[:-1]:
+                tried = self.pick(commit, tried, only).state
+            if self._moved(last, tried, only):
+                break  # an earlier commit moved its files: git's merge reads them all
+            if self.pick(last, tried, only).result == "conflict":
+                return False
+        else:
+            if groups is not None:  # every file of it answered on its own paths
                 return True
-        paths = (
-            None
-            if self._moved(last, state, None)
-            else frozenset().union(*self._path_groups(last, state, ()))
-        )
+        paths = None if groups is None else frozenset().union(*groups)
         tried = state
         for commit in commits[:-1]:
             tried = self.pick(commit, tried, paths).state
         return self.pick(last, tried).result != "conflict"
-
-    def _path_groups(
-        self, commit: Oid, state: TreeState, first: Sequence[str]
-    ) -> list[frozenset[str]]:
-        """The paths of each of the commit's file changes as placed on the state (both sides
-        of a rename, and the path the commit names where it is placed at the branch's),
-        those touching `first` before the others."""
-        placed = self._placed(commit, state, None) or self.changes(commit)
-        groups = [
-            frozenset(p for p in (c.old_path, c.new_path, c.named) if p is not None) for c in placed
-        ]
-        return sorted(groups, key=lambda group: group.isdisjoint(first))
 
     def _merge_change(
         self, change: FileChange, state: TreeState
@@ -480,6 +466,16 @@ class TrialApplier:
         if not result.automergeable:
             return None
         return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+
+
+def _path_groups(placed: list[FileChange], first: Sequence[str]) -> list[frozenset[str]]:
+    """The paths of each of a commit's file changes as placed on a state (`_placed`: both
+    sides of a rename, and the path the commit names where it is placed at the branch's),
+    those touching `first` before the others."""
+    groups = [
+        frozenset(p for p in (c.old_path, c.new_path, c.named) if p is not None) for c in placed
+    ]
+    return sorted(groups, key=lambda group: group.isdisjoint(first))
 
 
 def _mode(value: int) -> pygit2.enums.FileMode:
