@@ -1,9 +1,10 @@
 """Render a Report's dependency graph: Graphviz dot (pure text) and SVG (through `dot`).
 
-Nodes are coloured by role (target, prerequisite, follow-up) and presence (already in the
-branch: grey, dashed); every arrow means "needs" (from a commit to what it needs: a
-prerequisite, or the follow-up that fixes it) and is labelled with the evidence (the symbol,
-the conflicting file, `Fixes:`); a legend says so.
+Nodes are coloured by role (target, prerequisite, follow-up, sibling) and presence (already
+in the branch: grey, dashed). The graph reads top to bottom in the order the series is
+applied: every arrow goes from a commit to one that comes after it because of it (a
+prerequisite to what needs it, a fixed commit to its follow-up) and is labelled with the
+evidence (the symbol, the conflicting file, `Fixes:`); a legend says so.
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ from backportr.errors import BackportrError
 from backportr.model import BranchReport, Report
 from backportr.output.safe import terminal
 
-ROLE_COLOURS = {"target": "#f6c85f", "prerequisite": "#9dd9f3", "follow-up": "#a5d6a7"}
+ROLE_COLOURS = {
+    "target": "#f6c85f",
+    "prerequisite": "#9dd9f3",
+    "follow-up": "#a5d6a7",
+    "sibling": "#d7c4e8",
+}
 PRESENT_COLOUR = "#e0e0e0"
 
 
 def render_dot(report: Report) -> str:
     lines = [
         "digraph backportr {",
-        "  rankdir=LR;",
+        "  rankdir=TB; ranksep=0.35; nodesep=0.3;",
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
@@ -73,12 +79,15 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
         for reason in member.reasons:
             if not reason.related or reason.related not in known:
                 continue
-            # One direction throughout: an arrow means "needs" (the fixed commit needs its
-            # follow-up, the target needs its prerequisite), labelled with the evidence.
+            # One direction throughout, the order of application: a prerequisite before
+            # what needs it, a fixed commit before its follow-up.
             label = _esc(_edge_label(reason.kind, reason.detail))
-            out.append(
-                f'    {node_id(reason.related)} -> {node_id(member.commit)} [label="{label}"];'
+            first, then = (
+                (reason.related, member.commit)
+                if member.role in ("follow-up", "sibling") or reason.kind in ("follow-up", "revert")
+                else (member.commit, reason.related)
             )
+            out.append(f'    {node_id(first)} -> {node_id(then)} [label="{label}"];')
     out.append("  }")
     return out
 
@@ -108,7 +117,8 @@ def _legend() -> list[str]:
         for role, colour in (*ROLE_COLOURS.items(), ("already in the branch", PRESENT_COLOUR))
     )
     rows += '<tr><td border="0">A → B</td>'
-    rows += '<td align="left">A needs B (label: the evidence)</td></tr>'
+    rows += '<td align="left">A before B (B needs or fixes A) '
+    rows += "(label: the evidence)</td></tr>"
     rows += '<tr><td border="0" bgcolor="#ffffff"><font color="#c62828">▭</font></td>'
     rows += '<td align="left">red border: does not apply cleanly</td></tr>'
     return [
