@@ -101,7 +101,8 @@ class Closure:
         if finding.relation == "follow-up":
             if not self._follow_up_needed(commit):
                 return
-            role: Role = "follow-up"
+            # a later patch of a member's posting (--with-siblings all) fixes nothing
+            role: Role = "sibling" if finding.reason.kind == "posting" else "follow-up"
         else:
             role = "prerequisite"
         self.add(commit, role, finding.reason)

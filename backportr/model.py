@@ -153,7 +153,8 @@ ReasonKind = EdgeKind | Literal["target", "context"]
 """Why a commit is in a report: an edge of the graph, the commit asked for, or (for a
 suggestion) the logic of the code around a member's change."""
 
-Role = Literal["target", "prerequisite", "follow-up"]
+Role = Literal["target", "prerequisite", "follow-up", "sibling"]
+"""`sibling`: a later patch of a member's posting, taken with `--with-siblings all`."""
 CulpritPolicy = Literal["auto", "evidence", "always"]
 """When an absent culprit joins: with evidence the stable team wants it, always, or `auto`:
 on evidence in a project that tags fixes for stable (a missing tag then says something),
@@ -202,6 +203,15 @@ class PostingInfo:
     siblings: tuple[Sibling, ...]
     message_id: str | None = None  # this patch's mail, when its trailers name it
     posted: int | None = None  # how many patches were posted (the cover's N, from lore)
+    link: str | None = None  # the commit's `Link:` to this patch's mail, when it has one
+
+    @property
+    def name(self) -> str:
+        """How a reader finds it: `"<cover>"`, `posting <link>` or `posting <key>`."""
+        named = f'"{self.cover}"' if self.cover else "posting"
+        if self.link:
+            return f"{named} {self.link}"
+        return named if self.cover else f"{named} {self.key}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +225,7 @@ class Member:
     apply: ApplyResult = "not-tried"
     conflict_files: tuple[str, ...] = ()
     posting: PostingInfo | None = None
+    targets: tuple[Oid, ...] = ()  # of a batch of targets: those whose closure holds it
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,11 +263,13 @@ class BranchReport:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """The answer of `backportr resolve` for one target over several branches."""
+    """The answer of `backportr resolve` for one target, or a batch of them (`targets`, in
+    the order asked; `target` is then the first), over several branches."""
 
     target: Oid
     subject: str
     branches: tuple[BranchReport, ...]
+    targets: tuple[Oid, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

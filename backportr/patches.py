@@ -12,6 +12,7 @@ series never contradicts itself).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,6 +42,13 @@ class Patch:
     def filename(self) -> str:
         """The name `git format-patch` gives it (its sanitized subject, 64 bytes at most)."""
         return f"{f'{self.number:04d}-{sanitized_subject(self.subject)}'[:_NAME_MAX]}.patch"
+
+    @property
+    def queue_name(self) -> str:
+        """The name a stable queue gives it: the sanitized subject in lower case, with no
+        number (`ima-detect-changes-to-the-backing-overlay-file.patch`); made unique by the
+        queue that takes it."""
+        return f"{sanitized_subject(self.subject).lower()[:_NAME_MAX] or 'patch'}.patch"
 
 
 _NAME_MAX = 64 - len(".patch") - 1  # git's format.filenameMaxLength default, less the suffix
@@ -79,14 +87,19 @@ def build_patches(
     report: BranchReport,
     annotation: Annotation = "greg",
     signoff: str | None = None,
+    members: Sequence[Member] | None = None,
+    prefix: str = "PATCH",
 ) -> list[Patch]:
-    """The series of one branch as patches; members that conflict are left out (they need a
-    manual backport), with what depends on them, the rest still numbered in order.
-    `signoff` ("Name <email>") adds the backporter's Signed-off-by: last."""
-    left_out = dropped(report)
-    members = [m for m in report.series if m.commit not in left_out]
+    """The series of one branch as patches: `members` (by default every member but those
+    `dropped` leaves out), numbered in order. A `Stable-dep-of:` names only a member among
+    them: a series never points outside itself. `signoff` ("Name <email>") adds the
+    backporter's Signed-off-by: last; `prefix` is the subject's, before the branch."""
+    if members is None:
+        left_out = dropped(report)
+        members = [m for m in report.series if m.commit not in left_out]
     total = len(members)
     by_commit = {m.commit: m for m in report.series}
+    outside = set(by_commit) - {m.commit for m in members}
     state = TreeState(branch_tip)
     patches = []
     for number, member in enumerate(members, 1):
@@ -106,9 +119,9 @@ def build_patches(
                 author_email=author.email,
                 date=author.rfc2822(),
                 subject=message.split("\n", 1)[0].strip(),
-                prefix=f"PATCH {branch_prefix(report.branch)}"
+                prefix=f"{prefix} {branch_prefix(report.branch)}"
                 + (f" {number}/{total}" if total > 1 else ""),
-                body=_body(message, member, by_commit, annotation, repo, signoff),
+                body=_body(message, member, by_commit, annotation, repo, signoff, outside),
                 diffstat=diffstat,
                 diff=diff,
             )
@@ -136,6 +149,24 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
                     changed = True
                     break
     return out
+
+
+def applicable_prefix(report: BranchReport) -> tuple[list[Member], dict[Oid, str]]:
+    """The members before the first one `dropped` leaves out (`--partial`: what applies
+    as it is, in order), and every member not among them with why."""
+    left_out = dropped(report)
+    prefix: list[Member] = []
+    for member in report.series:
+        if member.commit in left_out:
+            break
+        prefix.append(member)
+    kept = {m.commit for m in prefix}
+    rest = {
+        m.commit: left_out.get(m.commit, f"comes after {next(iter(left_out))[:12]}, left out")
+        for m in report.series
+        if m.commit not in kept
+    }
+    return prefix, rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +211,7 @@ def _body(
     annotation: Annotation,
     repo: Repo,
     signoff: str | None = None,
+    outside: set[Oid] | frozenset[Oid] = frozenset(),
 ) -> str:
     text = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
     first = (
@@ -188,14 +220,18 @@ def _body(
         else f"[ Upstream commit {member.commit} ]"
     )
     lines = text.rstrip().splitlines()
-    lines += _stable_deps(member, by_commit, repo)  # after every upstream trailer
+    lines += _stable_deps(member, by_commit, repo, outside)  # after every upstream trailer
     if signoff and (not lines or lines[-1] != f"Signed-off-by: {signoff}"):
         lines.append(f"Signed-off-by: {signoff}")
     return first + "\n\n" + "\n".join(lines).rstrip() + "\n"
 
 
-def _stable_deps(member: Member, by_commit: dict[Oid, Member], repo: Repo) -> list[str]:
-    """`Stable-dep-of:` for each member that needed this prerequisite."""
+def _stable_deps(
+    member: Member, by_commit: dict[Oid, Member], repo: Repo, outside: set[Oid] | frozenset[Oid]
+) -> list[str]:
+    """`Stable-dep-of:` for each commit that needed this prerequisite: a member, or a commit
+    the branch has (a backport the prerequisite completes), never a member left `outside`
+    the patches written."""
     if member.role != "prerequisite":
         return []
     out = []
@@ -203,6 +239,8 @@ def _stable_deps(member: Member, by_commit: dict[Oid, Member], repo: Repo) -> li
         dependent = reason.related
         if dependent is None or reason.kind in ("follow-up", "revert"):
             continue
+        if dependent in outside:
+            continue  # left out of the patches: the line would point outside them
         subject = (
             by_commit[dependent].subject
             if dependent in by_commit

@@ -68,6 +68,20 @@ def message_ids(message: str) -> list[str]:
     return found
 
 
+def message_link(message: str, message_id: str) -> str | None:
+    """The URL of the `Link:` trailer that names `message_id` (the archive the project
+    links its commits to), or None when only a `Message-Id:` trailer names it."""
+    for line in message.splitlines():
+        if len(line) > _MAX_LINE:
+            continue
+        key, colon, value = line.partition(":")
+        if colon and key.strip().lower() == "link":
+            url = (value.split() or [""])[0]
+            if _message_id_in_link(url) == message_id:
+                return url
+    return None
+
+
 def _message_id_in_link(url: str) -> str | None:
     """`https://lore.kernel.org/r/<id>`, `https://lore.kernel.org/<list>/<id>/`,
     `https://patch.msgid.link/<id>`: the last path segment holding an `@`."""

@@ -92,7 +92,8 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
     assert numbered == [ima.ids[n][:12] for n in (A1175, DB1D1, F8A92)]
     assert max(len(line) for line in body.splitlines()) <= 80
     flat = " ".join(body.split())  # the target's posting and the siblings the branch lacks
-    assert "3/8 of posting 20230124193025.185781-jlayton@kernel.org; the branch lacks" in flat
+    link = "https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org"
+    assert f"3/8 of posting {link}; the branch lacks" in flat  # a link, not a bare stem
     assert f'1/8 {ima.ids["iversion-1of8"][:12]} ("fs: uninline inode_query_iversion")' in flat
     assert "<html" not in body.lower()
 
@@ -243,6 +244,32 @@ def test_bot_once_answers_each_actionable_mail_once(
     second = cli(*args)
     assert second.returncode == 0 and len(smtp.messages) == sent  # nothing new to say
     assert "Traceback" not in first.stderr + second.stderr
+
+
+@needs_public_inbox
+def test_a_dry_run_prints_the_replies_it_would_send(
+    ima: ImaFixture, archive: Archive, tmp_path: Path
+) -> None:
+    """`bot --dry-run` shows each reply it would send (stdout, one mbox) and says "drafted",
+    not "replied": it sent nothing."""
+    import mailbox
+
+    args = ("bot", "--lore", archive.url, "--repo", str(ima.path), "--once", "--dry-run")
+    proc = cli(*args, "--state", str(tmp_path / "bot.sqlite"))
+    assert proc.returncode == 0, proc.stderr
+    assert "4 drafted (dry run: printed, nothing sent)" in proc.stderr
+    assert " replied" not in proc.stderr
+    box = tmp_path / "drafts.mbox"
+    box.write_text(proc.stdout, encoding="utf-8")
+    drafts = list(mailbox.mbox(str(box)))
+    assert sorted(m["In-Reply-To"] for m in drafts) == [
+        "<2023112013-failed-b836c-5.10@gregkh>",
+        "<20231212004005.1-submission@google.com>",
+        "<20231213100000.3-series@google.com>",
+        "<20231220-patch-1@example.org>",
+    ]
+    quiet = cli(*args, "-q", "--state", str(tmp_path / "other.sqlite"))
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
 
 
 @needs_public_inbox

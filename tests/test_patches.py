@@ -85,8 +85,9 @@ def test_mail_format(ima: ImaFixture, tmp_path: Path) -> None:
 
 
 def test_non_ascii_author_from_lines_and_signoff(tmp_path: Path) -> None:
-    """RFC 2047 headers, a long subject folded, a body line starting `From ` escaped for mail
-    readers (mboxrd) and taken back by `git am --patch-format=mboxrd`, --signoff last."""
+    """RFC 2047 headers, a long subject folded, a body line starting `From ` as git
+    format-patch writes it (plain `git am` keeps it), escaped with --mboxrd (taken back by
+    `git am --patch-format=mboxrd`), --signoff last."""
     k = Kernel(tmp_path / "repo")
     k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER)
     uwe = Person("Uwe Kleine-König", "u.kleine-koenig@pengutronix.de")
@@ -114,9 +115,15 @@ def test_non_ascii_author_from_lines_and_signoff(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "=?utf-8?" in proc.stdout and "König" not in proc.stdout.split("\n\n", 1)[0]
-    assert "\n>From the start" in proc.stdout
-    mails = _messages(proc.stdout, tmp_path)
-    assert len(mails) == 2  # one message per patch: the `From ` body line did not split it
+    assert "\nFrom the start" in proc.stdout and ">From" not in proc.stdout
+    (tmp_path / "all.mbox").write_text(proc.stdout, encoding="utf-8")
+    (tmp_path / "split").mkdir()
+    split = git(tmp_path, "mailsplit", "-o" + str(tmp_path / "split"), str(tmp_path / "all.mbox"))
+    assert split.strip() == "2"  # as git reads it: the `From ` body line did not split it
+    rd = backportr(*proc.args[3:], "--mboxrd")  # the same command, escaped for mail readers
+    assert rd.returncode == 0 and "\n>From the start" in rd.stdout
+    mails = _messages(rd.stdout, tmp_path)
+    assert len(mails) == 2  # one message per patch for a mail reader too
     assert str(mails[1]["From"]) == "Uwe Kleine-König <u.kleine-koenig@pengutronix.de>"
     assert str(mails[1]["Subject"]) == f"[PATCH 5.10.y 2/2] {subject.strip()}"
     enabler = mails[0].get_content().split("\n---\n")[0].splitlines()
@@ -126,11 +133,13 @@ def test_non_ascii_author_from_lines_and_signoff(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(k.b.path), "clone")
     git(clone, "checkout", "-q", "--detach", f"origin/{BRANCH}")
-    (tmp_path / "all.mbox").write_text(proc.stdout, encoding="utf-8")
-    git(clone, "am", "--patch-format=mboxrd", str(tmp_path / "all.mbox"))
-    log = git(clone, "log", "-1", "--format=%an%n%B")
-    assert log.startswith("Uwe Kleine-König\n") and "\nFrom the start this was wrong." in log
-    assert log.rstrip().endswith("Signed-off-by: Stäble Backporter <backporter@example.org>")
+    (tmp_path / "rd.mbox").write_text(rd.stdout, encoding="utf-8")
+    for box, how in (("all.mbox", ()), ("rd.mbox", ("--patch-format=mboxrd",))):
+        git(clone, "checkout", "-q", "--detach", f"origin/{BRANCH}")
+        git(clone, "am", *how, str(tmp_path / box))  # plain git am takes the default form
+        log = git(clone, "log", "-1", "--format=%an%n%B")
+        assert log.startswith("Uwe Kleine-König\n") and "\nFrom the start this was wrong." in log
+        assert log.rstrip().endswith("Signed-off-by: Stäble Backporter <backporter@example.org>")
 
 
 def _in_function(text: str, fn: str) -> str:
@@ -140,6 +149,9 @@ def _in_function(text: str, fn: str) -> str:
 
 
 def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: Path) -> None:
+    """A queue directory as a stable queue keeps it: patches named by their subject (no
+    number), lines of `series` that backportr did not write kept, a second run of the same
+    target replacing its own lines in place, a file of the same name never overwritten."""
     out = tmp_path / "queue"
     out.mkdir()
     (out / "series").write_text("already-queued.patch\n# a comment\n")
@@ -148,19 +160,62 @@ def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: P
         assert proc.returncode == 0, proc.stderr
     lines = (out / "series").read_text().splitlines()
     assert lines[:2] == ["already-queued.patch", "# a comment"] and len(lines) == 6
+    assert lines[4] == "ima-detect-changes-to-the-backing-overlay-file.patch"
     assert sorted(p.name for p in out.glob("*.patch")) == sorted(lines[2:])
-    foreign = out / lines[2]
-    foreign.unlink()
-    foreign.write_text("someone else's patch\n")
-    (out / ".backportr-series").write_text("")  # as if another tool wrote that name
+    mine = out / lines[4]
+    ours = mine.read_text()
+    mine.unlink()
+    mine.write_text("someone else's patch\n")  # as if another tool wrote that name
+    (out / ".backportr-series").write_text("")
+    (out / "series").write_text("already-queued.patch\n")
     proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
-    assert proc.returncode == 1 and "not written by backportr" in proc.stderr
-    assert foreign.read_text() == "someone else's patch\n"
+    assert proc.returncode == 0, proc.stderr
+    assert mine.read_text() == "someone else's patch\n"
+    lines = (out / "series").read_text().splitlines()
+    assert lines[3] == "ima-detect-changes-to-the-backing-overlay-file-2.patch"
+    assert (out / lines[3]).read_text() == ours
+    numbered = tmp_path / "numbered"
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(numbered), "--numbered")
+    assert proc.returncode == 0, proc.stderr
+    assert (numbered / "series").read_text().split()[2].startswith("0003-ima-detect-")
+
+
+def test_a_queue_built_in_two_runs(ima: ImaFixture, tmp_path: Path) -> None:
+    """Two targets queued in two runs: the second keeps what the first queued (by upstream
+    id, said on stderr) and adds only what it lacks; nothing is duplicated or removed, and
+    `git quiltimport` applies the queue on the branch."""
+    out = tmp_path / "queue-5.10"
+    first = _resolve_one(ima, DB1D1, "-b", "v5.10.194", "--output", str(out))
+    assert first.returncode == 0, first.stderr
+    before = (out / "series").read_text().splitlines()
+    assert before and not any(line[:4].isdigit() for line in before)
+    second = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert second.returncode == 0, second.stderr
+    assert "already queued as" in second.stderr
+    after = (out / "series").read_text().splitlines()
+    assert after[: len(before)] == before  # the first run's lines stay where they were
+    assert after[len(before) :] == ["ima-detect-changes-to-the-backing-overlay-file.patch"]
+    assert sorted(p.name for p in out.glob("*.patch")) == sorted(after)
+    again = _resolve_one(ima, DB1D1, "-b", "v5.10.194", "--output", str(out))
+    assert again.returncode == 0, again.stderr
+    assert (out / "series").read_text().splitlines() == after  # replaced in place
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ima.path), "clone")
+    git(clone, "checkout", "-q", "-b", "q", "v5.10.194")
+    git(clone, "config", "user.name", "T"), git(clone, "config", "user.email", "t@example.org")
+    git(clone, "quiltimport", "--patches", str(out))
+    subjects = git(clone, "log", "--format=%s", "v5.10.194..").splitlines()
+    assert len(subjects) == len(after) == len(set(subjects))
+
+
+def _resolve_one(ima: ImaFixture, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return backportr("resolve", ima.ids[name], "--repo", str(ima.path), "-f", "mbox", *args)
 
 
 def test_file_names_as_git_format_patch_makes_them(ima: ImaFixture, tmp_path: Path) -> None:
+    """--numbered: the names `git format-patch` gives (a one-off directory)."""
     out = tmp_path / "patches"
-    assert _resolve(ima, "-b", "v5.10.194", "--output", str(out)).returncode == 0
+    assert _resolve(ima, "-b", "v5.10.194", "--output", str(out), "--numbered").returncode == 0
     ours = (out / "series").read_text().split()
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(ima.path), "clone")
@@ -189,17 +244,23 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
 
     args = ("-b", "v5.10.194", "--cover-letter", "--to", "stable@vger.kernel.org")
     args += ("--cc", "Jeff Layton <jlayton@kernel.org>", "--cc", "Uwe Kleine-König <u@example.org>")
-    proc = _resolve(ima, *args)
+    here = tmp_path / "here"
+    here.mkdir()
+    argv = ("resolve", ima.ids[B836C], "--repo", str(ima.path), "--format", "mbox", *args)
+    proc = backportr(*argv, cwd=here)
     assert proc.returncode == 0, proc.stderr
     box = tmp_path / "all.mbox"
     box.write_text(proc.stdout, encoding="utf-8")
-    mails = list(mailbox.mbox(str(box)))
-    assert len(mails) == 5
-    cover, *patches = mails
+    patches = list(mailbox.mbox(str(box)))
+    assert len(patches) == 4  # the mbox is what git am takes: no cover letter in it
+    assert "cover letter in 0000-cover-letter.patch" in proc.stderr
+    cover = mailbox.mbox(str(here / "0000-cover-letter.patch"))[0]
+    mails = [cover, *patches]
     assert cover["Subject"] == "[PATCH 5.10.y 0/4] ima: detect changes to the backing overlay file"
     body = cover.get_payload(decode=True).decode()
     assert "Backport of " in body and "1/4" in body and "prerequisite:" in body
-    assert "posting: 3/8 of posting 20230124193025.185781-jlayton@kernel.org" in body
+    assert "posting: 3/8 of posting" in body  # and its link to the archive, never broken:
+    assert "\n        https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org" in body
     root = cover["Message-ID"]
     assert root and root.startswith("<backportr-")
     assert re.search(r" [+-]\d{4}$", cover["Date"]) and not cover["Date"].endswith("-0000")
@@ -219,6 +280,8 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     git(tmp_path, "clone", "-q", str(ima.path), "clone")
     git(clone, "checkout", "-q", "--detach", "v5.10.194")
     git(clone, "am", *[str(out / name) for name in series])
+    git(clone, "checkout", "-q", "--detach", "v5.10.194")
+    git(clone, "am", str(box))  # the mbox on stdout, plain git am
 
 
 def test_a_series_across_a_directory_move_is_mailed_in_the_branchs_layout(
@@ -251,7 +314,13 @@ def test_a_series_across_a_directory_move_is_mailed_in_the_branchs_layout(
 
 
 @pytest.mark.parametrize(
-    "listed", ["../victim.txt", "{outside}/victim.txt", "sub/../../victim.txt"]
+    "listed",
+    [
+        "../victim.txt",
+        "{outside}/victim.txt",
+        "sub/../../victim.txt",
+        '{{"version": 2, "runs": {{"x": {{"files": ["../victim.txt"], "lines": []}}}}}}',
+    ],
 )
 def test_a_list_file_cannot_remove_files_outside_the_directory(
     ima: ImaFixture, tmp_path: Path, listed: str
@@ -340,3 +409,74 @@ def test_the_cover_letter_wraps_at_spaces_only() -> None:
     assert all(len(line) <= 66 or " " not in line for line in lines)
     assert any(line.startswith("Stable-dep-of:") for line in lines), lines
     assert not any(line.endswith("Stable-") for line in lines)
+
+
+def test_a_series_that_is_not_whole_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A member that conflicts leaves the series incomplete: by default nothing is written
+    (exit 4, a line per member left out); --partial writes the part that applies, whose
+    `Stable-dep-of:` lines name only members inside it, and lists the rest in `series` and
+    in the cover letter."""
+    from tests.resolve_scenarios import posting_step_that_needs_a_human
+
+    scenario = posting_step_that_needs_a_human(tmp_path / "repo")
+    ids = scenario.ids
+    base = ("resolve", ids["target"], "--repo", str(scenario.path), "-b", BRANCH, "-f", "mbox")
+    out = tmp_path / "queue"
+    whole = backportr(*base, "-o", str(out))
+    assert whole.returncode == 4, whole.stderr
+    assert f"left out {ids['step'][:12]}" in whole.stderr and "nothing written" in whole.stderr
+    assert not out.exists() or not any(out.iterdir())
+    stdout = backportr(*base)
+    assert stdout.returncode == 4 and stdout.stdout == ""
+    partial = backportr(*base, "-o", str(out), "--partial", "--cover-letter")
+    assert partial.returncode == 4, partial.stderr
+    series = (out / "series").read_text().splitlines()
+    assert series[0].endswith(".patch")
+    assert series[1].startswith(f"# left out: {ids['step'][:12]}")
+    assert any(line.startswith(f"# left out: {ids['target'][:12]}") for line in series)
+    first = (out / series[0]).read_text()
+    assert ids["first"] in first and "Stable-dep-of" not in first  # naming one left out
+    cover = (out / "0000-cover-letter.patch").read_text()
+    assert "Left out" in cover and ids["step"][:12] in cover
+
+
+def test_several_targets_make_one_series(ima: ImaFixture, tmp_path: Path) -> None:
+    """`resolve A B` and `resolve --stdin`: one merged, deduplicated, ordered series on the
+    branch, each member naming the targets that pulled it; JSON keeps `target` (the first)
+    and adds `targets`; the queue of the batch applies with `git quiltimport`."""
+    import json
+
+    a, b = ima.ids[DB1D1], ima.ids[B836C]
+    repo = ("--repo", str(ima.path), "-b", "v5.10.194")
+    proc = backportr("resolve", a, b[:12], *repo, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["target"] == a and data["targets"] == [a, b]
+    series = data["branches"][0]["series"]
+    assert [m["commit"] for m in series] == ima.expected_ready  # once each, in order
+    by = {m["commit"]: m for m in series}
+    assert by[b]["role"] == "target" and by[b]["targets"] == [b]
+    assert by[ima.ids[F8A92]]["targets"] == [a, b]  # the follow-up of db1d1 serves both
+    listed = f"# the IMA case\n{b}\n\n{a}  # its prerequisite\n"
+    piped = backportr("resolve", "--stdin", *repo, "-f", "json", input=listed)
+    assert piped.returncode == 0, piped.stderr
+    batch = json.loads(piped.stdout)
+    assert batch["targets"] == [b, a]  # in the order asked, the same series
+    assert [m["commit"] for m in batch["branches"][0]["series"]] == ima.expected_ready
+    single = json.loads(backportr("resolve", b, *repo, "-f", "json").stdout)
+    assert "targets" not in single and "targets" not in single["branches"][0]["series"][0]
+    text = backportr("resolve", a, b, *repo)
+    assert "2 targets" in text.stdout and f"for: {a[:12]}, {b[:12]}" in text.stdout
+    out = tmp_path / "queue"
+    queued = backportr("resolve", a, b, *repo, "-f", "mbox", "-o", str(out))
+    assert queued.returncode == 0, queued.stderr
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ima.path), "clone")
+    git(clone, "checkout", "-q", "-b", "q", "v5.10.194")
+    git(clone, "config", "user.name", "T"), git(clone, "config", "user.email", "t@example.org")
+    git(clone, "quiltimport", "--patches", str(out))
+    assert len(git(clone, "log", "--format=%s", "v5.10.194..").splitlines()) == 4
+    bad = backportr("resolve", "--stdin", *repo, input=f"{a} {b}\n")
+    assert bad.returncode == 2 and "one commit id per line" in bad.stderr
+    none = backportr("resolve", *repo)
+    assert none.returncode == 2 and "TARGET" in none.stderr

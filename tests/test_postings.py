@@ -94,6 +94,15 @@ def test_ima_a1175_is_3_of_8_and_siblings_join_on_request(ima: ImaFixture) -> No
     later = [m["commit"] for m in everything["branches"][0]["series"]]
     assert all(ima.ids[f"iversion-{n}of8"] in later for n in range(1, 9) if n != 3)
     assert later.index(ima.ids["iversion-4of8"]) > later.index(ima.ids[A1175])
+    roles = {m["commit"]: m["role"] for m in everything["branches"][0]["series"]}
+    assert roles[ima.ids["iversion-4of8"]] == "sibling"  # it fixes nothing: not a follow-up
+    assert roles[ima.ids["iversion-1of8"]] == "prerequisite"
+    text = backportr(
+        "resolve", ima.ids[B836C], "--repo", str(ima.path), "-b", "v5.10.194",
+        "--with-siblings", "all",
+    ).stdout  # fmt: skip
+    assert "more (-f json lists every reason)" in text  # not seven `why:` lines a patch
+    assert max(_whys(text)) <= 4
 
 
 def test_a_merge_request_is_a_posting(tmp_path: Path) -> None:
@@ -257,3 +266,14 @@ def test_posted_patches_are_mapped_by_subject(tmp_path: Path) -> None:
         (2, k.b.ids["p2"], "absent"),
         (3, None, "not-upstream"),
     ]
+
+
+def _whys(text: str) -> list[int]:
+    """How many `why:` lines each member of a text answer has."""
+    counts = [0]
+    for line in text.splitlines():
+        if line.strip().startswith("why:"):
+            counts[-1] += 1
+        elif line[:6].strip().rstrip(".").isdigit():
+            counts.append(0)
+    return counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,6 +26,9 @@ from backportr.cli import (  # the app and what every command shares
 from backportr.errors import ExitCode, UsageError
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
 
 mail_app = typer.Typer(
     help="Check mails from stable@ (files, stdin, or a lore archive).",
@@ -234,6 +237,7 @@ def bot_command(
                 smtp=_smtp_server(repo, smtp) if smtp else None,
                 sender=sender,
                 dry_run=dry_run,
+                on_draft=None if quiet else _print_draft,
                 pending_grace=pending_grace,
                 retries=retries,
             ),
@@ -246,12 +250,28 @@ def bot_command(
             bot.ws.close()
         holder.close()
     if not quiet:
+        answered = (
+            f"{summary.drafted} drafted (dry run: printed, nothing sent)"
+            if dry_run
+            else f"{summary.replied} replied"
+        )
         typer.echo(
-            f"bot: {summary.seen} seen, {summary.processed} checked, {summary.replied} "
-            f"replied, {summary.skipped} skipped, {summary.errors} bad messages",
+            f"bot: {summary.seen} seen, {summary.processed} checked, {answered}, "
+            f"{summary.skipped} skipped, {summary.errors} bad messages",
             err=True,
         )
     for error in (*summary.network_errors, *summary.send_errors):
         typer.echo(f"backportr: error: {error}", err=True)
     if summary.network_errors or summary.send_errors:
         raise typer.Exit(int(ExitCode.BAD_INPUT))
+
+
+def _print_draft(reply: EmailMessage) -> None:
+    """`bot --dry-run`: each reply it would send, on stdout as one mbox."""
+    import email.policy
+    import re
+
+    text = reply.as_string(policy=email.policy.default.clone(linesep="\n"))
+    text = re.sub(r"^(>*From )", r">\1", text, flags=re.MULTILINE)  # mboxrd
+    sys.stdout.write(f"From backportr Mon Sep 17 00:00:00 2001\n{text.rstrip()}\n\n")
+    sys.stdout.flush()

@@ -4,7 +4,6 @@ JSON, script, mbox with cover letter, dot/svg/html)."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -26,7 +25,7 @@ from backportr.cli import (  # the app and what every command shares
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.model import Report
-from backportr.output import make_directory, write_atomically
+from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
@@ -95,9 +94,20 @@ _RENDERERS: dict[ResolveFormat, Callable[[Report], str]] = {
 
 @app.command("resolve")
 def resolve_command(
-    target: Annotated[
-        str, typer.Argument(help="The upstream commit to backport.", metavar="TARGET")
-    ],
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="The upstream commits to backport: one series for all of them on each branch.",
+            metavar="TARGET...",
+            show_default=False,
+        ),
+    ] = None,
+    stdin: Annotated[
+        bool,
+        typer.Option(
+            "--stdin", help="Read more targets from stdin: one id per line, '#' comments."
+        ),
+    ] = False,
     branch: BranchOption = None,
     branches: Annotated[
         str | None,
@@ -207,6 +217,39 @@ def resolve_command(
             "prerequisites), 'all', or 'none' (shown only).",
         ),
     ] = Siblings.none,
+    numbered: Annotated[
+        bool,
+        typer.Option(
+            "--numbered",
+            help="mbox -o DIR: name patches 0001-<subject>.patch as git format-patch does (a "
+            "one-off directory), not as a stable queue names them.",
+        ),
+    ] = False,
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial",
+            help="mbox: when a member is left out, write the members before it (and list the "
+            "rest); without it the series is written whole or not at all (exit 4).",
+        ),
+    ] = False,
+    mboxrd: Annotated[
+        bool,
+        typer.Option(
+            "--mboxrd",
+            help="mbox on stdout: escape body lines starting 'From ' (apply with git am "
+            "--patch-format=mboxrd).",
+        ),
+    ] = False,
+    subject_prefix: Annotated[
+        str,
+        typer.Option(
+            "--subject-prefix",
+            help="mbox: the subject's prefix before the branch, as git format-patch's "
+            "(e.g. 'PATCH v2', 'RFC PATCH').",
+            metavar="PREFIX",
+        ),
+    ] = "PATCH",
     quiet: Annotated[
         bool,
         typer.Option(
@@ -217,8 +260,12 @@ def resolve_command(
         ),
     ] = False,
 ) -> None:
-    """The complete, ordered series to backport TARGET onto each branch, with evidence."""
-    from backportr.resolve import Resolver  # networkx costs 0.1 s to import: only when needed
+    """The complete, ordered series to backport TARGET (or several) onto each branch, with
+    evidence."""
+    from backportr.batch import resolve_batch  # networkx costs 0.1 s to import: when needed
+    from backportr.resolve import Resolver
+
+    asked = _targets(targets or [], stdin)
 
     names = list(branch or [])
     if branches:
@@ -234,7 +281,7 @@ def resolve_command(
     )
     try:
         with open_workspace(settings, progress=progress) as ws:
-            oid = ws.repo.resolve_commit(target)
+            oids = list(dict.fromkeys(ws.repo.resolve_commit(t) for t in asked))
             ws.use_what_scans_kept()
             resolver = Resolver(
                 ws,
@@ -245,13 +292,14 @@ def resolve_command(
                 siblings=with_siblings.value,
                 progress=progress,
             )
-            report = resolver.resolve(oid, ws.branches)
+            report = resolve_batch(resolver, oids, ws.branches)
             if lore:
                 from backportr.mail.covers import with_covers
                 from backportr.mail.lore import Lore
 
                 report = with_covers(report, Lore(lore), ws)
             steps = None
+            left_out = False
             refs = {b.name: b.refname for b in ws.branches}
             if output_format is ResolveFormat.script:
                 from backportr.patches import script_steps
@@ -262,11 +310,21 @@ def resolve_command(
                     b.branch: script_steps(ws.repo, b, style.value, who) for b in report.branches
                 }
             if output_format is ResolveFormat.mbox:
-                who = _signoff(repo) if signoff else None
-                style = annotation or _annotation(repo)
-                _write_mbox(
-                    ws, resolver, report, output, style, who, _mailing(repo, to, cc, cover), quiet
+                from backportr.output.patchset import MboxOptions, SeriesWriter
+
+                options = MboxOptions(
+                    annotation=(annotation or _annotation(repo)).value,
+                    signoff=_signoff(repo) if signoff else None,
+                    mailing=_mailing(repo, to, cc, cover),
+                    numbered=numbered,
+                    partial=partial,
+                    mboxrd=mboxrd,
+                    subject_prefix=subject_prefix,
                 )
+                writer = SeriesWriter(ws.repo, resolver.applier, options, _say(quiet))
+                tips = {b.name: b.tip for b in ws.branches}
+                writer.write(report, tips, output, None if quiet else sys.stdout)
+                left_out = writer.incomplete
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -279,11 +337,35 @@ def resolve_command(
             write_atomically(output, text)
         elif not quiet:
             sys.stdout.write(text)
-    if any(
+    if left_out or any(
         b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
         for b in report.branches
     ):
         raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
+
+
+def _targets(named: list[str], stdin: bool) -> list[str]:
+    """The targets named as arguments, then those read from stdin (`--stdin`)."""
+    out = list(named)
+    if stdin:
+        for number, line in enumerate(sys.stdin.read().splitlines(), 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            if len(text.split()) != 1:
+                raise UsageError(f"stdin line {number}: one commit id per line, not {text!r}")
+            out.append(text)
+    if not out:
+        raise UsageError("name a TARGET (or give --stdin ids, one per line)")
+    return out
+
+
+def _say(quiet: bool) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        if not quiet:
+            typer.echo(line, err=True)
+
+    return say
 
 
 def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool):  # type: ignore[no-untyped-def]
@@ -306,46 +388,3 @@ def _signoff(repo: Path) -> str:
     if not name or not email:
         raise BackportrError("--signoff needs user.name and user.email in git config")
     return f"{name} <{email}>"
-
-
-def _write_mbox(  # type: ignore[no-untyped-def]
-    ws,
-    resolver,
-    report,
-    output: Path | None,
-    annotation: AnnotationStyle,
-    signoff: str | None,
-    mailing,
-    quiet: bool = False,
-) -> None:
-    """--format mbox: one mbox on stdout, or a directory (per branch when several)."""
-    import email.utils
-
-    from backportr.output.mbox import cover_for, render_mbox, write_series
-    from backportr.patches import build_patches, dropped
-
-    tips = {b.name: b.tip for b in ws.branches}
-    for branch in report.branches:
-        patches = build_patches(
-            ws.repo, resolver.applier, tips[branch.branch], branch, annotation.value, signoff
-        )
-        for commit, why in dropped(branch).items():
-            if not quiet:
-                typer.echo(f"{branch.branch}: left out {commit[:12]}: {why}", err=True)
-        now = time.time()
-        stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{report.target[:12]}"
-        stamp += f"-{branch.branch}"
-        cover = None
-        if mailing.cover_letter and patches:
-            date = email.utils.formatdate(now, localtime=True)  # +hhmm, as git dates
-            cover = cover_for(report.target, report.subject, branch, patches, date)
-        if output is None:
-            if not quiet:
-                sys.stdout.write(render_mbox(patches, mailing, cover, stamp))
-        else:
-            if len(report.branches) > 1:
-                make_directory(output)  # a subdirectory per branch in it
-            directory = output / branch.branch if len(report.branches) > 1 else output
-            written = write_series(directory, patches, mailing, cover, stamp)
-            if not quiet:
-                typer.echo(f"{branch.branch}: {len(written)} patches in {directory}", err=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from backportr.deps import Context, Direction, Finding
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
-from backportr.postings import is_b4, message_ids, message_key, positions
+from backportr.postings import is_b4, message_ids, message_key, message_link, positions
 
 _MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting
 
@@ -64,9 +64,17 @@ def posting_info(ctx: Context, commit: Oid, in_series: set[Oid]) -> PostingInfo 
         else:
             state = "absent"
         siblings.append(Sibling(other, position, ctx.subject(other), state))
-    mine = next((m for m in message_ids(ctx.repo.message(commit)) if _stem(m) == found.key), None)
+    message = ctx.repo.message(commit)
+    mine = next((m for m in message_ids(message) if _stem(m) == found.key), None)
+    link = message_link(message, mine) if mine else None
     return PostingInfo(
-        found.key, found.position_of(commit), found.total, found.cover, tuple(siblings), mine
+        found.key,
+        found.position_of(commit),
+        found.total,
+        found.cover,
+        tuple(siblings),
+        mine,
+        link=link,
     )
 
 

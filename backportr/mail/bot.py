@@ -48,6 +48,7 @@ class BotSettings:
     retries: int = 3
     backoff: float = 2.0
     pending_grace: float = 600.0  # seconds before an unconfirmed reply is sent again
+    on_draft: Callable[[EmailMessage], None] | None = None  # dry run: each reply not sent
 
 
 @dataclass
@@ -55,6 +56,7 @@ class RunSummary:
     seen: int = 0
     processed: int = 0
     replied: int = 0
+    drafted: int = 0  # dry run: replies composed, not sent
     skipped: int = 0
     errors: int = 0
     network_errors: list[str] = field(default_factory=list)
@@ -239,7 +241,7 @@ class Bot:
                 self.ws.close()
                 self.ws = self.reopen()
             summary = self.run_once()
-            for name in ("seen", "processed", "replied", "skipped", "errors"):
+            for name in ("seen", "processed", "replied", "drafted", "skipped", "errors"):
                 setattr(total, name, getattr(total, name) + getattr(summary, name))
             total.network_errors += summary.network_errors
             total.send_errors += summary.send_errors
@@ -340,6 +342,11 @@ class Bot:
                     verdict,
                     str(reply["Message-ID"]).strip("<>"),
                 )
+                if self.settings.dry_run:
+                    summary.drafted += 1
+                    if self.settings.on_draft is not None:
+                        self.settings.on_draft(reply)
+                    return
             summary.replied += 1
         except sqlite3.Error:
             raise  # the state itself failed: nothing may be sent or recorded further

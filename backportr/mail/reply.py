@@ -115,7 +115,7 @@ def _absent_siblings(m: Member) -> str:
     absent = [s for s in p.siblings if s.state == "absent"]
     if not absent:
         return ""
-    of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
+    of = p.name
     listed = ", ".join(f'{s.position}/{p.total} {s.commit[:12]} ("{s.subject}")' for s in absent)
     return f"{p.position}/{p.total} of {of}; the branch lacks {listed}"
 
@@ -123,7 +123,14 @@ def _absent_siblings(m: Member) -> str:
 def _wrap(items: tuple[str, ...] | list[str], indent: str) -> list[str]:
     out: list[str] = []
     for item in items:
-        out += textwrap.wrap(item, 72, initial_indent=indent, subsequent_indent=indent + "  ")
+        out += textwrap.wrap(
+            item,
+            72,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_long_words=False,  # a link or an id stays whole
+            break_on_hyphens=False,
+        )
     return out
 
 

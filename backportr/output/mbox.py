@@ -1,11 +1,11 @@
-"""Render patches as `git format-patch` mails: an mbox on stdout, or one file per patch plus
-a quilt `series` file in a directory. Ready for `git am` and `git send-email`.
+"""Render patches as `git format-patch` mails: an mbox on stdout, or one file per patch (a
+queue directory: output/queue.py). Ready for `git am` and `git send-email`.
 
 Headers are encoded as RFC 2047 where they are not ASCII (an author such as Uwe
-Kleine-König) and folded at 78 columns, as git writes them; the body is 8-bit UTF-8. In an
-mbox of several patches, body lines that a mail reader would take for a message separator
-(`From `, `>From `, ...) get one more `>` (mboxrd: `git am --patch-format=mboxrd` takes them
-back off); one file per patch needs no escaping.
+Kleine-König) and folded at 78 columns, as git writes them; the body is 8-bit UTF-8, its
+lines as `git format-patch` writes them. With `mboxrd`, body lines that a mail reader would
+take for a message separator (`From `, `>From `, ...) get one more `>` (`git am
+--patch-format=mboxrd` takes them back off).
 """
 
 from __future__ import annotations
@@ -17,19 +17,15 @@ from dataclasses import dataclass
 from email.errors import HeaderParseError
 from email.header import Header
 from email.utils import formataddr, parseaddr
-from pathlib import Path
 
 from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.model import BranchReport
-from backportr.output import inside, write_atomically
 from backportr.output.report import VERDICTS, posting_line
 from backportr.output.safe import one_line
 from backportr.patches import Patch
 
 _FROM_LINE = re.compile(r"^(>*From )", re.MULTILINE)
-_RECORD = ".backportr-series"  # the patch names backportr wrote into the directory
-_COVER = "0000-cover-letter.patch"  # as git format-patch names it
 
 
 def _header(name: str, value: str) -> str:
@@ -91,13 +87,26 @@ def wrapped(text: str) -> list[str]:
 
 
 def cover_for(
-    target: str, subject: str, branch: BranchReport, patches: Sequence[Patch], date: str
+    target: str,
+    subject: str,
+    branch: BranchReport,
+    patches: Sequence[Patch],
+    date: str,
+    left_out: Sequence[str] = (),
+    targets: Sequence[str] = (),
 ) -> Cover:
-    """What the series is and why each patch is in it, as a stable reviewer reads it."""
+    """What the series is and why each patch is in it, as a stable reviewer reads it; the
+    members `left_out` of a partial series last."""
     total = len(patches)
     prefix = patches[0].prefix.rsplit(" ", 1)[0] if total > 1 else patches[0].prefix
-    lines = [
-        f'Backport of {target[:12]} ("{subject}") to {branch.branch}:',
+    subjects = {m.commit: m.subject for m in branch.series}
+    if len(targets) > 1:
+        lines = [f"Backport of {len(targets)} commits to {branch.branch}:"]
+        lines += [f"  {t[:12]} ({subjects.get(t, '')})" for t in targets]
+        subject = f"{len(targets)} fixes for {branch.branch}"
+    else:
+        lines = [f'Backport of {target[:12]} ("{subject}") to {branch.branch}:']
+    lines += [
         f"{VERDICTS[branch.status]}.",
         "",
         f"The series, {total} patch{'es' if total != 1 else ''} in order:",
@@ -113,6 +122,10 @@ def cover_for(
         if member is not None and member.posting is not None:
             for piece in wrapped(f"posting: {posting_line(member.posting)}"):
                 lines.append(f"        {piece}")
+    if left_out:
+        lines += ["", "Left out (a manual backport is needed):"]
+        for line in left_out:
+            lines += [f"  {piece}" for piece in wrapped(line)]
     if branch.present:
         lines += ["", "Already in the branch:"]
         lines += [f"  {p.commit[:12]} {p.subject}" for p in branch.present]
@@ -194,53 +207,14 @@ def render_patch(
 def render_mbox(
     patches: Sequence[Patch],
     mailing: Mailing = _PLAIN,
-    cover: Cover | None = None,
     stamp: str = "",
+    *,
+    mboxrd: bool = False,
 ) -> str:
-    head = render_cover(cover, mailing, stamp) if cover is not None else ""
-    return head + "".join(
-        render_patch(p, escape_from=True, mailing=mailing, stamp=stamp) for p in patches
+    """The patches as one mbox, as `git am` takes it: body lines as `git format-patch`
+    writes them, or (`mboxrd`) with `From ` lines escaped, for `git am --patch-format=mboxrd`.
+    A cover letter is never in it (`git am` stops on a mail with no patch): it is a file
+    of its own, as `git format-patch` writes it."""
+    return "".join(
+        render_patch(p, escape_from=mboxrd, mailing=mailing, stamp=stamp) for p in patches
     )
-
-
-def write_series(
-    directory: Path,
-    patches: Sequence[Patch],
-    mailing: Mailing = _PLAIN,
-    cover: Cover | None = None,
-    stamp: str = "",
-) -> list[Path]:
-    """One file per patch, and the quilt `series` file. The names backportr wrote are kept in
-    `.backportr-series` beside it: on a later run those lines of `series` (and those patch
-    files) are replaced, every other line is kept, and a patch file of the same name that
-    backportr did not write is never overwritten. Each file is written atomically. The
-    directory is shared with other tools and people: every name read from it, and every
-    file written or removed, is held to `inside` first (nothing is touched otherwise)."""
-    series_path = inside(directory, "series")
-    record = inside(directory, _RECORD)
-    old = series_path.read_text(encoding="utf-8").splitlines() if series_path.exists() else []
-    ours = set(record.read_text(encoding="utf-8").split()) if record.exists() else set()
-    for name in ours:
-        inside(directory, name)  # a list file naming ../x or /abs removes nothing
-    files = [(p.filename, render_patch(p, mailing=mailing, stamp=stamp)) for p in patches]
-    if cover is not None:
-        files.insert(0, (_COVER, render_cover(cover, mailing, stamp)))
-    for name, _ in files:
-        path = inside(directory, name)
-        if path.exists() and name not in ours:
-            raise BackportrError(
-                f"{path} exists and was not written by backportr; choose another -o directory"
-            )
-    written = []
-    for name, text in files:
-        path = inside(directory, name)
-        write_atomically(path, text)
-        written.append(path)
-    names = [p.name for p in written]
-    for name in ours - set(names):
-        inside(directory, name).unlink(missing_ok=True)  # our earlier run's, not in this series
-    kept = [line for line in old if (line.split() or [""])[0] not in ours | set(names)]
-    quilt = [n for n in names if n != _COVER]  # a cover letter is read, not applied
-    write_atomically(series_path, "".join(line + "\n" for line in kept + quilt))
-    write_atomically(record, "".join(name + "\n" for name in names))
-    return written

@@ -25,12 +25,17 @@ VERDICTS = {
 
 
 def report_to_dict(report: Report) -> dict[str, object]:
-    return {
+    """The report in JSON; a batch of targets adds `targets` (in the order asked; `target`
+    is the first) and each member's `targets`."""
+    out: dict[str, object] = {
         "schema": REPORT_SCHEMA,
         "target": report.target,
         "subject": report.subject,
-        "branches": [branch_to_dict(b) for b in report.branches],
     }
+    if report.targets:
+        out["targets"] = list(report.targets)
+    out["branches"] = [branch_to_dict(b) for b in report.branches]
+    return out
 
 
 def branch_to_dict(b: BranchReport) -> dict[str, object]:
@@ -80,6 +85,7 @@ def member_dict(m: Member) -> dict[str, object]:
         "apply": m.apply,
         "conflict_files": list(m.conflict_files),
         "posting": _posting_dict(m.posting),
+        **({"targets": list(m.targets)} if m.targets else {}),
     }
 
 
@@ -93,6 +99,7 @@ def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
         "cover": p.cover,
         "posted": p.posted,
         "message_id": p.message_id,
+        "link": p.link,
         "siblings": [
             {
                 "commit": s.commit or None,
@@ -106,8 +113,9 @@ def _posting_dict(p: PostingInfo | None) -> dict[str, object] | None:
 
 
 def posting_line(p: PostingInfo) -> str:
-    """`3/8 of "cover" (absent: 1, 2, 4-8)`: the member's place, its siblings by state."""
-    of = f'"{p.cover}"' if p.cover else f"posting {p.key}"
+    """`3/8 of "cover" <link> (absent: 1, 2, 4-8)`: the member's place, the posting (by
+    its link to the archive when the commit has one), its siblings by state."""
+    of = p.name
     by_state: dict[str, list[int]] = {}
     for sibling in p.siblings:
         if sibling.state != "this":
@@ -194,8 +202,16 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+_WHY_SHOWN = 3  # reasons of a member shown in text; the JSON lists them all
+
+
 def render_text(report: Report) -> str:
-    out = [f'target {report.target[:12]} ("{report.subject}")', ""]
+    if report.targets:
+        out = [f"{len(report.targets)} targets, one series on each branch:"]
+        out += [f"  {t[:12]}" for t in report.targets]
+        out.append("")
+    else:
+        out = [f'target {report.target[:12]} ("{report.subject}")', ""]
     for b in report.branches:
         out.append(f"{b.branch}: {VERDICTS[b.status]}")
         if b.series:
@@ -209,8 +225,13 @@ def render_text(report: Report) -> str:
                     else f"{m.apply} ({', '.join(m.conflict_files)})"
                 )
                 out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
-                for r in m.reasons:
+                for r in m.reasons[:_WHY_SHOWN]:
                     out.append(f"        why: {r.detail}")
+                if len(m.reasons) > _WHY_SHOWN:
+                    more = len(m.reasons) - _WHY_SHOWN
+                    out.append(f"        why: ... and {more} more (-f json lists every reason)")
+                if report.targets:
+                    out.append(f"        for: {', '.join(t[:12] for t in m.targets)}")
                 if m.posting is not None:
                     out.append(f"        posting: {posting_line(m.posting)}")
         if b.series:
