@@ -133,6 +133,7 @@ class BranchScan:
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)
+    kept: int = 0  # targets whose findings an earlier scan kept (nothing moved at all)
     tip: Oid = ""  # the branch's tip, and upstream's, when it was scanned
     upstream: str = ""
     upstream_tip: Oid = ""

@@ -74,9 +74,17 @@ def sanitized_subject(subject: str) -> str:
     return "".join(out).rstrip(".-")
 
 
-def branch_prefix(branch: str) -> str:
-    """`linux-5.10.y` or `v5.10.194` -> `5.10.y`; anything else stays as it is."""
+def branch_prefix(branch: str, template: str = "linux-{v}.y") -> str:
+    """The branch as a subject names it: the kernel's `linux-5.10.y` or `v5.10.194` ->
+    `5.10.y`; in a project whose branches are named otherwise (`template`, from the
+    branch pattern: DPDK's `{v}`, Xen's `stable-{v}`), the version the name carries
+    (`origin/stable-4.19` -> `4.19`); anything else stays as it is."""
     version = parse_version(branch)
+    if template != "linux-{v}.y":
+        head, _, tail = template.partition("{v}")
+        for name in (branch.split("/", 1)[-1], branch):  # a remote's name first: origin/
+            if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail):
+                return name[len(head) : len(name) - len(tail)]
     return f"{version[0]}.{version[1]}.y" if version else branch
 
 
@@ -89,11 +97,13 @@ def build_patches(
     signoff: str | None = None,
     members: Sequence[Member] | None = None,
     prefix: str = "PATCH",
+    template: str = "linux-{v}.y",
 ) -> list[Patch]:
     """The series of one branch as patches: `members` (by default every member but those
     `dropped` leaves out), numbered in order. A `Stable-dep-of:` names only a member among
     them: a series never points outside itself. `signoff` ("Name <email>") adds the
-    backporter's Signed-off-by: last; `prefix` is the subject's, before the branch."""
+    backporter's Signed-off-by: last; `prefix` is the subject's, before the branch (named as
+    `template`, the repository's branch naming, has it: `branch_prefix`)."""
     if members is None:
         left_out = dropped(report)
         members = [m for m in report.series if m.commit not in left_out]
@@ -119,7 +129,7 @@ def build_patches(
                 author_email=author.email,
                 date=author.rfc2822(),
                 subject=message.split("\n", 1)[0].strip(),
-                prefix=f"{prefix} {branch_prefix(report.branch)}"
+                prefix=f"{prefix} {branch_prefix(report.branch, template)}"
                 + (f" {number}/{total}" if total > 1 else ""),
                 body=_body(message, member, by_commit, annotation, repo, signoff, outside),
                 diffstat=diffstat,

@@ -141,6 +141,22 @@ class Repo(Names, Streams, Searches, Diffs):
         self._blame_kept: KeptDiffs | None = None
         self._file_greps = 0
 
+    def tree_name(self, upstream: Ref) -> str:
+        """How a reader finds this repository: the URL of the remote the upstream ref
+        tracks (else of `origin`), or its path."""
+        remote = (
+            upstream.refname.split("/")[2] if upstream.refname.startswith("refs/remotes/") else ""
+        )
+        for name in dict.fromkeys(n for n in (remote, "origin") if n):
+            try:
+                url = self.git.config[f"remote.{name}.url"]
+            except (KeyError, pygit2.GitError):
+                continue
+            if url:
+                return str(url)
+        workdir = self.git.workdir
+        return str(Path(workdir).resolve() if workdir else self.path.resolve())
+
     def find_ref(self, name: str) -> Ref | None:
         """A branch given as `linux-5.10.y`, `origin/linux-5.10.y`, a full ref or a tag."""
         candidates = [

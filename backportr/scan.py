@@ -58,8 +58,9 @@ _LookedUp = tuple[list[Oid], list[tuple[Oid, Oid]], list[str], list[str], dict[s
 
 def log_scanned(result: BranchScan) -> None:
     _log.info(
-        "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept",
-        result.branch, result.scanned, result.resolved, result.reused,
+        "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept, "
+        "%d findings of an earlier scan kept",
+        result.branch, result.scanned, result.resolved, result.reused, result.kept,
     )  # fmt: skip
 
 
@@ -211,6 +212,7 @@ class Scanner:
         written `FINDINGS_HELD` targets at a time, and those of a scan that fails are not."""
         if cached is not None:
             result.findings += [finding_from_json(f) for f in json.loads(cached)]
+            result.kept += 1
             return
         before = len(result.findings)
         try:

@@ -274,6 +274,7 @@ def _scan_in(
             merged.scanned += part.scanned
             merged.resolved += part.resolved
             merged.reused += part.reused
+            merged.kept += part.kept
         merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
         merged.findings = prioritize(merged.findings, policy.untagged)
         log_scanned(merged)

@@ -95,6 +95,12 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
     link = "https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org"
     assert f"3/8 of posting {link}; the branch lacks" in flat  # a link, not a bare stem
     assert f'1/8 {ima.ids["iversion-1of8"][:12]} ("fs: uninline inode_query_iversion")' in flat
+    import pygit2
+
+    git = pygit2.Repository(str(ima.path))
+    tips = [(n, str(git.revparse_single(n).id)[:12]) for n in ("master", "linux-5.10.y")]
+    said = ", ".join(f"{name} at {tip}" for name, tip in tips)  # the tree and the tips tried
+    assert f"backportr checked this against {ima.path.resolve()}: {said}." in flat
     assert "<html" not in body.lower()
 
 

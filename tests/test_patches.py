@@ -234,6 +234,19 @@ def test_branch_prefix() -> None:
     assert branch_prefix("linux-5.10.y") == "5.10.y"
     assert branch_prefix("v5.10.194") == "5.10.y"
     assert branch_prefix("stable") == "stable"
+    assert branch_prefix("origin/stable-4.19", "stable-{v}") == "4.19"  # Xen
+    assert (
+        branch_prefix("23.11", "{v}") == "23.11" and branch_prefix("origin/23.11", "{v}") == "23.11"
+    )
+    assert branch_prefix("linux-5.10.y", "linux-{v}.y") == "5.10.y"
+
+
+def test_the_subject_prefix(ima: ImaFixture) -> None:
+    """--subject-prefix as git format-patch's, before the branch."""
+    proc = _resolve(ima, "-b", "v5.10.194", "--subject-prefix", "PATCH v2")
+    assert proc.returncode == 0, proc.stderr
+    subjects = [line for line in proc.stdout.splitlines() if line.startswith("Subject: ")]
+    assert len(subjects) == 4 and all(s.startswith("Subject: [PATCH v2 5.10.y ") for s in subjects)
 
 
 def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) -> None:

@@ -240,3 +240,17 @@ def test_a_copy_that_lacks_most_blobs_is_an_error_not_minutes_of_halving(tmp_pat
     repo = Repo(b.path)
     with pytest.raises(MissingObjectError, match="fetch the repository's missing objects"):
         dict(repo.patch_ids(made[-1], [base], per_process=100))
+
+
+def test_the_tree_a_reply_names(tmp_path: Path) -> None:
+    """The remote the upstream ref tracks (its URL), else origin's, else the path."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init\n", {"a": "a\n"}, name="init")
+    repo = Repo(b.path)
+    assert repo.tree_name(repo.upstream()) == str(b.path.resolve())
+    git(b.path, "remote", "add", "origin", "https://git.example.org/linux.git")
+    git(b.path, "remote", "add", "stable", "https://git.example.org/stable.git")
+    git(b.path, "update-ref", "refs/remotes/stable/master", "master")
+    repo = Repo(b.path)
+    assert repo.tree_name(repo.upstream()) == "https://git.example.org/linux.git"
+    assert repo.tree_name(repo.upstream("stable/master")) == "https://git.example.org/stable.git"

@@ -189,7 +189,7 @@ def answer(stdout: str) -> dict[str, object]:
     data = json.loads(stdout)
     del data["run"]
     for branch in data["branches"]:
-        del branch["resolved"], branch["reused"]
+        del branch["resolved"], branch["reused"], branch["kept"]
     return data  # type: ignore[no-any-return]
 
 
@@ -779,3 +779,16 @@ def test_nightly_scans_step_by_step_report_what_fresh_scans_do(tmp_path: Path, s
             k.b.branch(BRANCH, f"{BRANCH}~1")
         kept = _scan_findings(k, nightly)
         assert kept == _scan_findings(k, tmp_path / f"fresh{day}.sqlite"), (day, what)
+
+
+def test_the_summary_counts_what_an_earlier_scan_kept(ima: ImaFixture) -> None:
+    """A rescan with nothing moved answers from the findings the first scan kept, and its
+    summary says so (it said "0 resolved anew, 0 answers ... still good" beside them)."""
+    first = scan_ima(ima, "-b", "linux-5.10.y", "-f", "json")
+    again = scan_ima(ima, "-b", "linux-5.10.y", "-f", "json")
+    assert first.returncode == again.returncode == 4, again.stderr
+    (one,), (two,) = json.loads(first.stdout)["branches"], json.loads(again.stdout)["branches"]
+    assert two["findings"] == one["findings"] and two["resolved"] == two["reused"] == 0
+    assert two["kept"] > 0  # (the shared fixture's index may have kept them before)
+    text = scan_ima(ima, "-b", "linux-5.10.y", "-f", "text")
+    assert f"{two['kept']} answered as an earlier scan found" in text.stdout

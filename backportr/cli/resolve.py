@@ -311,6 +311,7 @@ def resolve_command(
                 }
             if output_format is ResolveFormat.mbox:
                 from backportr.output.patchset import MboxOptions, SeriesWriter
+                from backportr.repo import branch_template
 
                 options = MboxOptions(
                     annotation=(annotation or _annotation(repo)).value,
@@ -320,6 +321,7 @@ def resolve_command(
                     partial=partial,
                     mboxrd=mboxrd,
                     subject_prefix=subject_prefix,
+                    branch_template=branch_template(ws.branch_pattern),
                 )
                 writer = SeriesWriter(ws.repo, resolver.applier, options, _say(quiet))
                 tips = {b.name: b.tip for b in ws.branches}

@@ -47,6 +47,8 @@ class MailCheck:
     notes: tuple[str, ...] = ()
     skipped: str | None = None
     pending: tuple[tuple[str, str, str], ...] = ()  # (fixed commit, message-id, subject)
+    tree: str = ""  # the repository checked against (a remote's URL, or a path)
+    tips: tuple[tuple[str, Oid], ...] = ()  # (upstream or branch name, its tip) checked
 
     @property
     def actionable(self) -> bool:
@@ -103,6 +105,11 @@ class Checker:
             tuple(checks),
             tuple(self._notes(mail, target)),
             pending=tuple(self._pending(mail, list(dict.fromkeys(members)))),
+            tree=self.ws.repo.tree_name(self.ws.upstream),
+            tips=(
+                (self.ws.upstream.name, self.ws.upstream.tip),
+                *((b.name, b.tip) for b in branches),
+            ),
         )
 
     def _pending(self, mail: Mail, members: list[Oid]) -> list[tuple[str, str, str]]:

@@ -36,6 +36,8 @@ def check_to_dict(check: MailCheck) -> dict[str, object]:
         "target": check.target,
         "subject": check.subject,
         "notes": list(check.notes),
+        "tree": check.tree or None,
+        "tips": [{"name": name, "tip": tip} for name, tip in check.tips],
         "pending": [
             {"fixes": fixed, "message_id": message_id, "subject": title}
             for fixed, message_id, title in check.pending
@@ -152,13 +154,18 @@ def compose_reply(
     reply["In-Reply-To"] = f"<{parent}>"
     reply["References"] = " ".join(f"<{r}>" for r in (*mail.references, parent))
     reply["X-Mailer"] = f"backportr {__version__}"
-    greeting = (
-        "Hi,\n\nbackportr looked at this against the repository's upstream and\n"
-        "stable branches.\n\n"
-    )
+    greeting = "Hi,\n\n" + "\n".join(checked_against(check)) + "\n\n"
     body = greeting + render_check_text(check) + "\n-- \nbackportr " + __version__ + "\n"
     reply.set_content(body, charset="utf-8", cte="8bit")
     return reply
+
+
+def checked_against(check: MailCheck) -> list[str]:
+    """`backportr checked this against <tree>` and the tips, as the stable bots say it."""
+    if not check.tree:
+        return ["backportr looked at this against the repository's upstream and stable branches."]
+    tips = ", ".join(f"{name} at {tip[:12]}" for name, tip in check.tips)
+    return _wrap([f"backportr checked this against {check.tree}: {tips}."], "")
 
 
 _BOT = re.compile(

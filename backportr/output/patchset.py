@@ -42,6 +42,7 @@ class MboxOptions:
     partial: bool = False  # write the applicable prefix when a member is left out
     mboxrd: bool = False  # escape body `From ` lines (git am --patch-format=mboxrd)
     subject_prefix: str = "PATCH"
+    branch_template: str = "linux-{v}.y"  # the repository's branch naming (branchPattern)
 
 
 class SeriesWriter:
@@ -111,6 +112,7 @@ class SeriesWriter:
             self.options.signoff,
             members=members,
             prefix=self.options.subject_prefix,
+            template=self.options.branch_template,
         )
         return patches, lines
 

@@ -56,6 +56,7 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
                 "scanned": s.scanned,
                 "resolved": s.resolved,
                 "reused": s.reused,
+                "kept": s.kept,
             }
             for s in scans
         ],
@@ -83,7 +84,8 @@ def render_scan_text(scans: Sequence[BranchScan]) -> str:
     for s in scans:
         out.append(
             f"{s.branch}: {len(s.findings)} finding(s), {s.scanned} commits looked at, "
-            f"{s.resolved} resolved anew, {s.reused} answers of an earlier run still good"
+            f"{s.resolved} resolved anew, {s.reused} answers of an earlier run still good, "
+            f"{s.kept} answered as an earlier scan found (nothing moved)"
         )
         for f in s.findings:
             out.append(f"  {f.kind:<20} {f.commit[:12]} {f.subject}  [{f.status}]")
