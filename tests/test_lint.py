@@ -100,3 +100,19 @@ def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
         and ('"git"' in text or "'git'" in text)
     ]
     assert not runs_git, f"git run outside the git layer: {runs_git}"
+
+
+def test_the_command_modules_import_the_app_never_the_package() -> None:
+    """`cli/__init__.py` registers the commands by importing them; a command module that
+    imported the package back (`from backportr.cli import ...`) made `cli/` an import cycle."""
+    import ast
+
+    cli = Path(__file__).resolve().parent.parent / "backportr" / "cli"
+    for module in sorted(cli.glob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module != "backportr.cli", f"{module.name} imports backportr.cli"
+            if isinstance(node, ast.Import):
+                assert all(a.name != "backportr.cli" for a in node.names), module.name

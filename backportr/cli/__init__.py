@@ -1,7 +1,9 @@
 """The command line: parse arguments, build Settings, call the core, render, exit.
 
-No logic lives here. One boundary (main) turns BackportrError into its exit code and a
-one-line message on stderr, and any other exception into exit 3 with a crash log.
+No logic lives here. `app.py` holds the typer app and what commands share; each command is a
+module of its own that imports it (never this package's `__init__`), registered here by
+import. One boundary (main) turns BackportrError into its exit code and a one-line message
+on stderr, and any other exception into exit 3 with a crash log.
 """
 
 from __future__ import annotations
@@ -14,191 +16,16 @@ import sys
 import tempfile
 import time
 import traceback
-from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
-
-import typer
 
 from backportr import __version__
-from backportr.config import DEFAULT_MAX_COMMITS, Settings
+from backportr.cli import demo, mail, repository, resolve, scan, settings  # the commands
+from backportr.cli.app import app
 from backportr.dbfault import explain
-from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.gitconfig import GitConfig
-from backportr.model import CulpritPolicy
-from backportr.repo import DEFAULT_BRANCH_PATTERN, GitError, Repo
+from backportr.errors import BackportrError, ExitCode
+from backportr.repo import GitError
 
-if TYPE_CHECKING:
-    from backportr.mail.sending import SmtpServer
-
-_PLAIN_HELP = not sys.stdout.isatty()  # boxes and colour for a terminal; plain text for a pipe
-app = typer.Typer(
-    name="backportr",
-    help="Find the complete, ordered series a Linux stable backport needs.",
-    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None if _PLAIN_HELP else "rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-class StatusFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
-RepoOption = Annotated[
-    Path,
-    typer.Option(
-        "--repo", help="The git repository (work tree or bare).", show_default=".", metavar="PATH"
-    ),
-]
-UpstreamOption = Annotated[
-    str | None,
-    typer.Option(
-        "--upstream",
-        help="Upstream ref (default: origin/master, master, origin/main or main).",
-        metavar="REF",
-    ),
-]
-BranchOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--branch", "-b", help="Stable branch, e.g. linux-5.10.y (repeatable).", metavar="BRANCH"
-    ),
-]
-PatternOption = Annotated[
-    str | None,
-    typer.Option(
-        "--branch-pattern",
-        help="Which branches the index covers (default: backportr.branchPattern, else "
-        f"{DEFAULT_BRANCH_PATTERN}).",
-        metavar="GLOB",
-    ),
-]
-QuietOption = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors still).")
-]
-IndexOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--index", help="Index file (default: <git dir>/backportr/index.sqlite).", metavar="FILE"
-    ),
-]
-
-
-_OVERRIDES: list[str] = []  # -c KEY=VALUE, given before the command
-_NO_REPLY = "backportr <backportr@localhost>"
-
-
-def _config(repo: Path) -> GitConfig:
-    return GitConfig(repo, _OVERRIDES)
-
-
-def _smtp_server(repo: Path, server: str) -> SmtpServer:
-    """HOST:PORT with the encryption, user and password file of git config."""
-    from backportr.mail.sending import SmtpServer
-
-    config = _config(repo)
-    return SmtpServer.parse(
-        server,
-        config.value("backportr.smtpEncryption"),
-        config.value("backportr.smtpUser"),
-        config.value("backportr.smtpPassFile"),
-    )
-
-
-def _settings(
-    repo: Path,
-    upstream: str | None,
-    branches: list[str] | None,
-    pattern: str | None = None,
-    index: Path | None = None,
-    max_commits: int = DEFAULT_MAX_COMMITS,
-    culprits: str | None = None,
-) -> Settings:
-    """The command line's values, and git config's (backportr.*) where it gave none."""
-    config = _config(repo)
-    return Settings(
-        culprits=culprit_policy(culprits or config.value("backportr.culprits")),
-        repo=repo,
-        upstream=upstream or config.value("backportr.upstream"),
-        branches=tuple(branches or ()),
-        branch_pattern=pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN,
-        index_path=index,
-        max_commits=max_commits,
-        fixes_patterns=config.values("backportr.fixespattern"),
-    )
-
-
-def culprit_policy(value: str | None) -> CulpritPolicy:
-    """--culprits or backportr.culprits: auto (the default), evidence or always."""
-    if value in (None, "", "auto"):
-        return "auto"
-    if value in ("evidence", "always"):
-        return cast(CulpritPolicy, value)
-    raise UsageError(
-        f"--culprits (or backportr.culprits) is 'auto', 'evidence' or 'always', not {value!r}"
-    )
-
-
-def _default_branches(repo: Path, pattern: str | None) -> list[str]:
-    """status and scan without -b: backportr.branches, else every branch the index covers."""
-    config = _config(repo)
-    configured = (config.value("backportr.branches") or "").split()
-    if configured:
-        return configured
-    effective = pattern or config.value("backportr.branchpattern") or DEFAULT_BRANCH_PATTERN
-    opened = Repo(repo)
-    found = []
-    for name in opened.stable_branches(effective):
-        try:
-            opened.branch(name)
-        except BackportrError as stray:
-            logging.getLogger("backportr").warning("skipped a branch: %s", stray)
-            continue
-        found.append(name)
-    if not found:
-        raise UsageError(
-            f"no branch matches {effective!r}: give --branch, or set backportr.branches"
-        )
-    return found
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"backportr {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version_callback, is_eager=True, help="Print the version."
-        ),
-    ] = False,
-    overrides: Annotated[
-        list[str] | None,
-        typer.Option(
-            "-c",
-            help="Set a configuration value for this run, as git's -c.",
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose", "-v", help="Say what is being done (on stderr): index, resolve, scan, bot."
-        ),
-    ] = False,
-) -> None:
-    """Find the complete, ordered series a Linux stable backport needs."""
-    _OVERRIDES[:] = overrides or []
-    if verbose:
-        logging.getLogger("backportr").setLevel(logging.INFO)
+__all__ = ["app", "main", "run"]
+_COMMANDS = (demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,4 +158,3 @@ def _versions() -> str:
 
 
 # The commands register themselves on `app` when imported (after everything they share).
-from backportr.cli import repository, resolve, scan, mail, demo, settings  # noqa: E402, F401, I001

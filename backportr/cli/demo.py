@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from backportr.cli import _settings, app
+from backportr.cli.app import app, make_settings
 from backportr.output.report import render_text
 from backportr.workspace import open_workspace
 
@@ -38,7 +38,7 @@ def demo_command(
         target = fixture.ids[B836C]
         for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
             typer.echo(f"\n$ backportr resolve {target[:12]} --branch {branch}   # {state} state")
-            settings = _settings(path, None, [branch])
+            settings = make_settings(path, None, [branch])
             with open_workspace(settings) as ws:
                 report = Resolver(ws).resolve(target, ws.branches)
             sys.stdout.write(render_text(report))

@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from backportr.cli import (  # the app and what every command shares
-    _NO_REPLY,
-    _PLAIN_HELP,
+from backportr.cli.app import (  # the app and what every command shares
+    NO_REPLY,
+    PLAIN_HELP,
     IndexOption,
     PatternOption,
     QuietOption,
     RepoOption,
     UpstreamOption,
-    _config,
-    _settings,
-    _smtp_server,
     app,
+    git_config,
+    make_settings,
+    smtp_server,
 )
 from backportr.errors import ExitCode, UsageError
 from backportr.progress import TerminalProgress
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 mail_app = typer.Typer(
     help="Check mails from stable@ (files, stdin, or a lore archive).",
     no_args_is_help=True,
-    rich_markup_mode=None if _PLAIN_HELP else "rich",
+    rich_markup_mode=None if PLAIN_HELP else "rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(mail_app, name="mail")
@@ -73,11 +73,11 @@ def _mail_settings(
     repo: Path, lore: str | None, smtp: str | None, sender: str | None
 ) -> tuple[str | None, str | None, str]:
     """--lore, --smtp and --from, else their git config settings (one reader for both commands)."""
-    config = _config(repo)
+    config = git_config(repo)
     return (
         lore or config.value("backportr.lore"),
         smtp or config.value("backportr.smtp"),
-        sender or config.value("backportr.from") or _NO_REPLY,
+        sender or config.value("backportr.from") or NO_REPLY,
     )
 
 
@@ -123,7 +123,7 @@ def mail_check_command(
     progress = TerminalProgress()
     try:
         with open_workspace(
-            _settings(repo, upstream, [], branch_pattern, index), progress=progress
+            make_settings(repo, upstream, [], branch_pattern, index), progress=progress
         ) as ws:
             progress.finish()
             from backportr.mail.lore import Lore
@@ -146,7 +146,7 @@ def mail_check_command(
     elif output_format is MailFormat.reply or send:
         reply = compose_reply(check, sender=sender)
         if send and smtp:
-            send_message(reply, _smtp_server(repo, smtp))
+            send_message(reply, smtp_server(repo, smtp))
             say(f"sent {reply['Message-ID']} to {reply['To']}")
         if output_format is MailFormat.reply:
             out(reply.as_string())
@@ -219,13 +219,13 @@ def bot_command(
     from backportr.mail.lore import Lore
 
     lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
-    where = state or Path(_config(repo).value("backportr.botstate") or "backportr-bot.sqlite")
+    where = state or Path(git_config(repo).value("backportr.botstate") or "backportr-bot.sqlite")
     if not lore:
         raise UsageError("give --lore URL (or set backportr.lore)")
     if not dry_run and smtp is None:
         raise UsageError("give --smtp HOST:PORT to send replies (or backportr.smtp), or --dry-run")
     holder = BotState(where)
-    settings = _settings(repo, upstream, [], branch_pattern, index)
+    settings = make_settings(repo, upstream, [], branch_pattern, index)
     bot = None
     try:
         bot = Bot(
@@ -234,7 +234,7 @@ def bot_command(
             holder,
             BotSettings(
                 query=query,
-                smtp=_smtp_server(repo, smtp) if smtp else None,
+                smtp=smtp_server(repo, smtp) if smtp else None,
                 sender=sender,
                 dry_run=dry_run,
                 on_draft=None if quiet else _print_draft,

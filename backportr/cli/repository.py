@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from backportr.cli import (  # the app and what every command shares
+from backportr.cli.app import (  # the app and what every command shares
     BranchOption,
     IndexOption,
     PatternOption,
@@ -18,9 +18,9 @@ from backportr.cli import (  # the app and what every command shares
     RepoOption,
     StatusFormat,
     UpstreamOption,
-    _default_branches,
-    _settings,
     app,
+    default_branches,
+    make_settings,
 )
 from backportr.errors import ExitCode
 from backportr.model import StatusResult
@@ -43,7 +43,7 @@ def index_command(
 ) -> None:
     """Build or update the commit index (incremental; progress on a terminal)."""
     progress = TerminalProgress(enabled=False if quiet else None)
-    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    settings = make_settings(repo, upstream, branch, branch_pattern, index)
     try:
         with open_workspace(settings, progress=progress, rebuild=rebuild) as ws:
             progress.finish()
@@ -103,9 +103,9 @@ def status_command(
     ] = False,
 ) -> None:
     """Is each upstream commit in each branch, and as which commit?"""
-    branch = branch or _default_branches(repo, branch_pattern)
+    branch = branch or default_branches(repo, branch_pattern)
     progress = TerminalProgress(enabled=False if quiet else None)
-    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    settings = make_settings(repo, upstream, branch, branch_pattern, index)
     try:
         with open_workspace(settings, progress=progress) as ws:
             progress.finish()

@@ -11,16 +11,16 @@ from typing import Annotated
 
 import typer
 
-from backportr.cli import (  # the app and what every command shares
+from backportr.cli.app import (  # the app and what every command shares
     BranchOption,
     IndexOption,
     PatternOption,
     RepoOption,
     UpstreamOption,
-    _config,
-    _default_branches,
-    _settings,
     app,
+    default_branches,
+    git_config,
+    make_settings,
 )
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.errors import BackportrError, ExitCode, UsageError
@@ -54,7 +54,7 @@ class AnnotationStyle(StrEnum):
 
 def _annotation(repo: Path) -> AnnotationStyle:
     """backportr.annotation (greg when unset); another value is a usage error, one line."""
-    value = _config(repo).value("backportr.annotation") or "greg"
+    value = git_config(repo).value("backportr.annotation") or "greg"
     try:
         return AnnotationStyle(value)
     except ValueError:
@@ -274,9 +274,9 @@ def resolve_command(
         names += [n for n in Repo(repo).stable_branches(branches) if n not in names]
     if branches and len(names) == len(branch or []):
         raise UsageError(f"--branches {branches!r} matches no branch")
-    names = names or _default_branches(repo, branch_pattern)
+    names = names or default_branches(repo, branch_pattern)
     progress = TerminalProgress(enabled=False if quiet else None)
-    settings = _settings(
+    settings = make_settings(
         repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
     )
     try:
@@ -377,7 +377,7 @@ def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool
 
     from backportr.output.mbox import Mailing
 
-    config = _config(repo)
+    config = git_config(repo)
     name, address = config.value("user.name"), config.value("user.email")
     sender = f"{name} <{address}>" if name and address else config.value("backportr.from")
     domain = email.utils.parseaddr(sender or "")[1].partition("@")[2] or "backportr.invalid"
@@ -385,7 +385,7 @@ def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool
 
 
 def _signoff(repo: Path) -> str:
-    config = _config(repo)
+    config = git_config(repo)
     name, email = config.value("user.name"), config.value("user.email")
     if not name or not email:
         raise BackportrError("--signoff needs user.name and user.email in git config")

@@ -11,16 +11,16 @@ from typing import Annotated
 
 import typer
 
-from backportr.cli import (  # the app and what every command shares
+from backportr.cli.app import (  # the app and what every command shares
     BranchOption,
     IndexOption,
     PatternOption,
     RepoOption,
     UpstreamOption,
-    _config,
-    _default_branches,
-    _settings,
     app,
+    default_branches,
+    git_config,
+    make_settings,
 )
 from backportr.errors import ExitCode, UsageError
 from backportr.output import write_atomically
@@ -120,7 +120,7 @@ def scan_command(
     from backportr.scan_run import run_scan, run_scan_parallel
     from backportr.scan_state import ScanState
 
-    branch = branch or _default_branches(repo, branch_pattern)
+    branch = branch or default_branches(repo, branch_pattern)
     if since and range_:
         raise UsageError("--since and --range exclude each other")
     if new_only and state is None:
@@ -129,7 +129,7 @@ def scan_command(
         raise UsageError(f"--untagged is include, separate or skip, not {untagged!r}")
     policy = Policy.load(ignore, dropped, untagged)  # type: ignore[arg-type]
     progress = TerminalProgress(enabled=False if quiet else None)
-    settings = _settings(repo, upstream, branch, branch_pattern, index)
+    settings = make_settings(repo, upstream, branch, branch_pattern, index)
     holder = ScanState(state) if state is not None else None
     started, clock = datetime.now(UTC), time.monotonic()
     try:
@@ -150,7 +150,7 @@ def scan_command(
             started=started.isoformat(timespec="seconds"),
             seconds=time.monotonic() - clock,
             range=f"--since {since}" if since else f"--range {range_}" if range_ else None,
-            commit_url=_config(repo).value("backportr.commitUrl"),
+            commit_url=git_config(repo).value("backportr.commitUrl"),
         )
         if output_format is ScanFormat.json:
             text = render_scan_json(scans, run)

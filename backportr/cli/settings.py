@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from backportr.cli import RepoOption, _config, app
+from backportr.cli.app import RepoOption, app, git_config
 
 
 @app.command("config")
@@ -15,7 +15,7 @@ def config_command(repo: RepoOption = Path(".")) -> None:
     from backportr.gitconfig import KEYS
     from backportr.gitmerge import trial_engine
 
-    for setting in _config(repo).effective():
+    for setting in git_config(repo).effective():
         value = setting.value if setting.value is not None else "-"
         typer.echo(f"{setting.key}\t{value}\t{setting.source}\t# {KEYS[setting.key]}")
     engine, source, how = trial_engine()
