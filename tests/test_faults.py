@@ -943,3 +943,56 @@ def test_status_scan_and_the_index_say_which_object_git_cannot_read(tmp_path: Pa
         assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
         assert proc.stdout == "" and "cannot read an object" in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@contextlib.contextmanager
+def _immutable(directory: Path) -> Iterator[None]:
+    """`directory` and its files made immutable (chattr +i): nothing can be created in it or
+    written to it, even by root, as on a read-only file system; undone after."""
+    paths = [directory, *directory.iterdir()]
+    done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
+    if done.returncode != 0:
+        subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True)
+        pytest.skip(f"chattr +i is not possible here: {done.stderr.decode().strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
+
+
+def test_a_read_only_index_is_read_as_it_is(tmp_path: Path) -> None:
+    """Where nothing can be written (a read-only file system), `status`, `resolve` and `scan`
+    answer from the index as it is, the same answers as a writable copy gives; an index
+    behind a ref it is asked about is one line and exit 1, never a guess."""
+    from tests.conftest import backportr
+
+    for name in ("ro", "rw"):
+        built = backportr("demo", "--keep", str(tmp_path / name), process=True)
+        assert built.returncode == 0, built.stderr
+    ro, rw = tmp_path / "ro", tmp_path / "rw"
+    branches = ("-b", "linux-5.10.y", "-b", "v5.10.194")
+    assert backportr("index", "--repo", str(ro), *branches).returncode == 0
+    target = "30b49e2"
+    asks = [
+        ("status", target, *branches),
+        ("resolve", target, *branches, "-f", "json"),
+        ("resolve", target, "-b", "v5.10.194", "-f", "mbox"),
+        ("scan", "-b", "linux-5.10.y", "-f", "json"),
+    ]
+    with _immutable(ro / ".git" / "backportr"):
+        for ask in asks:
+            mine = backportr(*ask, "--repo", str(ro))
+            theirs = backportr(*ask, "--repo", str(rw))
+            assert mine.returncode == theirs.returncode, mine.stderr
+            assert mine.returncode in (0, 4) and "error" not in mine.stderr, mine.stderr
+            if ask[0] == "scan":
+                one, two = json.loads(mine.stdout), json.loads(theirs.stdout)
+                assert one["branches"][0]["findings"] == two["branches"][0]["findings"]
+            elif ask[-1] == "mbox":  # the same mails but for their Message-IDs' stamps
+                assert mine.stdout.count("\nSubject: ") == theirs.stdout.count("\nSubject: ") == 4
+            else:
+                assert mine.stdout == theirs.stdout.replace(str(rw), str(ro))
+        subprocess.run(["git", "-C", str(ro), "branch", "-f", "moved", "master~1"], check=True)
+        behind = backportr("status", target, "-b", "moved", "--repo", str(ro))
+        assert behind.returncode == 1 and len(behind.stderr.strip().splitlines()) == 1
+        assert "is behind moved" in behind.stderr and "read-only" in behind.stderr

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import sqlite3
 import time
+import urllib.parse
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from backportr.dbfault import explain
@@ -13,11 +17,15 @@ from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
     BUSY_MS,
+    UpdateStats,
 )
 from backportr.index.transaction import held
 from backportr.index.writer import IndexWriter
+from backportr.model import ProgressCallback, no_progress
 from backportr.relationforms import DEFAULT, Vocabulary
-from backportr.repo import Repo
+from backportr.repo import Ref, Repo
+
+_log = logging.getLogger("backportr")
 
 
 def default_index_path(repo: Repo) -> Path:
@@ -43,14 +51,20 @@ class CommitIndex(IndexWriter):
         self._bulk = False
         self._forget()
         self.path = path or default_index_path(repo)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise IndexCorruptError(
-                f"cannot create the index directory {self.path.parent}: {error}"
-            ) from None
+        self.read_only = False  # opened as it is, on a file system that takes no writes
         self._lock_path = self.path.with_suffix(".lock")
         self._open_lock_path = self.path.with_suffix(".open-lock")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self._open_lock_path, "a+"):
+                pass  # the lock every opening takes: can it be written here?
+        except OSError as error:
+            if error.errno not in _NO_WRITES or not self.path.is_file():
+                raise IndexCorruptError(
+                    f"cannot create the index directory {self.path.parent} or its lock: {error}"
+                ) from None
+            self._open_read_only()
+            return
         try:
             # Opening is serialised by a lock of its own, held for milliseconds: three runs
             # creating one index at once would otherwise race to switch it to WAL, and SQLite
@@ -76,6 +90,61 @@ class CommitIndex(IndexWriter):
         except OSError as error:
             raise IndexCorruptError(f"cannot lock the index {self.path}: {error}") from None
 
+    def _open_read_only(self) -> None:
+        """The index as it is, where nothing can be written (a read-only file system, an
+        immutable directory): questions are answered from it when it is up to date
+        (`update` says so otherwise), and what would be kept is not."""
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro&immutable=1"
+        try:
+            self.db = sqlite3.connect(uri, uri=True, isolation_level=None)
+            stored = self._stored_schema()
+        except sqlite3.DatabaseError as error:
+            raise IndexCorruptError(explain(error, self.path)) from None
+        if stored != self.schema_mark:
+            self.db.close()
+            raise IndexCorruptError(
+                f"the index {self.path} was made by another version of backportr and cannot "
+                "be rebuilt here (read-only); run backportr index where it is writable, or "
+                "give --index PATH on a writable file system"
+            )
+        self.read_only = True
+        _log.info("the index %s is read-only: answering from it as it is", self.path)
+
+    def update(
+        self,
+        upstream: Ref,
+        branches: Sequence[Ref] = (),
+        *,
+        progress: ProgressCallback = no_progress,
+        rebuild: bool = False,
+        worked_on: Collection[str] | None = None,
+        named_patch_ids: bool = False,
+    ) -> UpdateStats:
+        """`IndexWriter.update`; a read-only index is used only when it is up to date
+        with every ref asked about (an answer from a stale one would be a guess)."""
+        if not self.read_only:
+            return super().update(
+                upstream,
+                branches,
+                progress=progress,
+                rebuild=rebuild,
+                worked_on=worked_on,
+                named_patch_ids=named_patch_ids,
+            )
+        stored = {r.refname: r.tip for r in self.refs()}
+        behind = [r.name for r in (upstream, *branches) if stored.get(r.refname) != r.tip]
+        if rebuild or behind:
+            why = (
+                "cannot be rebuilt"
+                if rebuild
+                else f"is behind {', '.join(behind)} and cannot be updated"
+            )
+            raise IndexCorruptError(
+                f"the index {self.path} {why} here (a read-only file system): run backportr "
+                "index where it is writable, or give --index PATH on a writable one"
+            )
+        return UpdateStats(new_commits={r.name: 0 for r in (upstream, *branches)}, rewritten=())
+
     def __enter__(self) -> CommitIndex:
         return self
 
@@ -97,6 +166,9 @@ class CommitIndex(IndexWriter):
     def _stored_schema(self) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         return None if row is None else str(row[0])
+
+
+_NO_WRITES = (errno.EROFS, errno.EACCES, errno.EPERM)  # a file system that takes no writes
 
 
 def _move_aside(path: Path) -> None:
