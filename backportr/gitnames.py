@@ -9,12 +9,17 @@ blobs and trees as well as the one commit meant.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from backportr.errors import AmbiguousCommitError, UnknownCommitError
 from backportr.gitproc import GitAccess
 from backportr.model import Oid
+
+if TYPE_CHECKING:
+    from backportr.repo import Ref
 
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")
@@ -75,3 +80,19 @@ class Names(GitAccess):
             f"{str(c.id)[:12]} ({c.message.splitlines()[0] if c.message else ''})" for c in commits
         ]
         raise AmbiguousCommitError(spec, sorted(described))
+
+    def tree_name(self, upstream: Ref) -> str:
+        """How a reader finds this repository: the URL of the remote the upstream ref
+        tracks (else of `origin`), or its path."""
+        remote = (
+            upstream.refname.split("/")[2] if upstream.refname.startswith("refs/remotes/") else ""
+        )
+        for name in dict.fromkeys(n for n in (remote, "origin") if n):
+            try:
+                url = self.git.config[f"remote.{name}.url"]
+            except (KeyError, pygit2.GitError):
+                continue
+            if url:
+                return str(url)
+        workdir = self.git.workdir
+        return str(Path(workdir or self.git.path).resolve())

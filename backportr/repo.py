@@ -140,22 +140,7 @@ class Repo(Names, Streams, Searches, Diffs):
         self._line_blame: LineBlame | None = None
         self._blame_kept: KeptDiffs | None = None
         self._file_greps = 0
-
-    def tree_name(self, upstream: Ref) -> str:
-        """How a reader finds this repository: the URL of the remote the upstream ref
-        tracks (else of `origin`), or its path."""
-        remote = (
-            upstream.refname.split("/")[2] if upstream.refname.startswith("refs/remotes/") else ""
-        )
-        for name in dict.fromkeys(n for n in (remote, "origin") if n):
-            try:
-                url = self.git.config[f"remote.{name}.url"]
-            except (KeyError, pygit2.GitError):
-                continue
-            if url:
-                return str(url)
-        workdir = self.git.workdir
-        return str(Path(workdir).resolve() if workdir else self.path.resolve())
+        self._merges_on: dict[Oid, bool] = {}  # tip -> its first-parent line has a merge
 
     def find_ref(self, name: str) -> Ref | None:
         """A branch given as `linux-5.10.y`, `origin/linux-5.10.y`, a full ref or a tag."""
@@ -328,6 +313,8 @@ class Repo(Names, Streams, Searches, Diffs):
         commits it brought (oldest first): a merge or pull request. None when `commit` is on
         the first-parent line itself, or the merge brought more than `limit` commits (a
         subsystem pull, not one posting)."""
+        if not self._first_parent_merges(tip):
+            return None  # a linear first-parent line (a rebasing project): no merge brought it
         merges = self.run_git(
             "rev-list", "--first-parent", "--merges", f"--ancestry-path={commit}",
             f"{commit}..{tip}", check=False,
@@ -345,6 +332,15 @@ class Repo(Names, Streams, Searches, Diffs):
         if not brought or len(brought) > limit or commit not in brought:
             return None
         return merge, brought[::-1]
+
+    def _first_parent_merges(self, tip: Oid) -> bool:
+        """Whether `tip`'s first-parent line holds a merge at all (asked once per tip)."""
+        if tip not in self._merges_on:
+            found = self.run_git(
+                "rev-list", "--first-parent", "--merges", "--max-count=1", tip, check=False
+            )
+            self._merges_on[tip] = bool(found.strip())
+        return self._merges_on[tip]
 
     def commits_since(self, tip: Oid, date: str) -> list[Oid]:
         """The commits of `tip`'s history committed after `date` (as git's --since reads
