@@ -171,6 +171,29 @@ def test_the_cap(tmp_path: Path) -> None:
     assert [m.commit for m in full.series] == [s.ids[n] for n in s.expected]
 
 
+def test_a_long_chain_costs_one_git_process_a_member_at_most(tmp_path: Path) -> None:
+    """A `Fixes:` chain on a linear history: the merge that brought each member is not asked
+    of git member by member (no first-parent merge brought anything); what remains is one
+    `git blame` a member (its context). Counted from git's own trace of what ran."""
+    import os
+    import subprocess
+    import sys
+
+    s = long_chain(tmp_path / "chain", length=30)
+    trace = tmp_path / "trace"
+    env = dict(os.environ, GIT_TRACE=str(trace))
+    argv = [sys.executable, "-m", "backportr", "resolve", s.ids["c0"], "--repo", str(s.path)]
+    warm = subprocess.run([*argv, "-b", BRANCH, "-q"], capture_output=True)  # the index built
+    assert warm.returncode == 0, warm.stderr
+    proc = subprocess.run([*argv, "-b", BRANCH, "-q"], env=env, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    ran = [line for line in trace.read_text().splitlines() if "trace: built-in: git" in line]
+    assert len([line for line in ran if "--ancestry-path" in line]) == 0
+    assert len([line for line in ran if " rev-list " in line and "--merges" in line]) == 1
+    assert len([line for line in ran if " blame " in line]) <= 30
+    assert len(ran) < 30 * 2  # the old code ran two a member: 60 and more
+
+
 # -- the IMA/overlayfs case ---------------------------------------------------------------
 
 
