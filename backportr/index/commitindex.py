@@ -8,7 +8,6 @@ import logging
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from backportr.dbfault import explain
@@ -17,13 +16,11 @@ from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
     BUSY_MS,
-    UpdateStats,
 )
 from backportr.index.transaction import held
 from backportr.index.writer import IndexWriter
-from backportr.model import ProgressCallback, no_progress
 from backportr.relationforms import DEFAULT, Vocabulary
-from backportr.repo import Ref, Repo
+from backportr.repo import Repo
 
 _log = logging.getLogger("backportr")
 
@@ -109,41 +106,6 @@ class CommitIndex(IndexWriter):
             )
         self.read_only = True
         _log.info("the index %s is read-only: answering from it as it is", self.path)
-
-    def update(
-        self,
-        upstream: Ref,
-        branches: Sequence[Ref] = (),
-        *,
-        progress: ProgressCallback = no_progress,
-        rebuild: bool = False,
-        worked_on: Collection[str] | None = None,
-        named_patch_ids: bool = False,
-    ) -> UpdateStats:
-        """`IndexWriter.update`; a read-only index is used only when it is up to date
-        with every ref asked about (an answer from a stale one would be a guess)."""
-        if not self.read_only:
-            return super().update(
-                upstream,
-                branches,
-                progress=progress,
-                rebuild=rebuild,
-                worked_on=worked_on,
-                named_patch_ids=named_patch_ids,
-            )
-        stored = {r.refname: r.tip for r in self.refs()}
-        behind = [r.name for r in (upstream, *branches) if stored.get(r.refname) != r.tip]
-        if rebuild or behind:
-            why = (
-                "cannot be rebuilt"
-                if rebuild
-                else f"is behind {', '.join(behind)} and cannot be updated"
-            )
-            raise IndexCorruptError(
-                f"the index {self.path} {why} here (a read-only file system): run backportr "
-                "index where it is writable, or give --index PATH on a writable one"
-            )
-        return UpdateStats(new_commits={r.name: 0 for r in (upstream, *branches)}, rewritten=())
 
     def __enter__(self) -> CommitIndex:
         return self

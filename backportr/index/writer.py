@@ -39,6 +39,7 @@ class IndexWriter(Drops):
     """A full read longer than this many commits goes on in a worker process."""
     _worked_on_refs: set[str] | None = None
     _named_patch_ids = False
+    read_only = False  # opened as it is where nothing can be written (CommitIndex)
 
     def update(
         self,
@@ -64,6 +65,8 @@ class IndexWriter(Drops):
         patch-ids now only with `named_patch_ids` (a scan compares each backport with its
         upstream commit); otherwise a question by patch-id computes those that could share
         its commit's (`PatchIdReader`), and the branch stays in `patch_ids_pending`."""
+        if self.read_only:
+            return self._as_it_is(upstream, branches, rebuild)
         self._forget()
         self._worked_on_refs = None if worked_on is None else set(worked_on)
         self._named_patch_ids = named_patch_ids
@@ -71,6 +74,20 @@ class IndexWriter(Drops):
             return self._update(upstream, branches, progress, rebuild)
         finally:
             self._forget()  # what was read while writing is not what now stands
+
+    def _as_it_is(self, upstream: Ref, branches: Sequence[Ref], rebuild: bool) -> UpdateStats:
+        """A read-only index is used only when it is up to date with every ref asked about
+        (an answer from a stale one would be a guess)."""
+        stored = {r.refname: r.tip for r in self.refs()}
+        behind = [r.name for r in (upstream, *branches) if stored.get(r.refname) != r.tip]
+        if rebuild or behind:
+            why = f"is behind {', '.join(behind)} and cannot be updated"
+            why = "cannot be rebuilt" if rebuild else why
+            raise IndexCorruptError(
+                f"the index {self.path} {why} here (a read-only file system): run backportr "
+                "index where it is writable, or give --index PATH on a writable one"
+            )
+        return UpdateStats(new_commits={r.name: 0 for r in (upstream, *branches)}, rewritten=())
 
     def _worked_on(self, refname: str) -> bool:
         return self._worked_on_refs is None or refname in self._worked_on_refs
