@@ -58,6 +58,7 @@ _GIT_LAYER = {
     "gitdiff.py",
     "gitconfig.py",
     "gitmerge.py",
+    "gitfiles.py",
     "apply.py",
     "treestate.py",
     "builder.py",

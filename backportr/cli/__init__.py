@@ -18,14 +18,14 @@ import time
 import traceback
 
 from backportr import __version__
-from backportr.cli import demo, mail, repository, resolve, scan, settings  # the commands
+from backportr.cli import cves, demo, mail, repository, resolve, scan, settings  # commands
 from backportr.cli.app import app
 from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode
 from backportr.repo import GitError
 
 __all__ = ["app", "main", "run"]
-_COMMANDS = (demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
+_COMMANDS = (cves, demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,186 @@
+"""CVE JSON 5 records as the kernel CVE team writes them, parsed into what backportr needs.
+
+A record names, per release line, an introducing commit and the commit that fixed it there
+(`affected[].versions[]` with `versionType: git`: `version` the introducing commit,
+`lessThan` the fixing one; a pair without `lessThan` is a line still unfixed), and the
+affected files (`programFiles`). Beside it, `.sha1` names the mainline fix. The introducing
+commit `1da177e4c3f4...` (the first commit of the kernel's git history) or `0` means
+"since the beginning".
+
+Records are untrusted input: a file past `MAX_BYTES`, JSON nested past `MAX_DEPTH`, or a
+record not in this shape is a `BadRecord` with one line, never a crash; every check here is
+linear in the size of the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from backportr.errors import BackportrError
+from backportr.gitfiles import tree_files
+from backportr.model import Oid
+
+MAX_BYTES = 1024 * 1024  # the largest real record is about 60 KiB
+MAX_DEPTH = 32  # real records nest 8 deep
+BEGINNING = ("0", "1da177e4c3f41524e886b7f1b8a0c1fc7321cac2")  # "since the beginning"
+_ID = re.compile(r"CVE-\d{4}-\d{4,9}")
+_HEX = re.compile(r"[0-9a-f]{40}")
+
+
+class BadRecord(BackportrError):
+    """A record that cannot be read as the kernel CVE team writes them."""
+
+
+@dataclass(frozen=True, slots=True)
+class CveRecord:
+    """One CVE: its id and title, the (introducing, fixing) pairs of its release lines, the
+    mainline fix (`.sha1`, else the fixes as listed), the files, and the hash of its text
+    (a changed record is a new question)."""
+
+    cve: str
+    title: str
+    pairs: tuple[tuple[str, Oid | None], ...]
+    mainline: tuple[Oid, ...]  # `.sha1`: the mainline fix (rarely several)
+    files: tuple[str, ...]
+    digest: str
+
+    @property
+    def fixes(self) -> tuple[Oid, ...]:
+        """Every fixing commit the record names, the mainline one first."""
+        listed = [*self.mainline, *(f for _, f in self.pairs if f)]
+        return tuple(dict.fromkeys(listed))
+
+    @property
+    def introduced(self) -> tuple[str, ...]:
+        """Every introducing commit (or `0` / the first commit: since the beginning)."""
+        return tuple(dict.fromkeys(i for i, _ in self.pairs))
+
+    @property
+    def since_the_beginning(self) -> bool:
+        return any(i in BEGINNING for i in self.introduced)
+
+
+def parse_record(text: str, name: str, sha1: str | None = None) -> CveRecord:
+    """A record from its JSON text (`name` for messages; `sha1` the `.sha1` file's text)."""
+    if len(text) > MAX_BYTES:
+        raise BadRecord(f"{name}: larger than {MAX_BYTES} bytes")
+    if _depth(text) > MAX_DEPTH:
+        raise BadRecord(f"{name}: JSON nested deeper than {MAX_DEPTH}")
+    try:
+        data = json.loads(text)
+        cve = str(data["cveMetadata"]["cveId"])
+        cna = data["containers"]["cna"]
+        affected = cna.get("affected", [])
+        title = str(cna.get("title", ""))
+        if not isinstance(affected, list):
+            raise TypeError("affected is not a list")
+        pairs: list[tuple[str, Oid | None]] = []
+        files: list[str] = []
+        for block in affected:
+            files += [str(f) for f in block.get("programFiles", []) if isinstance(f, str)]
+            for version in block.get("versions", []):
+                if version.get("versionType") != "git":
+                    continue
+                introduced = str(version.get("version", "")).lower()
+                fixed = str(version.get("lessThan", "")).lower() or None
+                if introduced not in BEGINNING and not _HEX.fullmatch(introduced):
+                    raise ValueError(f"introducing commit {introduced[:50]!r}")
+                if fixed is not None and not _HEX.fullmatch(fixed):
+                    raise ValueError(f"fixing commit {fixed[:50]!r}")
+                pairs.append((introduced, fixed))
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise BadRecord(f"{name}: not a CVE JSON 5 record as the kernel's ({error})") from None
+    if not _ID.fullmatch(cve):
+        raise BadRecord(f"{name}: {cve[:40]!r} is not a CVE id")
+    mainline = tuple(line.strip().lower() for line in (sha1 or "").splitlines() if line.strip())
+    if any(not _HEX.fullmatch(m) for m in mainline):
+        raise BadRecord(f"{name}: its .sha1 holds a line that is not a commit id")
+    return CveRecord(
+        cve,
+        title.replace("\n", " ")[:300],
+        tuple(dict.fromkeys(pairs)),
+        mainline,
+        tuple(dict.fromkeys(files)),
+        hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16],
+    )
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of `[` and `{` outside strings: one pass."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFile:
+    """A record's JSON text and its `.sha1` beside it, read from a directory or a git tree."""
+
+    name: str
+    text: str
+    sha1: str | None
+
+
+def read_records(path: Path, ref: str | None = None) -> Iterator[RecordFile]:
+    """Every `CVE-*.json` under `path` but those under a `rejected` directory (the kernel
+    CVE team's rejected CVEs), in name order: files of a directory (a checkout of
+    the records repository), or, for a bare git repository (or with `ref`), the blobs of
+    its tree at `ref` (default HEAD). Files past `MAX_BYTES` are yielded cut, and refused
+    by `parse_record`."""
+    if path.is_dir() and ref is None and not _is_bare(path):
+        for found in sorted(path.rglob("CVE-*.json")):
+            if found.is_symlink() or not found.is_file() or _rejected(str(found.relative_to(path))):
+                continue
+            sha1 = found.with_suffix(".sha1")
+            yield RecordFile(
+                str(found.relative_to(path)),
+                _read(found),
+                _read(sha1) if sha1.is_file() and not sha1.is_symlink() else None,
+            )
+        return
+    yield from _records_in_git(path, ref or "HEAD")
+
+
+def _rejected(name: str) -> bool:
+    return "rejected" in Path(name).parts[:-1]
+
+
+def _is_bare(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def _read(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_BYTES + 1).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise BackportrError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _records_in_git(path: Path, ref: str) -> Iterator[RecordFile]:
+    texts = dict(
+        tree_files(path, ref, lambda n: n.endswith((".json", ".sha1")), MAX_BYTES)
+    )  # the records repository holds about 15,000 records: a few hundred MB at most
+    for name, text in texts.items():
+        if name.endswith(".json") and Path(name).name.startswith("CVE-") and not _rejected(name):
+            yield RecordFile(name, text, texts.get(name[: -len(".json")] + ".sha1"))

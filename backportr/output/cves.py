@@ -1,0 +1,111 @@
+"""Render `backportr cves`: text (a line per CVE and branch, the series of what is missing),
+JSON (schema 1, docs/cves.md), CSV for spreadsheets and Markdown for a wiki or a mail."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from backportr.cves.classify import OUTCOMES, CveOutcome
+from backportr.output.jsontext import dumps_indented
+from backportr.output.report import member_dict
+from backportr.output.safe import markdown, terminal
+
+CVES_SCHEMA = 1
+
+
+def _branches(outcomes: Sequence[CveOutcome]) -> dict[str, list[CveOutcome]]:
+    out: dict[str, list[CveOutcome]] = {}
+    for one in outcomes:
+        out.setdefault(one.branch, []).append(one)
+    return out
+
+
+def _order(found: list[CveOutcome]) -> list[CveOutcome]:
+    """Missing first (what to do), then unknown, fixed, not affected; by CVE id within."""
+    return sorted(found, key=lambda o: (OUTCOMES.index(o.outcome), o.cve))
+
+
+def cves_to_dict(
+    outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]
+) -> dict[str, object]:
+    return {
+        "schema": CVES_SCHEMA,
+        "unreadable": [{"record": name, "error": error} for name, error in bad],
+        "branches": [
+            {
+                "branch": branch,
+                "counts": {k: sum(1 for o in found if o.outcome == k) for k in OUTCOMES},
+                "cves": [_outcome(o) for o in _order(found)],
+            }
+            for branch, found in _branches(outcomes).items()
+        ],
+    }
+
+
+def _outcome(o: CveOutcome) -> dict[str, object]:
+    return {
+        "cve": o.cve,
+        "title": o.title,
+        "outcome": o.outcome,
+        "how": o.how,
+        "fix": o.fix,
+        "as": o.as_commit,
+        "status": o.report.status if o.report else None,
+        "series": [member_dict(m) for m in o.report.series] if o.report else [],
+    }
+
+
+def render_cves_json(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+    return dumps_indented(cves_to_dict(outcomes, bad)) + "\n"
+
+
+def render_cves_text(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+    out: list[str] = []
+    for branch, found in _branches(outcomes).items():
+        counts = ", ".join(f"{sum(1 for o in found if o.outcome == k)} {k}" for k in OUTCOMES)
+        out.append(f"{branch}: {counts}")
+        for o in _order(found):
+            status = f" [{o.report.status}]" if o.report else ""
+            out.append(f"  {o.outcome:<13} {o.cve:<16} {o.title}{status}")
+            out.append(f"      {o.how}")
+            if o.report and o.report.series:
+                out.append("      series: " + ", ".join(m.commit[:12] for m in o.report.series))
+        out.append("")
+    out += [f"unreadable record {name}: {error}" for name, error in bad]
+    return terminal("\n".join(out).rstrip("\n") + "\n")
+
+
+def render_cves_csv(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["branch", "cve", "outcome", "status", "fix", "as", "series", "title", "how"])
+    for o in outcomes:
+        series = " ".join(m.commit for m in o.report.series) if o.report else ""
+        status = o.report.status if o.report else ""
+        row = [o.branch, o.cve, o.outcome, status, o.fix or "", o.as_commit or "", series]
+        writer.writerow([*row, _cell(o.title), _cell(o.how)])
+    return buffer.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A spreadsheet never takes a cell from data as a formula (`=`, `+`, `-`, `@`)."""
+    text = terminal(text).replace("\n", " ")
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+
+
+def render_cves_markdown(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+    out = ["# backportr cves", ""]
+    for branch, found in _branches(outcomes).items():
+        out += [f"## {markdown(branch)}", ""]
+        out += ["| CVE | outcome | status | title | series |", "|---|---|---|---|---|"]
+        for o in _order(found):
+            series = " ".join(f"`{m.commit[:12]}`" for m in o.report.series) if o.report else "-"
+            status = o.report.status if o.report else "-"
+            out.append(f"| {o.cve} | {o.outcome} | {status} | {markdown(o.title)} | {series} |")
+        out.append("")
+    if bad:
+        out += ["## Unreadable records", ""]
+        out += [f"- {markdown(name)}: {markdown(error)}" for name, error in bad]
+    return "\n".join(out).rstrip("\n") + "\n"

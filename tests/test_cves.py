@@ -1,0 +1,104 @@
+"""`backportr cves`: which published CVEs a branch lacks, on the IMA example with the real
+CVE-2023-52779 record's shape (its ids rewritten to the example's), and bad records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backportr.builder import RepoBuilder
+from backportr.cves.records import BadRecord, parse_record
+from backportr.examples.ima import A1175, DB1D1, F8A92, build
+from tests.conftest import backportr
+from tests.cve_records import write_record
+
+STABLE_FIX = "3fb0fa08641903304b9d81d52a379ff031dc41d4"  # the 6.6.4 backport: not in the example
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], Path]:
+    """The IMA example with two more branches from 5.10.194: the prerequisites backported
+    (`with-prerequisites`), and the follow-up too (`with-follow-up`); and the records."""
+    root = tmp_path_factory.mktemp("cves")
+    ima = build(root / "linux")
+    b = RepoBuilder.open(ima.path)
+    b.branch("with-prerequisites", "v5.10.194")
+    for name in (A1175, DB1D1):
+        b.cherry_pick(ima.ids[name], "with-prerequisites")
+    b.branch("with-follow-up", "with-prerequisites")
+    b.cherry_pick(ima.ids[F8A92], "with-follow-up")
+    records = root / "vulns"
+    pairs = [(ima.ids[DB1D1], STABLE_FIX), (ima.ids[DB1D1], ima.ids[F8A92])]
+    files = ["fs/ecryptfs/inode.c", "fs/overlayfs/inode.c", "fs/stat.c"]
+    title = "fs: Pass AT_GETATTR_NOSEC flag to getattr interface function"
+    write_record(records, "CVE-2023-52779", title, pairs, ima.ids[F8A92], files)
+    (records / "cve" / "published" / "2023" / "CVE-2023-99999.json").write_text("{not json")
+    return ima.path, dict(ima.ids), records
+
+
+def test_the_three_states_of_the_ima_case(example: tuple[Path, dict[str, str], Path]) -> None:
+    """At 5.10.194 `not-affected` (db1d1e8b9867 absent); with the prerequisites backported
+    but not the follow-up, `missing` with the series [8a924db2d7b5]; after it, `fixed`."""
+    path, ids, records = example
+    branches = ("-b", "v5.10.194", "-b", "with-prerequisites", "-b", "with-follow-up")
+    proc = backportr(
+        "cves", "--records", str(records), "--repo", str(path), *branches, "-f", "json"
+    )
+    assert proc.returncode == 4, proc.stderr  # something is missing
+    data = json.loads(proc.stdout)
+    by_branch = {b["branch"]: b["cves"][0] for b in data["branches"]}
+    assert by_branch["v5.10.194"]["outcome"] == "not-affected"
+    assert ids[DB1D1][:12] in by_branch["v5.10.194"]["how"]
+    missing = by_branch["with-prerequisites"]
+    assert missing["outcome"] == "missing" and missing["status"] == "ready"
+    assert [m["commit"] for m in missing["series"]] == [ids[F8A92]]
+    fixed = by_branch["with-follow-up"]
+    assert fixed["outcome"] == "fixed" and fixed["fix"] == ids[F8A92] and fixed["as"]
+    assert "by annotation" in fixed["how"]
+    assert [u["record"] for u in data["unreadable"]] == ["cve/published/2023/CVE-2023-99999.json"]
+    assert "skipped the record cve/published/2023/CVE-2023-99999.json" in proc.stderr
+    fine = backportr(
+        "cves", "--records", str(records), "--repo", str(path), "-b", "with-follow-up", "-q"
+    )
+    assert fine.returncode == 0 and fine.stdout == ""
+
+
+def test_text_csv_and_markdown(example: tuple[Path, dict[str, str], Path]) -> None:
+    path, ids, records = example
+    args = ("cves", "--records", str(records), "--repo", str(path), "-b", "with-prerequisites")
+    text = backportr(*args)
+    assert "1 missing" in text.stdout and f"series: {ids[F8A92][:12]}" in text.stdout
+    csv = backportr(*args, "-f", "csv").stdout.splitlines()
+    assert csv[0].startswith("branch,cve,outcome,status,fix")
+    assert csv[1].startswith(f"with-prerequisites,CVE-2023-52779,missing,ready,{ids[F8A92]}")
+    md = backportr(*args, "-f", "markdown").stdout
+    assert "| CVE-2023-52779 | missing | ready |" in md
+    one = backportr(*args, "--cve", "cve-2023-00001", "-f", "json")
+    assert one.returncode == 0 and json.loads(one.stdout)["branches"] == []
+
+
+def test_a_record_naming_commits_the_repository_lacks_is_unknown(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    path, _ids, _records = example
+    write_record(tmp_path, "CVE-2024-0001", "elsewhere", [("a" * 40, "b" * 40)], "b" * 40)
+    proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
+    assert proc.returncode == 0, proc.stderr
+    assert "unknown" in proc.stdout and "no fixing commit of the record is upstream" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 5000 + "]" * 5000,  # nested past the bound: refused before json reads it
+        '{"cveMetadata": {"cveId": "CVE-2024-1"}, "containers": {"cna": {"affected": 3}}}',
+        '{"cveMetadata": {"cveId": "not an id"}, "containers": {"cna": {}}}',
+        "x" * (2 * 1024 * 1024),
+    ],
+)
+def test_a_bad_record_is_one_line(text: str) -> None:
+    with pytest.raises(BadRecord) as raised:
+        parse_record(text, "r.json")
+    assert "\n" not in str(raised.value) and str(raised.value).startswith("r.json: ")
