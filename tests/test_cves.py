@@ -102,3 +102,37 @@ def test_a_bad_record_is_one_line(text: str) -> None:
     with pytest.raises(BadRecord) as raised:
         parse_record(text, "r.json")
     assert "\n" not in str(raised.value) and str(raised.value).startswith("r.json: ")
+
+
+def test_a_nightly_run_keeps_its_answers_and_reports_what_is_new(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """--state: a second run answers from what the first kept (nothing moved); --new-only
+    reports only outcomes not reported before, and a new record is the one thing said (exit
+    4: it is missing)."""
+    path, ids, records = example
+    mine = tmp_path / "vulns"
+    import shutil
+
+    shutil.copytree(records, mine)
+    state = tmp_path / "cves.sqlite"
+    args = ("-v", "cves", "--records", str(mine), "--repo", str(path), "-b", "with-prerequisites")
+    args += ("--state", str(state), "--new-only", "-f", "json")
+    first = backportr(*args)
+    assert first.returncode == 4, first.stderr
+    assert "1 answers anew, 0 kept" in first.stderr
+    assert [c["cve"] for c in json.loads(first.stdout)["branches"][0]["cves"]] == ["CVE-2023-52779"]
+    second = backportr(*args)
+    assert second.returncode == 0, second.stderr  # nothing new, though it is still missing
+    assert "0 answers anew, 1 kept" in second.stderr
+    assert json.loads(second.stdout)["branches"] == []
+    pairs = [(ids[A1175], ids[DB1D1])]  # a made-up CVE: a1175 introduced, db1d1 fixed it
+    write_record(mine, "CVE-2024-12345", "made up", pairs, ids[DB1D1])
+    third = backportr(*args)
+    assert "1 answers anew, 1 kept" in third.stderr
+    (only,) = json.loads(third.stdout)["branches"][0]["cves"]
+    assert only["cve"] == "CVE-2024-12345" and only["outcome"] == "fixed"
+    assert third.returncode == 0  # fixed: nothing new is missing
+    page = backportr(*args[:-5], "-f", "html").stdout  # no --state: every outcome
+    assert page.startswith("<!DOCTYPE html>") and "CVE-2024-12345" in page
+    assert '<tr class="cve missing"><td>CVE-2023-52779</td>' in page and "<details>" in page

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,12 +24,18 @@ from backportr.output import write_atomically
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from backportr.cves.classify import CveOutcome
+
 
 class CvesFormat(StrEnum):
     text = "text"
     json = "json"
     csv = "csv"
     markdown = "markdown"
+    html = "html"
 
 
 @app.command("cves")
@@ -61,6 +67,19 @@ def cves_command(
     output_format: Annotated[
         CvesFormat, typer.Option("--format", "-f", help="Output format.")
     ] = CvesFormat.text,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="Keep answers and what was reported (SQLite): a nightly run classifies only "
+            "new or changed records and branches that moved.",
+            metavar="FILE",
+        ),
+    ] = None,
+    new_only: Annotated[
+        bool,
+        typer.Option("--new-only", help="Only outcomes not reported by earlier runs (--state)."),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write to this file (atomically).", metavar="FILE"),
@@ -76,32 +95,58 @@ def cves_command(
     missing (with the complete series), or unknown."""
     from backportr.cves.records import read_records
     from backportr.cves.run import check_records
-    from backportr.output import cves as render
+    from backportr.cves.state import CveState
 
     if not records.exists():
         raise UsageError(f"--records {records}: no such file or directory")
+    if new_only and state is None:
+        raise UsageError("--new-only needs --state FILE")
     wanted = {c.upper() for c in cve or ()}
     branch = branch or default_branches(repo, branch_pattern)
     progress = TerminalProgress(enabled=False if quiet else None)
     settings = make_settings(repo, upstream, branch, branch_pattern, index)
+    holder = CveState(state) if state is not None else None
     try:
         with open_workspace(settings, progress=progress) as ws:
-            outcomes, bad = check_records(ws, read_records(records, records_ref), wanted, progress)
+            files = read_records(records, records_ref)
+            outcomes, bad = check_records(ws, files, wanted, progress, holder)
+        progress.finish()
+        every = outcomes
+        if holder is not None and new_only:
+            outcomes = holder.new(outcomes)
+        _write(outcomes, bad, output_format, output, quiet)
+        if holder is not None and (output is not None or not quiet):
+            holder.record(every)  # only once the report describing them is safely out
     finally:
         progress.finish()
+        if holder is not None:
+            holder.close()
+    if not quiet:
+        for name, error in bad:
+            typer.echo(f"backportr: skipped the record {name}: {error}", err=True)
+    if any(o.outcome == "missing" for o in outcomes):
+        raise typer.Exit(int(ExitCode.ATTENTION))
+
+
+def _write(
+    outcomes: Sequence[CveOutcome],
+    bad: Sequence[tuple[str, str]],
+    output_format: CvesFormat,
+    output: Path | None,
+    quiet: bool,
+) -> None:
+    from backportr.output import cves as render
+
     renderer = {
         CvesFormat.text: render.render_cves_text,
         CvesFormat.json: render.render_cves_json,
         CvesFormat.csv: render.render_cves_csv,
         CvesFormat.markdown: render.render_cves_markdown,
+        CvesFormat.html: render.render_cves_html,
     }[output_format]
     text = renderer(outcomes, bad)
     if output is not None:
         write_atomically(output, text)
     elif not quiet:
         sys.stdout.write(text)
-    if not quiet:
-        for name, error in bad:
-            typer.echo(f"backportr: skipped the record {name}: {error}", err=True)
-    if any(o.outcome == "missing" for o in outcomes):
-        raise typer.Exit(int(ExitCode.ATTENTION))
+        sys.stdout.flush()  # a full device fails here, before the state says "reported"

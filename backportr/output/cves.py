@@ -7,10 +7,12 @@ import csv
 import io
 from collections.abc import Sequence
 
+from backportr import __version__
 from backportr.cves.classify import OUTCOMES, CveOutcome
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 from backportr.output.safe import markdown, terminal
+from backportr.output.safe import xml as escape
 
 CVES_SCHEMA = 1
 
@@ -109,3 +111,69 @@ def render_cves_markdown(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str
         out += ["## Unreadable records", ""]
         out += [f"- {markdown(name)}: {markdown(error)}" for name, error in bad]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+_SCRIPT = """
+// Sort by a column (click its header, again to reverse) and filter rows by text.
+var table = document.getElementById("cves");
+table.querySelectorAll("th").forEach(function (th, col) {
+  th.addEventListener("click", function () {
+    var rows = Array.from(table.querySelectorAll("tr.cve"));
+    var dir = th.dataset.dir === "asc" ? -1 : 1;
+    th.dataset.dir = dir === 1 ? "asc" : "desc";
+    rows.sort(function (a, b) {
+      return dir * a.cells[col].textContent.localeCompare(b.cells[col].textContent);
+    });
+    rows.forEach(function (row) { table.appendChild(row); });
+  });
+});
+document.getElementById("filter").addEventListener("input", function (event) {
+  var needle = event.target.value.toLowerCase();
+  table.querySelectorAll("tr.cve").forEach(function (row) {
+    row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
+  });
+});
+"""
+
+
+def render_cves_html(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+    """One self-contained page: counts per branch and outcome, then one row per CVE and
+    branch (click a header to sort, type to filter), the series behind a click."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>backportr cves</title><style>',
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:90em;color:#222}",
+        "table{border-collapse:collapse;margin:.5em 0 1.5em}",
+        "th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}",
+        "th{background:#f4f4f4} #cves th{cursor:pointer} tr.missing td{background:#fdecea}",
+        "</style></head><body><h1>backportr cves</h1>",
+        '<table class="summary"><tr><th>branch</th>',
+        *(f"<th>{k}</th>" for k in OUTCOMES),
+        "</tr>",
+    ]
+    for branch, found in _branches(outcomes).items():
+        cells = "".join(f"<td>{sum(1 for o in found if o.outcome == k)}</td>" for k in OUTCOMES)
+        parts.append(f"<tr><td>{escape(branch)}</td>{cells}</tr>")
+    parts.append('</table><p><label>Filter: <input id="filter" type="search"></label></p>')
+    parts.append(
+        '<table id="cves"><tr><th>CVE</th><th>branch</th><th>outcome</th><th>status</th>'
+        "<th>title</th><th>how</th><th>series</th></tr>"
+    )
+    for o in sorted(outcomes, key=lambda o: (OUTCOMES.index(o.outcome), o.cve, o.branch)):
+        series = ""
+        if o.report and o.report.series:
+            items = "".join(
+                f"<li><code>{m.commit[:12]}</code> {escape(m.subject)} ({m.role}, {m.apply})</li>"
+                for m in o.report.series
+            )
+            series = f"<details><summary>{len(o.report.series)}</summary><ol>{items}</ol></details>"
+        status = escape(o.report.status) if o.report else ""
+        parts.append(
+            f'<tr class="cve {o.outcome}"><td>{escape(o.cve)}</td><td>{escape(o.branch)}</td>'
+            f"<td>{o.outcome}</td><td>{status}</td><td>{escape(o.title)}</td>"
+            f"<td>{escape(o.how)}</td><td>{series}</td></tr>"
+        )
+    parts.append("</table>")
+    parts += [f"<p>unreadable record {escape(n)}: {escape(e)}</p>" for n, e in bad]
+    parts.append(f"<p>backportr {__version__}</p><script>{_SCRIPT}</script></body></html>")
+    return "\n".join(parts) + "\n"
