@@ -20,6 +20,7 @@ from backportr.cves.records import BEGINNING, CveRecord
 from backportr.model import BranchReport, Oid
 from backportr.repo import Ref
 from backportr.resolve import Resolver
+from backportr.scan_answers import Answers
 
 Outcome = Literal["not-affected", "fixed", "missing", "unknown"]
 OUTCOMES: tuple[Outcome, ...] = ("missing", "unknown", "fixed", "not-affected")
@@ -47,6 +48,11 @@ class CveClassifier:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.ws = resolver.ws
+        self.answers = Answers(self.ws, resolver)  # a scan's answers, and kept for the next
+
+    def keep(self) -> None:
+        """Keep the resolve answers made so far in the index (a scan reuses them too)."""
+        self.answers.keep()
 
     def classify(self, record: CveRecord, branches: Sequence[Ref]) -> list[CveOutcome]:
         return [self._on(record, branch) for branch in branches]
@@ -88,6 +94,7 @@ class CveClassifier:
             why = f"{carried[0][:12]} (introducing) is in the branch"
         else:
             why = "affected since the beginning"
-        report = self.resolver.resolve_branch(upstream_fix, branch)
+        resolved = self.answers.resolve(upstream_fix, branch)
+        report = BranchReport(branch.name, resolved.status, resolved.series)  # type: ignore[arg-type]
         how = f"{why}; the fix {upstream_fix[:12]} is not: {report.status}"
         return outcome("missing", how, fix=upstream_fix, report=report)

@@ -37,7 +37,8 @@ def check_records(
             continue
         if not wanted or record.cve in wanted:
             records.append(record)
-    classifier = CveClassifier(Resolver(ws, many=len(records) > 20, postings=False))
+    resolver = Resolver(ws, many=len(records) > 20, suggest=False, postings=False)
+    classifier = CveClassifier(resolver)  # as a scan resolves: its answers serve both
     outcomes: list[CveOutcome] = []
     fresh: list[tuple[str, CveOutcome]] = []
     classified = 0
@@ -54,6 +55,7 @@ def check_records(
         if state is not None and len(fresh) >= _KEPT_AT_ONCE:
             state.keep(fresh)  # answers are kept as they come: an interrupted run loses little
             fresh.clear()
+    classifier.keep()
     if state is not None:
         state.keep(fresh)
     _log.info(
