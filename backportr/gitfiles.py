@@ -5,12 +5,14 @@ Part of the git layer: the only pygit2 code the records reader needs.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
 
 from backportr.errors import BackportrError
+from backportr.gitproc import git_env
 
 
 def tree_files(
@@ -37,3 +39,17 @@ def tree_files(
         blob = repo[blobs[name]]
         data = bytes(blob.data[: cap + 1]) if isinstance(blob, pygit2.Blob) else b""
         yield name, data.decode("utf-8", errors="replace")
+
+
+def files_changed_since(path: Path, ref: str, since: str, under: str = "") -> set[str]:
+    """The paths (relative to `path`) that commits of `ref` made after `since` (a date as
+    git reads it) added or changed, under `under`."""
+    argv = ["git", "-C", str(path), "log", f"--since={since}", "--diff-filter=AM", "--format="]
+    argv += ["--name-only", "--relative", "--no-renames", "--end-of-options", ref, "--"]
+    argv += [under] if under else []
+    proc = subprocess.run(argv, capture_output=True, check=False, env=git_env(), timeout=600)
+    if proc.returncode != 0:
+        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BackportrError(f"{path}: cannot list the records changed since {since}: "
+                             f"{said[-1] if said else 'git log failed'}")  # fmt: skip
+    return {line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line}

@@ -136,3 +136,44 @@ def test_a_nightly_run_keeps_its_answers_and_reports_what_is_new(
     page = backportr(*args[:-5], "-f", "html").stdout  # no --state: every outcome
     assert page.startswith("<!DOCTYPE html>") and "CVE-2024-12345" in page
     assert '<tr class="cve missing"><td>CVE-2023-52779</td>' in page and "<details>" in page
+
+
+def test_since_narrows_to_the_records_a_date_added(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """--since DATE: only records the records repository added or changed after DATE."""
+    import os
+    import shutil
+    import subprocess
+
+    path, ids, records = example
+    vulns = tmp_path / "vulns"
+    shutil.copytree(records, vulns)
+    (vulns / "cve" / "published" / "2023" / "CVE-2023-99999.json").unlink()
+    env = dict(
+        os.environ, GIT_AUTHOR_DATE="2024-01-01T00:00:00", GIT_COMMITTER_DATE="2024-01-01T00:00:00"
+    )
+    env.update(GIT_AUTHOR_NAME="c", GIT_AUTHOR_EMAIL="c@example.org")
+    env.update(GIT_COMMITTER_NAME="c", GIT_COMMITTER_EMAIL="c@example.org")
+
+    def git(*args: str, when: str) -> None:
+        env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+        subprocess.run(["git", "-C", str(vulns), *args], env=env, check=True, capture_output=True)
+
+    git("init", "-q", when="2024-01-01T00:00:00")
+    git("add", "-A", when="2024-01-01T00:00:00")
+    git("commit", "-qm", "old records", when="2024-01-01T00:00:00")
+    write_record(vulns, "CVE-2025-0001", "new", [(ids[A1175], ids[DB1D1])], ids[DB1D1])
+    git("add", "-A", when="2025-06-01T00:00:00")
+    git("commit", "-qm", "a new record", when="2025-06-01T00:00:00")
+    args = ("cves", "--records", str(vulns), "--repo", str(path), "-b", "v5.10.194", "-f", "json")
+    every = json.loads(backportr(*args).stdout)["branches"][0]["cves"]
+    recent = json.loads(backportr(*args, "--since", "2025-01-01").stdout)["branches"][0]["cves"]
+    assert {c["cve"] for c in every} == {"CVE-2023-52779", "CVE-2025-0001"}
+    assert [c["cve"] for c in recent] == ["CVE-2025-0001"]
+    plain = tmp_path / "plain"
+    shutil.copytree(records, plain)
+    refused = backportr(
+        "cves", "--records", str(plain), "--repo", str(path), "--since", "2025-01-01"
+    )
+    assert refused.returncode == 1 and "cannot list the records changed since" in refused.stderr

@@ -59,6 +59,15 @@ def cves_command(
         list[str] | None,
         typer.Option("--cve", help="Only this CVE (repeatable).", metavar="CVE-YYYY-N"),
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only records the records repository added or changed after DATE (as git "
+            "reads a date: 2025-01-01, '2 weeks ago').",
+            metavar="DATE",
+        ),
+    ] = None,
     branch: BranchOption = None,
     repo: RepoOption = Path("."),
     upstream: UpstreamOption = None,
@@ -93,7 +102,7 @@ def cves_command(
 ) -> None:
     """Which published CVEs each branch still lacks: not-affected, fixed (as which commit),
     missing (with the complete series), or unknown."""
-    from backportr.cves.records import read_records
+    from backportr.cves.records import changed_since, read_records
     from backportr.cves.run import check_records
     from backportr.cves.state import CveState
 
@@ -109,6 +118,9 @@ def cves_command(
     try:
         with open_workspace(settings, progress=progress) as ws:
             files = read_records(records, records_ref)
+            if since is not None:
+                recent = changed_since(records, records_ref, since)
+                files = (f for f in files if f.name in recent)
             outcomes, bad = check_records(ws, files, wanted, progress, holder)
         progress.finish()
         every = outcomes

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backportr.errors import BackportrError
-from backportr.gitfiles import tree_files
+from backportr.gitfiles import files_changed_since, tree_files
 from backportr.model import Oid
 
 MAX_BYTES = 1024 * 1024  # the largest real record is about 60 KiB
@@ -139,6 +139,13 @@ class RecordFile:
     name: str
     text: str
     sha1: str | None
+
+
+def changed_since(path: Path, ref: str | None, since: str) -> set[str]:
+    """The record files the records repository at `path` added or changed after `since`."""
+    return {
+        name for name in files_changed_since(path, ref or "HEAD", since) if name.endswith(".json")
+    }
 
 
 def read_records(path: Path, ref: str | None = None) -> Iterator[RecordFile]:
