@@ -177,3 +177,25 @@ def test_since_narrows_to_the_records_a_date_added(
         "cves", "--records", str(plain), "--repo", str(path), "--since", "2025-01-01"
     )
     assert refused.returncode == 1 and "cannot list the records changed since" in refused.stderr
+
+
+def test_a_fix_the_branch_has_under_another_shape_is_fixed(tmp_path: Path) -> None:
+    """The fix's change reached the branch inside a local commit of another subject and
+    patch (no annotation, no patch-id match): the fix applies as empty there, so the CVE is
+    `fixed`, not `missing` with nothing to apply."""
+    ima = build(tmp_path / "linux")
+    b = RepoBuilder.open(ima.path)
+    b.branch("local", "v5.10.194")
+    for name in (A1175, DB1D1):
+        b.cherry_pick(ima.ids[name], "local")
+    fix = ima.ids[F8A92]
+    changed = {p: t for p, t in b.files(fix).items() if b.files(f"{fix}~1").get(p) != t}
+    changed["Documentation/local.txt"] = "a note of our own\n"
+    b.commit("local: getattr without security checks\n", changed, branch="local")
+    records = tmp_path / "vulns"
+    write_record(records, "CVE-2023-52779", "t", [(ima.ids[DB1D1], fix)], fix)
+    args = ("cves", "--records", str(records), "--repo", str(ima.path), "-b", "local")
+    proc = backportr(*args, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    (only,) = json.loads(proc.stdout)["branches"][0]["cves"]
+    assert only["outcome"] == "fixed" and "changes nothing there" in only["how"], only

@@ -95,6 +95,9 @@ class CveClassifier:
         else:
             why = "affected since the beginning"
         resolved = self.answers.resolve(upstream_fix, branch)
+        if resolved.status == "already-present" and not resolved.series:
+            how = f"{why}; the fix {upstream_fix[:12]} changes nothing there (already in it)"
+            return outcome("fixed", how, fix=upstream_fix)
         report = BranchReport(branch.name, resolved.status, resolved.series)  # type: ignore[arg-type]
         how = f"{why}; the fix {upstream_fix[:12]} is not: {report.status}"
         return outcome("missing", how, fix=upstream_fix, report=report)
