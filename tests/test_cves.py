@@ -199,3 +199,19 @@ def test_a_fix_the_branch_has_under_another_shape_is_fixed(tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stderr
     (only,) = json.loads(proc.stdout)["branches"][0]["cves"]
     assert only["outcome"] == "fixed" and "changes nothing there" in only["how"], only
+
+
+def test_jobs_give_the_same_answer(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """--jobs 2 spreads the records over two processes and answers as one process does."""
+    path, ids, _records = example
+    pairs = [(ids[DB1D1], ids[F8A92])]
+    for n in range(12):
+        write_record(tmp_path, f"CVE-2024-{1000 + n}", f"copy {n}", pairs, ids[F8A92])
+    args = ("cves", "--records", str(tmp_path), "--repo", str(path), "-f", "json")
+    args += ("-b", "v5.10.194", "-b", "with-prerequisites", "-b", "with-follow-up")
+    one, two = backportr(*args), backportr(*args, "--jobs", "2", "-v")
+    assert one.returncode == two.returncode == 4, two.stderr
+    assert one.stdout == two.stdout
+    assert "36 answers anew" in two.stderr and "36 to classify in 2 processes" in two.stderr

@@ -89,6 +89,16 @@ def cves_command(
         bool,
         typer.Option("--new-only", help="Only outcomes not reported by earlier runs (--state)."),
     ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Classify in this many processes (the missing CVEs' resolves spread over them).",
+            metavar="N",
+        ),
+    ] = 1,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write to this file (atomically).", metavar="FILE"),
@@ -121,7 +131,9 @@ def cves_command(
             if since is not None:
                 recent = changed_since(records, records_ref, since)
                 files = (f for f in files if f.name in recent)
-            outcomes, bad = check_records(ws, files, wanted, progress, holder)
+            outcomes, bad = check_records(
+                ws, files, wanted, progress, holder, jobs=jobs, settings=settings
+            )
         progress.finish()
         every = outcomes
         if holder is not None and new_only:

@@ -4,17 +4,23 @@ classify the rest on every branch."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 
+from backportr.config import Settings
 from backportr.cves.classify import CveClassifier, CveOutcome
-from backportr.cves.records import BadRecord, RecordFile, parse_record
+from backportr.cves.records import BadRecord, CveRecord, RecordFile, parse_record
 from backportr.cves.state import CveState
+from backportr.errors import BackportrError
 from backportr.model import ProgressCallback, no_progress
 from backportr.resolve import Resolver
-from backportr.workspace import Workspace
+from backportr.workspace import Workspace, open_workspace
 
 _log = logging.getLogger("backportr")
 _KEPT_AT_ONCE = 200  # answers per transaction of the state
+_PER_CHUNK = 8  # records on a branch: fewer to classify than this a process, one process
+_CHUNKS_PER_JOB = 4  # chunks a process takes in turn (a few records cost more than others)
 
 
 def check_records(
@@ -23,11 +29,58 @@ def check_records(
     wanted: Collection[str] = (),
     progress: ProgressCallback = no_progress,
     state: CveState | None = None,
+    *,
+    jobs: int = 1,
+    settings: Settings | None = None,
 ) -> tuple[list[CveOutcome], list[tuple[str, str]]]:
     """Every record's outcome on every branch of `ws` (only the CVE ids `wanted`, when
     given), and the records that could not be read, with why: a malformed record is
     reported and skipped, never fatal for the run. With `state`, an answer kept by an
-    earlier run is used where nothing it depends on moved, and the new ones are kept."""
+    earlier run is used where nothing it depends on moved, and the new ones are kept. With
+    `jobs` > 1 (and the `settings` `ws` was opened with), the records to classify are
+    spread over that many processes, each taking the next chunk as it finishes one."""
+    records, bad = _parsed(files, wanted)
+    slots: list[CveOutcome | None] = []
+    pending: list[_Asked] = []
+    for record in records:
+        for branch in ws.branches:
+            key = f"{record.digest}:{branch.tip}:{ws.upstream.tip}"
+            kept = state.answer(branch.name, record.cve, key) if state is not None else None
+            if kept is None:
+                pending.append(_Asked(len(slots), record, branch.name, key))
+            slots.append(kept)
+    workers = min(jobs, -(-len(pending) // _PER_CHUNK))
+    if workers > 1 and settings is not None:
+        answered = _in_processes(settings, pending, workers, progress)
+    else:
+        answered = _classified(ws, pending, progress)
+    fresh = []
+    for asked, outcome in zip(pending, answered, strict=True):
+        slots[asked.slot] = outcome
+        fresh.append((asked.key, outcome))
+    if state is not None:
+        for first in range(0, len(fresh), _KEPT_AT_ONCE):
+            state.keep(fresh[first : first + _KEPT_AT_ONCE])
+    _log.info(
+        "cves: %d records, %d answers anew, %d kept by an earlier run",
+        len(records), len(pending), len(slots) - len(pending),
+    )  # fmt: skip
+    return [o for o in slots if o is not None], bad
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """A record to classify on a branch, and where its answer goes."""
+
+    slot: int
+    record: CveRecord
+    branch: str
+    key: str
+
+
+def _parsed(
+    files: Iterable[RecordFile], wanted: Collection[str]
+) -> tuple[list[CveRecord], list[tuple[str, str]]]:
     records, bad = [], []
     for file in files:
         try:
@@ -37,30 +90,46 @@ def check_records(
             continue
         if not wanted or record.cve in wanted:
             records.append(record)
-    resolver = Resolver(ws, many=len(records) > 20, suggest=False, postings=False)
-    classifier = CveClassifier(resolver)  # as a scan resolves: its answers serve both
-    outcomes: list[CveOutcome] = []
-    fresh: list[tuple[str, CveOutcome]] = []
-    classified = 0
-    for done, record in enumerate(records):
-        progress("classifying CVE records", done, len(records))
-        for branch in ws.branches:
-            key = f"{record.digest}:{branch.tip}:{ws.upstream.tip}"
-            kept = state.answer(branch.name, record.cve, key) if state is not None else None
-            if kept is None:
-                kept = classifier.classify(record, [branch])[0]
-                fresh.append((key, kept))
-                classified += 1
-            outcomes.append(kept)
-        if state is not None and len(fresh) >= _KEPT_AT_ONCE:
-            state.keep(fresh)  # answers are kept as they come: an interrupted run loses little
-            fresh.clear()
+    return records, bad
+
+
+def _classified(
+    ws: Workspace, asked: Sequence[_Asked], progress: ProgressCallback = no_progress
+) -> list[CveOutcome]:
+    """Each record on its branch, in this process (a missing one resolved as a scan does:
+    its answers serve both)."""
+    resolver = Resolver(ws, many=len(asked) > 20, suggest=False, postings=False)
+    classifier = CveClassifier(resolver)
+    refs = {b.name: b for b in ws.branches}
+    out = []
+    for done, one in enumerate(asked):
+        progress("classifying CVE records", done, len(asked))
+        out += classifier.classify(one.record, [refs[one.branch]])
     classifier.keep()
-    if state is not None:
-        state.keep(fresh)
-    _log.info(
-        "cves: %d records, %d answers anew, %d kept by an earlier run",
-        len(records), classified, len(outcomes) - classified,
-    )  # fmt: skip
-    progress("classifying CVE records", len(records), len(records))
-    return outcomes, bad
+    progress("classifying CVE records", len(asked), len(asked))
+    return out
+
+
+def _share(settings: Settings, asked: Sequence[_Asked]) -> list[CveOutcome]:
+    """A worker's chunk, in a workspace of its own (the index is up to date already)."""
+    with open_workspace(settings) as ws:
+        return _classified(ws, asked)
+
+
+def _in_processes(
+    settings: Settings, asked: Sequence[_Asked], jobs: int, progress: ProgressCallback
+) -> list[CveOutcome]:
+    size = max(1, -(-len(asked) // (jobs * _CHUNKS_PER_JOB)))
+    chunks = [list(asked[i : i + size]) for i in range(0, len(asked), size)]
+    results: dict[int, list[CveOutcome]] = {}
+    try:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+    except OSError as error:  # no semaphores here (a confined container): one process
+        raise BackportrError(f"cannot start {jobs} processes ({error}); use --jobs 1") from None
+    _log.info("cves: %d to classify in %d processes, %d chunks", len(asked), jobs, len(chunks))
+    with pool:
+        running = {pool.submit(_share, settings, chunk): n for n, chunk in enumerate(chunks)}
+        for done, future in enumerate(as_completed(running), 1):
+            results[running[future]] = future.result()
+            progress("classifying CVE records", done * size, len(asked))
+    return [o for n in range(len(chunks)) for o in results[n]]
