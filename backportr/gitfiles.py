@@ -5,6 +5,7 @@ Part of the git layer: the only pygit2 code the records reader needs.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,16 +16,41 @@ from backportr.errors import BackportrError
 from backportr.gitproc import git_env
 
 
-def tree_files(
-    path: Path, ref: str, wanted: Callable[[str], bool], cap: int
-) -> Iterator[tuple[str, str]]:
-    """(path in the tree, text) of every blob of `ref`'s tree whose path is `wanted`, in
-    path order; a blob is read to `cap` bytes at most (+1, so a larger one shows as such)."""
+def tree_blobs(path: Path, ref: str, wanted: Callable[[str], bool]) -> dict[str, str]:
+    """(path in the tree -> blob id) of every blob of `ref`'s tree whose path is `wanted`:
+    what a reader keys its cache with, nothing read yet."""
+    repo, tree = _tree(path, ref)
+    return {name: str(oid) for name, oid in _walk(repo, tree, wanted).items()}
+
+
+def blob_text(path: Path, blob: str, cap: int) -> str:
+    """A blob's text, `cap` bytes at most (+1, so a larger one shows as such)."""
+    repo = _repository(str(path))
+    try:
+        found = repo[blob]
+    except (KeyError, ValueError) as error:
+        raise BackportrError(f"{path}: cannot read the blob {blob[:12]} ({error})") from None
+    data = bytes(found.data[: cap + 1]) if isinstance(found, pygit2.Blob) else b""
+    return data.decode("utf-8", errors="replace")
+
+
+@functools.lru_cache(maxsize=4)
+def _repository(path: str) -> pygit2.Repository:
+    """The records repository, opened once for all its blobs."""
+    return pygit2.Repository(path)
+
+
+def _tree(path: Path, ref: str) -> tuple[pygit2.Repository, pygit2.Tree]:
     try:
         repo = pygit2.Repository(str(path))
-        tree = repo.revparse_single(ref).peel(pygit2.Tree)
+        return repo, repo.revparse_single(ref).peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError) as error:
         raise BackportrError(f"{path}: no tree at {ref!r} ({error})") from None
+
+
+def _walk(
+    repo: pygit2.Repository, tree: pygit2.Tree, wanted: Callable[[str], bool]
+) -> dict[str, pygit2.Oid]:
     blobs: dict[str, pygit2.Oid] = {}
     stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
     while stack:
@@ -35,6 +61,16 @@ def tree_files(
                 stack.append((f"{name}/", repo[entry.id].peel(pygit2.Tree)))
             elif entry.type_str == "blob" and wanted(name):
                 blobs[name] = entry.id
+    return blobs
+
+
+def tree_files(
+    path: Path, ref: str, wanted: Callable[[str], bool], cap: int
+) -> Iterator[tuple[str, str]]:
+    """(path in the tree, text) of every blob of `ref`'s tree whose path is `wanted`, in
+    path order; a blob is read to `cap` bytes at most (+1, so a larger one shows as such)."""
+    repo, tree = _tree(path, ref)
+    blobs = _walk(repo, tree, wanted)
     for name in sorted(blobs):
         blob = repo[blobs[name]]
         data = bytes(blob.data[: cap + 1]) if isinstance(blob, pygit2.Blob) else b""

@@ -20,8 +20,9 @@ def main() -> None:
     began = time.monotonic()
     counts: collections.Counter[str] = collections.Counter()
     for file in read_records(path, ref):
+        text, sha1 = file.load()
         try:
-            record = parse_record(file.text, file.name, file.sha1)
+            record = parse_record(text, file.name, sha1)
         except BadRecord as error:
             counts["unreadable"] += 1
             print(f"unreadable: {error}", file=sys.stderr)

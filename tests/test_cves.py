@@ -215,3 +215,33 @@ def test_jobs_give_the_same_answer(
     assert one.returncode == two.returncode == 4, two.stderr
     assert one.stdout == two.stdout
     assert "36 answers anew" in two.stderr and "36 to classify in 2 processes" in two.stderr
+
+
+def test_each_record_file_is_read_once_into_the_index(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """A record file is read and parsed once: the index keeps its parse under its content's
+    key, so the next run reads only what was added or changed (a bare clone: by blob ids)."""
+    import shutil
+    import subprocess
+
+    path, ids, records = example
+    mine = tmp_path / "vulns"
+    shutil.copytree(records, mine, copy_function=shutil.copy)  # new files: new times
+    args = ("-v", "cves", "--records", str(mine), "--repo", str(path), "-b", "v5.10.194")
+    first, second = backportr(*args), backportr(*args)
+    assert "2 record files, 2 read anew" in first.stderr
+    assert "2 record files, 0 read anew" in second.stderr and first.stdout == second.stdout
+    write_record(mine, "CVE-2024-4242", "one more", [(ids[A1175], ids[DB1D1])], ids[DB1D1])
+    assert "3 record files, 1 read anew" in backportr(*args).stderr
+    env = {"GIT_AUTHOR_NAME": "c", "GIT_AUTHOR_EMAIL": "c@x", "GIT_COMMITTER_NAME": "c"}
+    env |= {"GIT_COMMITTER_EMAIL": "c@x", "PATH": "/usr/bin:/bin"}
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "records"]):
+        subprocess.run(["git", "-C", str(mine), *argv], env=env, check=True)
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(mine), str(bare)], check=True)
+    from_git = ("-v", "cves", "--records", str(bare), "--repo", str(path), "-b", "v5.10.194")
+    once, again = backportr(*from_git), backportr(*from_git)
+    assert "3 record files, 3 read anew" in once.stderr  # other keys: blob ids
+    assert "3 record files, 0 read anew" in again.stderr
+    assert once.stdout == again.stdout and "CVE-2024-4242" in once.stdout

@@ -14,15 +14,17 @@ linear in the size of the text.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from backportr.errors import BackportrError
-from backportr.gitfiles import files_changed_since, tree_files
+from backportr.gitfiles import blob_text, files_changed_since, tree_blobs
 from backportr.model import Oid
 
 MAX_BYTES = 1024 * 1024  # the largest real record is about 60 KiB
@@ -134,11 +136,13 @@ def _depth(text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RecordFile:
-    """A record's JSON text and its `.sha1` beside it, read from a directory or a git tree."""
+    """A record file found, not yet read: its name, a key naming its content without
+    reading it (its blob ids in a git tree; its path, size and modification time in a
+    directory), and how to read its JSON text and the `.sha1` beside it."""
 
     name: str
-    text: str
-    sha1: str | None
+    key: str
+    load: Callable[[], tuple[str, str | None]]
 
 
 def changed_since(path: Path, ref: str | None, since: str) -> set[str]:
@@ -150,22 +154,30 @@ def changed_since(path: Path, ref: str | None, since: str) -> set[str]:
 
 def read_records(path: Path, ref: str | None = None) -> Iterator[RecordFile]:
     """Every `CVE-*.json` under `path` but those under a `rejected` directory (the kernel
-    CVE team's rejected CVEs), in name order: files of a directory (a checkout of
-    the records repository), or, for a bare git repository (or with `ref`), the blobs of
-    its tree at `ref` (default HEAD). Files past `MAX_BYTES` are yielded cut, and refused
-    by `parse_record`."""
+    CVE team's rejected CVEs), in name order: files of a directory (a checkout of the
+    records repository), or, for a bare git repository (or with `ref`), the blobs of its
+    tree at `ref` (default HEAD). A file past `MAX_BYTES` is read cut, and refused by
+    `parse_record`."""
     if path.is_dir() and ref is None and not _is_bare(path):
         for found in sorted(path.rglob("CVE-*.json")):
-            if found.is_symlink() or not found.is_file() or _rejected(str(found.relative_to(path))):
+            name = str(found.relative_to(path))
+            if found.is_symlink() or not found.is_file() or _rejected(name):
                 continue
             sha1 = found.with_suffix(".sha1")
-            yield RecordFile(
-                str(found.relative_to(path)),
-                _read(found),
-                _read(sha1) if sha1.is_file() and not sha1.is_symlink() else None,
-            )
+            has_sha1 = sha1.is_file() and not sha1.is_symlink()
+            key = f"file:{name}:{_stamp(found)}:{_stamp(sha1) if has_sha1 else '-'}"
+            yield RecordFile(name, key, functools.partial(_load_files, found, sha1, has_sha1))
         return
     yield from _records_in_git(path, ref or "HEAD")
+
+
+def _stamp(path: Path) -> str:
+    status = path.stat()
+    return f"{status.st_size}:{status.st_mtime_ns}"
+
+
+def _load_files(found: Path, sha1: Path, has_sha1: bool) -> tuple[str, str | None]:
+    return _read(found), _read(sha1) if has_sha1 else None
 
 
 def _rejected(name: str) -> bool:
@@ -185,9 +197,39 @@ def _read(path: Path) -> str:
 
 
 def _records_in_git(path: Path, ref: str) -> Iterator[RecordFile]:
-    texts = dict(
-        tree_files(path, ref, lambda n: n.endswith((".json", ".sha1")), MAX_BYTES)
-    )  # the records repository holds about 15,000 records: a few hundred MB at most
-    for name, text in texts.items():
-        if name.endswith(".json") and Path(name).name.startswith("CVE-") and not _rejected(name):
-            yield RecordFile(name, text, texts.get(name[: -len(".json")] + ".sha1"))
+    blobs = tree_blobs(path, ref, lambda n: n.endswith((".json", ".sha1")))
+    for name in sorted(blobs):
+        if not name.endswith(".json") or not Path(name).name.startswith("CVE-"):
+            continue
+        if _rejected(name):
+            continue
+        sha1 = blobs.get(name[: -len(".json")] + ".sha1")
+        key = f"blob:{blobs[name]}:{sha1 or '-'}"
+        yield RecordFile(name, key, functools.partial(_load_blobs, path, blobs[name], sha1))
+
+
+def _load_blobs(path: Path, blob: str, sha1: str | None) -> tuple[str, str | None]:
+    text = blob_text(path, blob, MAX_BYTES)
+    return text, blob_text(path, sha1, MAX_BYTES) if sha1 else None
+
+
+def record_to_json(record: CveRecord) -> dict[str, object]:
+    return {
+        "cve": record.cve,
+        "title": record.title,
+        "pairs": [list(p) for p in record.pairs],
+        "mainline": list(record.mainline),
+        "files": list(record.files),
+        "digest": record.digest,
+    }
+
+
+def record_from_json(data: dict[str, Any]) -> CveRecord:
+    return CveRecord(
+        str(data["cve"]),
+        str(data["title"]),
+        tuple((str(i), None if f is None else str(f)) for i, f in data["pairs"]),
+        tuple(str(m) for m in data["mainline"]),
+        tuple(str(f) for f in data["files"]),
+        str(data["digest"]),
+    )

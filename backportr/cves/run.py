@@ -3,14 +3,23 @@ classify the rest on every branch."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from backportr import __version__
 from backportr.config import Settings
 from backportr.cves.classify import CveClassifier, CveOutcome
-from backportr.cves.records import BadRecord, CveRecord, RecordFile, parse_record
+from backportr.cves.records import (
+    BadRecord,
+    CveRecord,
+    RecordFile,
+    parse_record,
+    record_from_json,
+    record_to_json,
+)
 from backportr.cves.state import CveState
 from backportr.errors import BackportrError
 from backportr.model import ProgressCallback, no_progress
@@ -39,7 +48,7 @@ def check_records(
     earlier run is used where nothing it depends on moved, and the new ones are kept. With
     `jobs` > 1 (and the `settings` `ws` was opened with), the records to classify are
     spread over that many processes, each taking the next chunk as it finishes one."""
-    records, bad = _parsed(files, wanted)
+    records, bad = _parsed(ws, files, wanted)
     slots: list[CveOutcome | None] = []
     pending: list[_Asked] = []
     for record in records:
@@ -79,17 +88,32 @@ class _Asked:
 
 
 def _parsed(
-    files: Iterable[RecordFile], wanted: Collection[str]
+    ws: Workspace, files: Iterable[RecordFile], wanted: Collection[str]
 ) -> tuple[list[CveRecord], list[tuple[str, str]]]:
-    records, bad = [], []
-    for file in files:
-        try:
-            record = parse_record(file.text, file.name, file.sha1)
-        except BadRecord as error:
-            bad.append((file.name, str(error).partition(": ")[2] or str(error)))
+    """The records, each read and parsed once: the index keeps every file's parse under the
+    key naming its content (`RecordFile.key`), so a later run reads only what changed."""
+    found = list(files)
+    keys = {f.name: f"cve-record:{__version__}:{f.key}" for f in found}
+    kept = ws.index.cached_results(list(keys.values()))
+    records, bad, fresh = [], [], []
+    for file in found:
+        value = kept.get(keys[file.name])
+        if value is None:
+            text, sha1 = file.load()
+            try:
+                value = json.dumps({"record": record_to_json(parse_record(text, file.name, sha1))})
+            except BadRecord as error:
+                value = json.dumps({"bad": str(error).partition(": ")[2] or str(error)})
+            fresh.append((keys[file.name], value))
+        data = json.loads(value)
+        if "bad" in data:
+            bad.append((file.name, str(data["bad"])))
             continue
+        record = record_from_json(data["record"])
         if not wanted or record.cve in wanted:
             records.append(record)
+    ws.index.keep_results(fresh)
+    _log.info("cves: %d record files, %d read anew", len(found), len(fresh))
     return records, bad
 
 

@@ -385,6 +385,15 @@ class IndexReader:
         row = self.db.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
+    def cached_results(self, keys: Sequence[str]) -> dict[str, str]:
+        """`cached_result` of many keys at once: those kept."""
+        found: dict[str, str] = {}
+        for chunk, marks in in_chunks(keys):
+            found.update(
+                self.db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
+            )
+        return found
+
     def keep_result(self, key: str, value: str) -> None:
         self.keep_results([(key, value)])
 
