@@ -11,6 +11,7 @@ import pytest
 from backportr.builder import RepoBuilder
 from backportr.cves.records import BadRecord, parse_record
 from backportr.examples.ima import A1175, DB1D1, F8A92, build
+from tests.browser import browser, dump_dom
 from tests.conftest import backportr
 from tests.cve_records import write_record
 
@@ -245,3 +246,21 @@ def test_each_record_file_is_read_once_into_the_index(
     assert "3 record files, 3 read anew" in once.stderr  # other keys: blob ids
     assert "3 record files, 0 read anew" in again.stderr
     assert once.stdout == again.stdout and "CVE-2024-4242" in once.stdout
+
+
+@pytest.mark.skipif(browser() is None, reason="no headless browser installed")
+def test_the_html_report_in_a_browser(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """The page in headless Chromium: counts per branch, a row per CVE and branch, the
+    missing one's series behind a click, the filter box; the page's script runs clean."""
+    path, ids, records = example
+    page = tmp_path / "cves.html"
+    args = ("cves", "--records", str(records), "--repo", str(path), "-f", "html", "-o", str(page))
+    proc = backportr(*args, "-b", "v5.10.194", "-b", "with-prerequisites", "-b", "with-follow-up")
+    assert proc.returncode == 4, proc.stderr
+    dom = dump_dom(page, tmp_path / "profile")
+    assert dom.returncode == 0
+    assert dom.stdout.count('<tr class="cve ') == 3 and 'id="filter"' in dom.stdout
+    assert "<details><summary>1</summary>" in dom.stdout and ids[F8A92][:12] in dom.stdout
+    assert 'class="summary"' in dom.stdout

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from backportr import __version__
 from backportr.cves.classify import OUTCOMES, CveOutcome
+from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 from backportr.output.safe import markdown, terminal
@@ -113,27 +114,7 @@ def render_cves_markdown(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-_SCRIPT = """
-// Sort by a column (click its header, again to reverse) and filter rows by text.
-var table = document.getElementById("cves");
-table.querySelectorAll("th").forEach(function (th, col) {
-  th.addEventListener("click", function () {
-    var rows = Array.from(table.querySelectorAll("tr.cve"));
-    var dir = th.dataset.dir === "asc" ? -1 : 1;
-    th.dataset.dir = dir === 1 ? "asc" : "desc";
-    rows.sort(function (a, b) {
-      return dir * a.cells[col].textContent.localeCompare(b.cells[col].textContent);
-    });
-    rows.forEach(function (row) { table.appendChild(row); });
-  });
-});
-document.getElementById("filter").addEventListener("input", function (event) {
-  var needle = event.target.value.toLowerCase();
-  table.querySelectorAll("tr.cve").forEach(function (row) {
-    row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
-  });
-});
-"""
+_SCRIPT = sort_and_filter_script("table.cves", "tr.cve")
 
 
 def render_cves_html(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
@@ -145,7 +126,7 @@ def render_cves_html(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, st
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:90em;color:#222}",
         "table{border-collapse:collapse;margin:.5em 0 1.5em}",
         "th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}",
-        "th{background:#f4f4f4} #cves th{cursor:pointer} tr.missing td{background:#fdecea}",
+        "th{background:#f4f4f4} table.cves th{cursor:pointer} tr.missing td{background:#fdecea}",
         "</style></head><body><h1>backportr cves</h1>",
         '<table class="summary"><tr><th>branch</th>',
         *(f"<th>{k}</th>" for k in OUTCOMES),
@@ -156,7 +137,7 @@ def render_cves_html(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, st
         parts.append(f"<tr><td>{escape(branch)}</td>{cells}</tr>")
     parts.append('</table><p><label>Filter: <input id="filter" type="search"></label></p>')
     parts.append(
-        '<table id="cves"><tr><th>CVE</th><th>branch</th><th>outcome</th><th>status</th>'
+        '<table class="cves"><tr><th>CVE</th><th>branch</th><th>outcome</th><th>status</th>'
         "<th>title</th><th>how</th><th>series</th></tr>"
     )
     for o in sorted(outcomes, key=lambda o: (OUTCOMES.index(o.outcome), o.cve, o.branch)):

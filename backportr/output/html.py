@@ -98,3 +98,30 @@ def _branch(b: BranchReport) -> list[str]:
         out.append(f"<p>Alternative: {escape(b.alternative)}</p>")
     out += [f'<p class="warning">warning: {escape(w)}</p>' for w in b.warnings]
     return out
+
+
+def sort_and_filter_script(tables: str, rows: str) -> str:
+    """The script of a report page: click a header of a `tables` table to sort its `rows`
+    by that column (again to reverse), type in `#filter` to show only the rows holding it."""
+    return f"""
+// Sort by a column (click its header, again to reverse) and filter rows by text.
+document.querySelectorAll("{tables}").forEach(function (table) {{
+  table.querySelectorAll("th").forEach(function (th, col) {{
+    th.addEventListener("click", function () {{
+      var rows = Array.from(table.querySelectorAll("{rows}"));
+      var dir = th.dataset.dir === "asc" ? -1 : 1;
+      th.dataset.dir = dir === 1 ? "asc" : "desc";
+      rows.sort(function (a, b) {{
+        return dir * a.cells[col].textContent.localeCompare(b.cells[col].textContent);
+      }});
+      rows.forEach(function (row) {{ table.appendChild(row); }});
+    }});
+  }});
+}});
+document.getElementById("filter").addEventListener("input", function (event) {{
+  var needle = event.target.value.toLowerCase();
+  document.querySelectorAll("{rows}").forEach(function (row) {{
+    row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
+  }});
+}});
+"""

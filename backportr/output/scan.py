@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from backportr import __version__
 from backportr.findings import KINDS, BranchScan, ScanFinding
+from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 from backportr.output.safe import markdown, terminal
@@ -122,28 +123,7 @@ _COLOURS = {
 }
 
 
-_SCRIPT = """
-// Sort by a column (click its header, again to reverse) and filter rows by text.
-document.querySelectorAll("table.findings").forEach(function (table) {
-  table.querySelectorAll("th").forEach(function (th, col) {
-    th.addEventListener("click", function () {
-      var rows = Array.from(table.querySelectorAll("tr.finding"));
-      var dir = th.dataset.dir === "asc" ? -1 : 1;
-      th.dataset.dir = dir === 1 ? "asc" : "desc";
-      rows.sort(function (a, b) {
-        return dir * a.cells[col].textContent.localeCompare(b.cells[col].textContent);
-      });
-      rows.forEach(function (row) { table.appendChild(row); });
-    });
-  });
-});
-document.getElementById("filter").addEventListener("input", function (event) {
-  var needle = event.target.value.toLowerCase();
-  document.querySelectorAll("tr.finding").forEach(function (row) {
-    row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
-  });
-});
-"""
+_SCRIPT = sort_and_filter_script("table.findings", "tr.finding")
 
 
 def _commit_link(commit: str, run: RunInfo | None) -> str:
