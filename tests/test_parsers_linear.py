@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
-from backportr.patchid import patch_id
+from backportr.patchid import UNSURE, patch_id
 from backportr.postings import message_key, posting_keys, posting_keys_of_raw
 from backportr.trailers import mentions_relations, parse_message, parse_stable_comment
 
@@ -104,9 +104,12 @@ def test_the_line_that_stalled_the_bot() -> None:
 @_ONE_SECOND
 @given(messages)
 def test_posting_keys_are_linear(text: str) -> None:
-    posting_keys(text)
-    posting_keys_of_raw(text.encode("utf-8", "surrogatepass"))
-    message_key(text[:10_000])
+    keys = posting_keys(text)
+    assert all(k.stem and k.number >= 0 for k in keys) and posting_keys(text) == keys
+    raw = posting_keys_of_raw(text.encode("utf-8", "surrogatepass"))
+    assert all(k.stem and k.number >= 0 for k in raw)
+    key = message_key(text[:10_000])
+    assert key is None or (key.stem.split("-", 1)[0] in text and key.number >= 0)
 
 
 @settings(max_examples=300, deadline=None)
@@ -146,4 +149,6 @@ def test_patch_id_is_linear(text: str) -> None:
     """A repository's file contents reach the patch-id as diff lines: any of them, in any
     number, is hashed in linear time."""
     data = text.encode("utf-8", "surrogatepass")
-    patch_id(data.splitlines(keepends=True))
+    found = patch_id(data.splitlines(keepends=True))
+    assert found in (None, UNSURE) or re.fullmatch(r"[0-9a-f]{40}", found), found
+    assert patch_id(data.splitlines(keepends=True)) == found  # the same diff, the same id
