@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -62,19 +62,6 @@ def _walk(
             elif entry.type_str == "blob" and wanted(name):
                 blobs[name] = entry.id
     return blobs
-
-
-def tree_files(
-    path: Path, ref: str, wanted: Callable[[str], bool], cap: int
-) -> Iterator[tuple[str, str]]:
-    """(path in the tree, text) of every blob of `ref`'s tree whose path is `wanted`, in
-    path order; a blob is read to `cap` bytes at most (+1, so a larger one shows as such)."""
-    repo, tree = _tree(path, ref)
-    blobs = _walk(repo, tree, wanted)
-    for name in sorted(blobs):
-        blob = repo[blobs[name]]
-        data = bytes(blob.data[: cap + 1]) if isinstance(blob, pygit2.Blob) else b""
-        yield name, data.decode("utf-8", errors="replace")
 
 
 def files_changed_since(path: Path, ref: str, since: str, under: str = "") -> set[str]:

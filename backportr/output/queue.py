@@ -57,8 +57,8 @@ class QueueDirectory:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.series_path = inside(directory, "series") if directory.is_dir() else None
-        self.record_path = inside(directory, RECORD) if directory.is_dir() else None
+        self.series_path = inside(directory, "series")
+        self.record_path = inside(directory, RECORD)
         self.series = self._read_series()
         self.runs = self._read_record()
 
@@ -73,28 +73,22 @@ class QueueDirectory:
         mine = set(earlier["files"])
         queued = self._queued(exclude=mine)
         result = QueueResult()
-        taken = {n for n in self._names_in_use() if n not in mine}
-        plan: list[tuple[str, QueuedFile]] = []
+        taken = {n for n in self._names_in_use() if n not in mine}  # never overwritten
+        plan: list[tuple[Path, QueuedFile]] = []
         for item in files:
             if item.upstream is not None and item.upstream in queued:
                 result.already.append((item.upstream, queued[item.upstream]))
                 continue
             name = _unique(item.name, taken)
             taken.add(name)
-            path = inside(self.directory, name)
-            if path.exists() and name not in mine:
-                raise BackportrError(
-                    f"{path} exists and was not written by backportr; choose another -o directory"
-                )
-            plan.append((name, item))
-        for name, item in plan:
-            path = inside(self.directory, name)
+            plan.append((inside(self.directory, name), item))  # every name checked first
+        for path, item in plan:
             write_atomically(path, item.text)
             result.written.append(path)
-        names = [name for name, _ in plan]
+        names = [path.name for path, _ in plan]
         for name in mine - set(names):
             inside(self.directory, name).unlink(missing_ok=True)  # the earlier run's, not now
-        lines = [name for name, item in plan if item.listed]
+        lines = [path.name for path, item in plan if item.listed]
         lines += [f"# left out: {one}" for one in left_out]
         self._write_series(set(earlier["lines"]), lines)
         self.runs[owner] = {"files": names, "lines": lines}
@@ -104,14 +98,14 @@ class QueueDirectory:
     # -- the directory's files -------------------------------------------------------------
 
     def _read_series(self) -> list[str]:
-        if self.series_path is None or not self.series_path.exists():
+        if not self.series_path.exists():
             return []
         return _read_text(self.series_path, _RECORD_CAP).splitlines()
 
     def _read_record(self) -> dict[str, dict[str, list[str]]]:
         """Each owner's files and lines. A plain list of names (an older backportr's) is
         an owner nobody matches: its files are kept, never replaced."""
-        if self.record_path is None or not self.record_path.exists():
+        if not self.record_path.exists():
             return {}
         text = _read_text(self.record_path, _RECORD_CAP)
         if not text.lstrip().startswith("{"):
@@ -168,7 +162,6 @@ class QueueDirectory:
     def _write_series(self, earlier: set[str], lines: list[str]) -> None:
         """The owner's new lines where its earlier ones were (at the end for a first run);
         every other line kept as it is."""
-        series_path = inside(self.directory, "series")
         out: list[str] = []
         placed = False
         for line in self.series:
@@ -180,13 +173,14 @@ class QueueDirectory:
             out.append(line)
         if not placed:
             out += lines
-        write_atomically(series_path, "".join(line + "\n" for line in out))
+        write_atomically(self.series_path, "".join(line + "\n" for line in out))
         self.series = out
 
     def _write_record(self) -> None:
-        record = inside(self.directory, RECORD)
         runs = {owner: run for owner, run in self.runs.items() if run["files"] or run["lines"]}
-        write_atomically(record, json.dumps({"version": 2, "runs": runs}, indent=1) + "\n")
+        write_atomically(
+            self.record_path, json.dumps({"version": 2, "runs": runs}, indent=1) + "\n"
+        )
 
 
 def _unique(name: str, taken: set[str]) -> str:
