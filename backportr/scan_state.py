@@ -5,16 +5,12 @@ The front-end's edge for `backportr scan --state FILE [--new-only]`."""
 from __future__ import annotations
 
 import fcntl
-import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
-from backportr.dbfault import explain
-from backportr.errors import BackportrError
 from backportr.findings import ScanFinding
-from backportr.statefile import exclusive_lock
+from backportr.statefile import open_state
 
 
 class ScanState:
@@ -22,19 +18,13 @@ class ScanState:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock: IO[str] = exclusive_lock(
+        self._lock, self.db = open_state(
             path,
             f"another scan is running (it holds {path.name}.lock); try again later",
+            "CREATE TABLE IF NOT EXISTS reported("
+            "key TEXT PRIMARY KEY, first_seen INTEGER NOT NULL);",
+            "the scan state",
         )
-        try:
-            self.db = sqlite3.connect(path)
-            self.db.execute(
-                "CREATE TABLE IF NOT EXISTS reported("
-                "key TEXT PRIMARY KEY, first_seen INTEGER NOT NULL)"
-            )
-        except sqlite3.DatabaseError as error:
-            self.close()
-            raise BackportrError(explain(error, path, "the scan state")) from None
 
     def new(self, findings: Sequence[ScanFinding]) -> list[ScanFinding]:
         known = {row[0] for row in self.db.execute("SELECT key FROM reported")}
@@ -48,8 +38,7 @@ class ScanState:
             )
 
     def close(self) -> None:
-        if hasattr(self, "db"):
-            self.db.close()
+        self.db.close()
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
 

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import fcntl
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from backportr.cves.classify import CveOutcome
-from backportr.dbfault import explain
-from backportr.errors import BackportrError
 from backportr.findings import series_from_json, series_to_json
 from backportr.model import BranchReport
-from backportr.statefile import exclusive_lock
+from backportr.statefile import open_state
 
 
 class CveState:
@@ -31,19 +28,14 @@ class CveState:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock: IO[str] = exclusive_lock(
-            path, f"another cves run is running (it holds {path.name}.lock); try again later"
+        self._lock, self.db = open_state(
+            path,
+            f"another cves run is running (it holds {path.name}.lock); try again later",
+            "CREATE TABLE IF NOT EXISTS answers(branch TEXT, cve TEXT, key TEXT, answer TEXT,"
+            " PRIMARY KEY(branch, cve));"
+            "CREATE TABLE IF NOT EXISTS reported(key TEXT PRIMARY KEY, first_seen INTEGER);",
+            "the cves state",
         )
-        try:
-            self.db = sqlite3.connect(path)
-            self.db.executescript(
-                "CREATE TABLE IF NOT EXISTS answers(branch TEXT, cve TEXT, key TEXT, answer TEXT,"
-                " PRIMARY KEY(branch, cve));"
-                "CREATE TABLE IF NOT EXISTS reported(key TEXT PRIMARY KEY, first_seen INTEGER);"
-            )
-        except sqlite3.DatabaseError as error:
-            self.close()
-            raise BackportrError(explain(error, path, "the cves state")) from None
 
     def answer(self, branch: str, cve: str, key: str) -> CveOutcome | None:
         """The kept answer for a record on a branch, when nothing it depends on moved."""
@@ -77,8 +69,7 @@ class CveState:
             )
 
     def close(self) -> None:
-        if hasattr(self, "db"):
-            self.db.close()
+        self.db.close()
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
 

@@ -32,7 +32,7 @@ from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
 from backportr.mail.sending import SendError, SmtpServer, send_message, send_raw
-from backportr.statefile import exclusive_lock
+from backportr.statefile import open_state
 from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
@@ -69,23 +69,15 @@ class BotState:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = exclusive_lock(
-            path, f"another bot is running with the state {path}; one at a time"
+        self._lock, self.db = open_state(
+            path,
+            f"another bot is running with the state {path}; one at a time",
+            "CREATE TABLE IF NOT EXISTS messages(message_id TEXT PRIMARY KEY, "
+            "verdict TEXT NOT NULL, detail TEXT, reply_id TEXT, at INTEGER NOT NULL);"
+            "CREATE TABLE IF NOT EXISTS outbox(message_id TEXT PRIMARY KEY, "
+            "reply_id TEXT NOT NULL, reply BLOB NOT NULL, at INTEGER NOT NULL);",
+            "the bot state",
         )
-        try:
-            self.db = sqlite3.connect(path)
-            self.db.execute(
-                "CREATE TABLE IF NOT EXISTS messages(message_id TEXT PRIMARY KEY, "
-                "verdict TEXT NOT NULL, detail TEXT, reply_id TEXT, at INTEGER NOT NULL)"
-            )
-            self.db.execute(
-                "CREATE TABLE IF NOT EXISTS outbox(message_id TEXT PRIMARY KEY, "
-                "reply_id TEXT NOT NULL, reply BLOB NOT NULL, at INTEGER NOT NULL)"
-            )
-            self.db.commit()
-        except sqlite3.DatabaseError as error:
-            self._lock.close()
-            raise BackportrError(explain(error, path, "the bot state")) from None
 
     def seen(self, message_id: str) -> bool:
         return (
