@@ -161,22 +161,24 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
     return out
 
 
-def applicable_prefix(report: BranchReport) -> tuple[list[Member], dict[Oid, str]]:
-    """The members before the first one `dropped` leaves out (`--partial`: what applies
-    as it is, in order), and every member not among them with why."""
-    left_out = dropped(report)
+def applicable_prefix(
+    report: BranchReport, left_out: dict[Oid, str]
+) -> tuple[list[Member], dict[Oid, str]]:
+    """The members before the first one `left_out` (`dropped`) names (`--partial`: what
+    applies as it is, in order), and every member not among them with why."""
     prefix: list[Member] = []
+    first = ""
     for member in report.series:
         if member.commit in left_out:
+            first = member.commit
             break
         prefix.append(member)
     kept = {m.commit for m in prefix}
-    rest = {
-        m.commit: left_out.get(m.commit, f"comes after {next(iter(left_out))[:12]}, left out")
+    return prefix, {
+        m.commit: left_out.get(m.commit, f"comes after {first[:12]}, left out")
         for m in report.series
         if m.commit not in kept
     }
-    return prefix, rest
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,7 @@ class SeriesWriter:
             members = list(branch.series)
             rest: dict[Oid, str] = {}
         elif self.options.partial:
-            members, rest = applicable_prefix(branch)
+            members, rest = applicable_prefix(branch, left_out)
         else:
             members, rest = [], left_out
         subjects = {m.commit: m.subject for m in branch.series}
