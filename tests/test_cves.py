@@ -264,3 +264,16 @@ def test_the_html_report_in_a_browser(
     assert dom.stdout.count('<tr class="cve ') == 3 and 'id="filter"' in dom.stdout
     assert "<details><summary>1</summary>" in dom.stdout and ids[F8A92][:12] in dom.stdout
     assert 'class="summary"' in dom.stdout
+
+
+def test_a_record_file_named_with_control_bytes_is_said_escaped(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """A record's file name is data: said on stderr with its control bytes escaped."""
+    path, _ids, _records = example
+    folder = tmp_path / "cve" / "published" / "2024"
+    folder.mkdir(parents=True)
+    (folder / "CVE-2024-\x1b]0;owned\x07.json").write_text("{}")
+    proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
+    assert proc.returncode == 0 and "skipped the record" in proc.stderr
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr

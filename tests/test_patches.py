@@ -493,3 +493,19 @@ def test_several_targets_make_one_series(ima: ImaFixture, tmp_path: Path) -> Non
     assert bad.returncode == 2 and "one commit id per line" in bad.stderr
     none = backportr("resolve", *repo)
     assert none.returncode == 2 and "TARGET" in none.stderr
+
+
+def test_a_queued_file_name_with_control_bytes_is_said_escaped(
+    ima: ImaFixture, tmp_path: Path
+) -> None:
+    """`already queued as NAME`: NAME is a line of someone's `series`, data like any other
+    (a name holding C0 controls is no file name here at all: `inside` refuses it)."""
+    out = tmp_path / "queue"
+    out.mkdir()
+    name = "odd\u202egnp.patch"  # a right-to-left override: the name reads otherwise
+    (out / name).write_text(f"Subject: [PATCH] x\n\ncommit {ima.ids[A1175]} upstream.\n")
+    (out / "series").write_text(name + "\n")
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "already queued as odd" in proc.stderr and "\u202e" not in proc.stderr
+    assert (out / "series").read_text().splitlines()[0] == name  # kept where it was

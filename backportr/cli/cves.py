@@ -21,6 +21,7 @@ from backportr.cli.app import (
 )
 from backportr.errors import ExitCode, UsageError
 from backportr.output import write_atomically
+from backportr.output.safe import terminal
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
 
@@ -147,7 +148,7 @@ def cves_command(
             holder.close()
     if not quiet:
         for name, error in bad:
-            typer.echo(f"backportr: skipped the record {name}: {error}", err=True)
+            typer.echo(terminal(f"backportr: skipped the record {name}: {error}"), err=True)
     if any(o.outcome == "missing" for o in outcomes):
         raise typer.Exit(int(ExitCode.ATTENTION))
 

@@ -363,9 +363,12 @@ def _targets(named: list[str], stdin: bool) -> list[str]:
 
 
 def _say(quiet: bool) -> Callable[[str], None]:
+    """A line for stderr; names and subjects in it are data: control bytes shown escaped."""
+    from backportr.output.safe import terminal
+
     def say(line: str) -> None:
         if not quiet:
-            typer.echo(line, err=True)
+            typer.echo(terminal(line), err=True)
 
     return say
 
