@@ -4,7 +4,25 @@ saying what the user can do about it: a full disk is not a damaged file."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+
+def is_read_only(error: sqlite3.Error) -> bool:
+    """The file takes no writes (a read-only index, a read-only file system)."""
+    return (getattr(error, "sqlite_errorname", "") or "").startswith("SQLITE_READONLY")
+
+
+@contextmanager
+def unless_read_only() -> Iterator[None]:
+    """A cache write: where the file takes no writes it is skipped (the answer is computed
+    again next time); any other failure (a full disk, an I/O error) is the fault it is."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if not is_read_only(error):
+            raise
 
 
 def explain(error: sqlite3.Error, path: Path | str, what: str = "the index") -> str:

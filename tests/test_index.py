@@ -905,3 +905,19 @@ def test_a_branch_upstream_took_gets_its_new_fork(tmp_path: Path) -> None:
     for branch in branches:
         assert kept.fixes_after_fork(branch.refname) == fresh.fixes_after_fork(branch.refname)
         assert _after_fork(kept, branch.refname) == _after_fork(fresh, branch.refname)
+
+
+def test_a_cache_write_is_skipped_only_where_the_index_takes_no_writes(
+    scenario: RepoBuilder, tmp_path: Path
+) -> None:
+    """What a run keeps for the next (results, patch-ids, covers) is skipped on a read-only
+    index (`test_a_read_only_index_is_read_as_it_is`); a full disk is the fault it is (it
+    was swallowed, against the promise of one line naming it)."""
+    _, index = _open(scenario)
+    with index:
+        pages = index.db.execute("PRAGMA page_count").fetchone()[0]
+        index.db.execute(f"PRAGMA max_page_count={pages}")  # no room for one more page
+        with pytest.raises(sqlite3.OperationalError) as full:
+            index.keep_results([(f"key{n}", "x" * 4000) for n in range(20)])
+        assert full.value.sqlite_errorname == "SQLITE_FULL"
+        assert index.cached_result("key0") is None

@@ -4,11 +4,11 @@ when the branch is indexed or, for a branch indexed beside the ones a command wo
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import sqlite3
 from collections.abc import Collection, Sequence
 
+from backportr.dbfault import unless_read_only
 from backportr.errors import BackportrError
 from backportr.index.afterfork import AfterForkReader
 from backportr.model import Oid
@@ -45,7 +45,7 @@ class PatchIdReader(AfterForkReader):
             self._unpatched = None
             if not named and self._unpatched_of(refname):
                 continue
-            with contextlib.suppress(sqlite3.OperationalError):  # done again next time
+            with unless_read_only():  # done again next time
                 self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))
             self._pending_refs().discard(refname)
 
@@ -88,7 +88,7 @@ class PatchIdReader(AfterForkReader):
         found = {
             cid: _digest(paths_key(self.repo.files_touched(oid))) for cid, oid in unknown.items()
         }
-        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: listed again
+        with unless_read_only():  # a read-only index: listed again
             self._write_all("INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items()))
         for refname, listed in rows.items():
             by_paths = self._unpatched[refname] = {}
@@ -179,7 +179,7 @@ class PatchIdReader(AfterForkReader):
             return row[1] or None
         value = self.repo.patch_id(oid)
         if row is not None:
-            with contextlib.suppress(sqlite3.OperationalError):
+            with unless_read_only():
                 self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
         return value
 
@@ -190,7 +190,7 @@ class PatchIdReader(AfterForkReader):
             oid for oid in oids if (row := self._patch_id_row(oid)) is not None and row[1] is None
         ]
         rows = self._computed_patch_ids(missing)
-        with contextlib.suppress(sqlite3.OperationalError):  # a read-only index: not cached
+        with unless_read_only():  # a read-only index: not cached
             self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 
     def _computed_patch_ids(self, oids: list[Oid]) -> list[tuple[str, Oid]]:

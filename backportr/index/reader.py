@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backportr import __version__
+from backportr.dbfault import is_read_only, unless_read_only
 from backportr.index.schema import (
     SCHEMA_VERSION,
     IndexedRef,
@@ -318,7 +319,7 @@ class IndexReader:
         return None if row is None else bool(row[0])
 
     def keep_adapted_conflicts(self, upstream: Oid, carrier: Oid, conflicts: bool) -> None:
-        with contextlib.suppress(sqlite3.OperationalError):
+        with unless_read_only():
             self.db.execute(
                 "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
                 (upstream, carrier, int(conflicts)),
@@ -357,7 +358,7 @@ class IndexReader:
     def keep_posting_cover(
         self, stem: str, cover: str | None, posted: int | None, patches: list[tuple[int, str]]
     ) -> None:
-        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+        with unless_read_only():  # read-only: just not kept
             self.db.execute(
                 "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?, ?)",
                 (stem, cover, posted, json.dumps(patches)),
@@ -399,7 +400,7 @@ class IndexReader:
 
     def keep_results(self, results: Sequence[tuple[str, str]]) -> None:
         """Keep answers (key, value), together."""
-        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+        with unless_read_only():  # read-only: just not kept
             self._write_all("INSERT OR REPLACE INTO results VALUES(?, ?)", results)
 
     def kept_findings(self, keys: Sequence[str]) -> dict[str, str]:
@@ -418,7 +419,7 @@ class IndexReader:
         names what moves between nights (the tips, the version): the next scan of the
         branch in another state forgets them (`forget_findings`), as no key of its can name
         them."""
-        with contextlib.suppress(sqlite3.OperationalError):  # read-only: just not kept
+        with unless_read_only():  # read-only: just not kept
             self._write_all("INSERT OR REPLACE INTO scan_findings VALUES(?, ?, ?, ?)", rows)
 
     def forget_findings(self, branch: str, state: str) -> int:
@@ -430,8 +431,10 @@ class IndexReader:
             cursor = self.db.execute(
                 "DELETE FROM scan_findings WHERE branch=? AND state<>?", (branch, state)
             )
-        except sqlite3.OperationalError:  # read-only: nothing is removed
-            return 0
+        except sqlite3.OperationalError as error:
+            if is_read_only(error):
+                return 0  # nothing is removed
+            raise
         return cursor.rowcount
 
     def blame_hunks(self, old: str, new: str) -> tuple[tuple[int, int, int, int], ...] | None:
