@@ -25,6 +25,7 @@ from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.diffs import changed_lines
 from backportr.gitmerge import TreeMerge, merge_tree_version
+from backportr.gitproc import read_object
 from backportr.model import Oid
 from backportr.repo import Repo
 from backportr.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
@@ -96,7 +97,7 @@ class TrialApplier:
             return None
         data = self._held.get(entry[0])
         if data is None:
-            blob = self.git[entry[0]]
+            blob = read_object(self.git, entry[0], f"the file {path} of a trial")
             assert isinstance(blob, pygit2.Blob)
             data = blob.data
         return data.decode("utf-8", "surrogateescape")
@@ -263,7 +264,8 @@ class TrialApplier:
         each conflicted path takes the commit's side (stage 3; none: the commit deleted it)."""
         onto = self.write_tree(state)
         merge = self.repo.cherry_pick_tree(commit, onto)
-        before, after = self.git[onto], self.git[merge.tree]
+        before = read_object(self.git, onto, f"the tree {commit[:12]} is picked onto")
+        after = read_object(self.git, merge.tree, f"the tree of the pick of {commit[:12]}")
         assert isinstance(before, pygit2.Tree) and isinstance(after, pygit2.Tree)
         changes: dict[str, _Entry | None] = {}
         for delta in before.diff_to_tree(after).deltas:

@@ -51,7 +51,21 @@ class AmbiguousCommitError(UnknownCommitError):
 
 class MissingObjectError(BackportrError):
     """git could not read an object the repository should hold (a blob absent from a
-    damaged or partial copy)."""
+    damaged or partial copy): `oid`, which `needed_by` needs, when known."""
+
+    def __init__(self, message: str, oid: str = "", needed_by: str = "") -> None:
+        super().__init__(message)
+        self.oid = oid
+        self.needed_by = needed_by
+
+    @classmethod
+    def lacking(cls, oid: str, needed_by: str) -> MissingObjectError:
+        return cls(
+            f"the repository lacks the object {oid} ({needed_by}); run git fsck, or fetch "
+            "the repository's missing objects (a damaged or partial copy)",
+            oid,
+            needed_by,
+        )
 
 
 class UnknownBranchError(BackportrError):

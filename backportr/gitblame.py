@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import pygit2
 
+from backportr.gitproc import read_object
 from backportr.model import Oid
 
 Hunk = tuple[int, int, int, int]
@@ -137,10 +138,11 @@ class LineBlame:
         if hunks is None and self._kept is not None:
             hunks = self._kept[0](old, new)
         if hunks is None:
+            need = "a blame of the conflicting lines"
             try:
-                old_blob = self._git[old].peel(pygit2.Blob)
-                new_blob = self._git[new].peel(pygit2.Blob)
-            except (KeyError, ValueError, pygit2.GitError):
+                old_blob = read_object(self._git, old, need).peel(pygit2.Blob)
+                new_blob = read_object(self._git, new, need).peel(pygit2.Blob)
+            except (ValueError, pygit2.InvalidSpecError):  # not a file (a submodule): no lines
                 return None
             hunks = _diff(old_blob, new_blob)
             self._unkept.append((old, new, hunks))

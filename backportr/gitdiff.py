@@ -17,7 +17,7 @@ from pygit2.enums import DeltaStatus
 from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
 from backportr.errors import BackportrError
 from backportr.githistory import parse_changes
-from backportr.gitproc import GitAccess
+from backportr.gitproc import GitAccess, read_object
 from backportr.model import Oid
 
 if TYPE_CHECKING:
@@ -75,8 +75,9 @@ class Diffs(GitAccess):
     def tree_diff_text(self, old: Oid, new: Oid, width: int = 72) -> tuple[str, str]:
         """The change from one tree to another as `git format-patch` prints it: the diffstat
         (with the summary of created and deleted files) and the diff, three lines of context."""
-        before = self.git[old].peel(pygit2.Tree)
-        diff = before.diff_to_tree(self.git[new].peel(pygit2.Tree), context_lines=3)
+        before = read_object(self.git, old, "a patch's old tree").peel(pygit2.Tree)
+        after = read_object(self.git, new, "a patch's new tree").peel(pygit2.Tree)
+        diff = before.diff_to_tree(after, context_lines=3)
         stat = diff.stats.format(
             pygit2.enums.DiffStatsFormat.FULL | pygit2.enums.DiffStatsFormat.INCLUDE_SUMMARY,
             width,
@@ -181,8 +182,9 @@ class Diffs(GitAccess):
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
         """One file's change as the tree diff gives it (three lines of context). The blobs
         stay referenced until the patch is read: a patch points into their data."""
-        old_blob = self.git[old[0]].peel(pygit2.Blob) if old is not None else None
-        new_blob = self.git[new[0]].peel(pygit2.Blob) if new is not None else None
+        need = f"the diff of {path}"
+        old_blob = read_object(self.git, old[0], need).peel(pygit2.Blob) if old else None
+        new_blob = read_object(self.git, new[0], need).peel(pygit2.Blob) if new else None
         patch = pygit2.Patch.create_from(
             old_blob, new_blob, old_as_path=path, new_as_path=path, context_lines=3
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.gitproc import git_env
+from backportr.gitproc import git_env, read_object
 
 
 def tree_blobs(path: Path, ref: str, wanted: Callable[[str], bool]) -> dict[str, str]:
@@ -58,7 +58,8 @@ def _walk(
         for entry in current:
             name = f"{prefix}{entry.name}"
             if entry.type_str == "tree":
-                stack.append((f"{name}/", repo[entry.id].peel(pygit2.Tree)))
+                subtree = read_object(repo, entry.id, f"the directory {name}")
+                stack.append((f"{name}/", subtree.peel(pygit2.Tree)))
             elif entry.type_str == "blob" and wanted(name):
                 blobs[name] = entry.id
     return blobs

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from backportr.gitproc import read_object
 from backportr.model import Oid
 
 if TYPE_CHECKING:  # the parsing of a pass (`parse_changes`) runs where pygit2 is not loaded
@@ -239,10 +240,13 @@ class RangeHistory:
         if key not in self._blobs:
             if len(self._blobs) > 100_000:
                 self._blobs.clear()
+            tree = (
+                read_object(self._git, commit, f"the history of {path}").peel(_commit_type()).tree
+            )
             try:
-                entry = self._git[commit].peel(_commit_type()).tree[path]
+                entry = tree[path]
                 self._blobs[key] = f"{entry.filemode:o} {entry.id}"
-            except KeyError:
+            except KeyError:  # no such file there
                 self._blobs[key] = None
         return self._blobs[key]
 

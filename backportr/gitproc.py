@@ -128,6 +128,16 @@ def stderr_tail(errors: IO[bytes]) -> list[str]:
     return errors.read().decode("utf-8", "replace").splitlines()
 
 
+def read_object(git: pygit2.Repository, oid: str | pygit2.Oid, needed_by: str) -> pygit2.Object:
+    """The object `oid` of `git`, which `needed_by` needs; `MissingObjectError` when the
+    repository lacks it (libgit2 says so with a `KeyError`, which the boundary never has
+    to interpret)."""
+    try:
+        return git[oid]
+    except KeyError:
+        raise MissingObjectError.lacking(str(oid), needed_by) from None
+
+
 def missing_object(what: str, said: list[str]) -> MissingObjectError | None:
     """The error for a git process (`what`) that stopped at an object it cannot read, when
     a line it said (`said`) says so: no answer may be given from what it did not read."""

@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
     from backportr.gitsearch import range_file
     from backportr.index.commitindex import default_index_path
     from backportr.index.peeking import stored_forks
-    from backportr.repo import Repo
+    from backportr.repo import GitError, Repo
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(1)  # through the set's writer, which removes its temporary file
@@ -113,6 +113,6 @@ def main(argv: list[str]) -> int:
             fork = forks.get(ref.refname) or repo.merge_base(ref.tip, upstream.tip)
             if fork and not range_file(kept / "ranges", fork, upstream.tip).exists():
                 repo.range_history(fork, upstream.tip)
-    except (BackportrError, KeyError, OSError):
+    except (BackportrError, GitError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong
     return 0

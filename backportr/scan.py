@@ -221,10 +221,6 @@ class Scanner:
             del result.findings[before:]
             result.errors.append(f"{commit[:12]}: {error}")
             return
-        except KeyError as error:  # libgit2 lacks an object this target needs
-            del result.findings[before:]
-            result.errors.append(f"{commit[:12]}: the repository lacks an object ({error})")
-            return
         found = [finding_to_json(f) for f in result.findings[before:]]
         self._found.append((key, result.branch, self._state(result.branch), json.dumps(found)))
         if len(self._found) >= FINDINGS_HELD:

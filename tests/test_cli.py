@@ -236,6 +236,23 @@ def test_internal_error_exit_3_with_crash_log(
     assert "git version" in text
 
 
+def test_a_key_error_that_looks_like_an_object_id_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario: RepoBuilder
+) -> None:
+    """An internal dict missing a commit id is a bug (exit 3), never "the repository lacks
+    an object": the git layer says that itself (`MissingObjectError`)."""
+    from backportr import cli
+    from backportr.cli import repository
+
+    def lookup(*args: object, **kwargs: object) -> None:
+        raise KeyError("0" * 40)
+
+    monkeypatch.setattr(repository, "open_workspace", lookup)
+    code = cli.main(["status", "HEAD", "-b", "linux-5.10.y", "--repo", str(scenario.path)])
+    err = capsys.readouterr().err
+    assert code == 3 and "internal error (KeyError" in err and "lacks" not in err, err
+
+
 def test_version() -> None:
     proc = run("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("backportr ")

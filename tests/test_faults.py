@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from backportr.examples.ima import ImaFixture
@@ -524,6 +525,29 @@ def test_a_missing_object_is_exit_1(tmp_path: Path) -> None:
     proc = backportr("resolve", k.b.ids["missing"], "--repo", str(k.b.path), "-b", BRANCH)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert tree in proc.stderr, proc.stderr  # it names the object
+
+
+def test_an_object_libgit2_cannot_find_is_a_missing_object_never_a_guess(
+    tmp_path: Path,
+) -> None:
+    """A blob the trial reads through libgit2 is gone: `MissingObjectError` naming it and
+    what needed it (the boundary took any `KeyError` whose text looked like an id for one,
+    and any other for a bug)."""
+    from backportr.apply import TreeState, TrialApplier
+    from backportr.errors import MissingObjectError
+    from backportr.repo import Repo
+    from tests.resolve_scenarios import Kernel
+
+    k = Kernel(tmp_path / "repo")
+    tip = k.edit_fn("change", "drv_fn2", "y += 2;")
+    repo = Repo(k.b.path)
+    blob = str(repo.git[tip].peel(pygit2.Commit).tree["drivers/drv.c"].id)
+    (k.b.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(MissingObjectError) as missing:
+        TrialApplier(Repo(k.b.path)).file_text(TreeState(tip), "drivers/drv.c")
+    assert missing.value.oid == blob and "drivers/drv.c" in missing.value.needed_by
+    assert blob in str(missing.value)
 
 
 # -- read-only and full filesystems -----------------------------------------------------------

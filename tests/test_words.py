@@ -3,8 +3,11 @@ set for many, the same answers either way."""
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +19,7 @@ from backportr.deps import symbols
 from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import FileIdentifiers, WordLookup
+from backportr.errors import MissingObjectError
 from backportr.gittreegrep import TreeGrep
 from backportr.index.peeking import stored_forks
 from backportr.repo import Repo
@@ -207,19 +211,19 @@ def test_kept_file_lists_are_bounded(tmp_path: Path, monkeypatch) -> None:  # ty
         assert grep._listed_names <= 6
 
 
-def test_in_process_grep_of_a_tree_lacking_a_blob_raises_key_error(tmp_path: Path) -> None:
-    """A damaged clone: a blob the tree names is gone. The in-process grep says so as
-    `Repository[...]` does (a `KeyError` naming the blob), which a scan records as that
-    target's error ("the repository lacks an object")."""
+def test_in_process_grep_of_a_tree_lacking_a_blob_is_a_missing_object(tmp_path: Path) -> None:
+    """A damaged clone: a blob the tree names is gone. The in-process grep says so as the
+    git layer does everywhere, `MissingObjectError` naming the blob, which a scan records as
+    that target's error."""
     b = RepoBuilder(tmp_path / "r")
     tip = b.commit("init", {"a.c": "int foo;\n", "b.c": "int bar;\n"})
     repo = Repo(b.path)
     blob = repo.commit(tip).tree["b.c"].id
     loose = b.path / ".git" / "objects" / str(blob)[:2] / str(blob)[2:]
     loose.unlink()
-    with pytest.raises(KeyError, match=str(blob)) as raised:
+    with pytest.raises(MissingObjectError, match=str(blob)) as raised:
         TreeGrep(repo.git).grep(repo.commit(tip).tree, ["bar"], (".c",))
-    assert type(raised.value) is KeyError
+    assert raised.value.oid == str(blob)
 
 
 def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> None:
@@ -349,7 +353,6 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
 def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The scan stops a read-ahead still reading at its end (SIGTERM, raised as
     SystemExit): the temporary file goes, and no kept file is half-written."""
-    import os
 
     from backportr import keptfiles
 
@@ -369,7 +372,7 @@ def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch)
             self.file.write(data[:10])
             raise SystemExit(1)
 
-    monkeypatch.setattr(keptfiles.os, "fdopen", Stopped)
+    monkeypatch.setattr(os, "fdopen", Stopped)  # keptfiles writes through os.fdopen
     with pytest.raises(SystemExit):
         keptfiles.keep(tmp_path / "t.words.gz", words_module.dump_words({b"a", b"b"}))
     assert list(tmp_path.iterdir()) == []
@@ -458,23 +461,23 @@ def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
     from backportr.gitsearch import _dump_range, _load_range
     from backportr.keptfiles import read_once
 
-    for name, dump, load, value in (
+    kinds: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], object]] = [
         ("t.words.gz", words_module.dump_words, words_module.load_words, {b"abc", b"xyz"}),
         ("f-t.range", _dump_range, _load_range, [("a" * 40, ("b" * 40,), 7, {"p.c": "M"})]),
-    ):
+    ]
+    for name, dump, load, value in kinds:
         path = tmp_path / name
-        good = dump(value)  # type: ignore[operator]
+        good = dump(value)
         for damaged in (good[: len(good) // 2], b"\x1f\x8b\x08\x00" + b"garbage" * 9, b"junk"):
             path.write_bytes(damaged)
-            assert read_once(path, lambda v=value: v, dump, load) == value  # type: ignore[arg-type]
-            assert load(path.read_bytes()) == value  # type: ignore[operator]
+            assert read_once(path, functools.partial(_same, value), dump, load) == value
+            assert load(path.read_bytes()) == value
 
 
 def test_prune_removes_what_is_not_wanted_and_spares_held_locks(tmp_path: Path) -> None:
     """Unwanted kept files go with their free locks; a lock another holder has stays, so
     does a fresh temporary file; a temporary file a killed writer left long ago goes."""
     import fcntl
-    import os
     import time
 
     from backportr.keptfiles import STALE_TEMPORARY, prune
@@ -530,3 +533,7 @@ def test_a_scan_forgets_the_sets_and_histories_no_branch_asks_for(tmp_path: Path
     run_scan(settings, Policy(), read_ahead=False)
     assert sorted(p.name for p in words.iterdir()) == sorted(f"{t}.words.gz" for t in current)
     assert [p.name for p in ranges.iterdir()] == [f"{fork}-{upstream}.range"]
+
+
+def _same(value: object) -> object:
+    return value

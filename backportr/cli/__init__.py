@@ -46,17 +46,6 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, sqlite3.DatabaseError, GitError) as error:
         _say(f"backportr: error: {_environment_fault(error)}")  # the machine's, not a bug
         return _exit(ExitCode.BAD_INPUT)
-    except KeyError as error:
-        missing = str(error.args[0]) if error.args else ""
-        if len(missing) != 40 or any(c not in "0123456789abcdef" for c in missing):
-            log = _write_crash_log()
-            _say(f"backportr: internal error (KeyError: {error}); details in {log}")
-            return _exit(ExitCode.INTERNAL)
-        _say(  # libgit2 could not find an object: a damaged or incomplete repository
-            f"backportr: error: the repository lacks an object it refers to ({error}); "
-            "run git fsck, or fetch again"
-        )
-        return _exit(ExitCode.BAD_INPUT)
     except Exception as error:
         log = _write_crash_log()
         _say(f"backportr: internal error ({type(error).__name__}: {error}); details in {log}")
