@@ -52,8 +52,10 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
+from backportr.deps import Context
 from backportr.errors import BackportrError
 from backportr.relationforms import DEFAULT
 from backportr.resolve import Resolver
@@ -93,7 +95,7 @@ class Tally:
 
     def add(
         self,
-        case: dict[str, object],
+        case: dict[str, Any],
         predicted: list[str],
         status: str,
         seconds: float,
@@ -103,7 +105,7 @@ class Tally:
     ) -> dict[str, object]:
         self.cases += 1
         self.seconds += seconds
-        expected = list(case["series"])  # type: ignore[arg-type]
+        expected = [str(c) for c in case["series"]]
         hit = len(set(predicted) & set(expected))
         row = {
             "branch": case["branch"],
@@ -136,7 +138,7 @@ class Tally:
         return row
 
 
-def load_cases(path: Path) -> list[dict[str, object]]:
+def load_cases(path: Path) -> list[dict[str, Any]]:
     with gzip.open(path, "rt") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
@@ -345,22 +347,24 @@ def without(rules: set[str]) -> None:
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
+    if "batch" in rules:  # past the conflict depth, only the target's own posting
+        r.BATCHES = False
     if "larger" in rules:  # a refactor larger than what it helps taken in every project
         from backportr import prune
 
-        prune.larger_than_helped = lambda closure, helper: None  # type: ignore[assignment]
+        prune.larger_than_helped = lambda closure, helper: None
     if "prune" in rules:  # conflicting conflict prerequisites kept in the series
-        r.prune_unhelpful = lambda closure, order, results: []  # type: ignore[assignment]
+        r.prune_unhelpful = lambda closure, order, results: []  # type: ignore[attr-defined]
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
         original = r.Resolver._wanted
 
-        def wanted(self, ctx, commit, depth):  # type: ignore[no-untyped-def]
-            answer = original(self, ctx, commit, depth)
+        def wanted(self: r.Resolver, ctx: Context, commit: str) -> str | None:
+            answer = original(self, ctx, commit)
             return answer if answer and ("fixes" in answer or "tagged" in answer) else None
 
         r.Resolver._wanted = wanted  # type: ignore[method-assign]
     if "rule3" in rules:  # blame only
-        conflicts.history_candidates = lambda *args: {}  # type: ignore[assignment]
+        conflicts.history_candidates = lambda *args: {}
     if "rule4" in rules:  # follow-ups of present follow-ups not explored
         original_link = c.Closure.link
 
@@ -372,12 +376,14 @@ def without(rules: set[str]) -> None:
         c.Closure.link = link  # type: ignore[method-assign]
 
 
-def _selects(spec: str, case: dict) -> bool:
+def _selects(spec: str, case: dict[str, Any]) -> bool:
     prefix, _, branch = spec.partition("@")
     return str(case["target"]).startswith(prefix) and branch in ("", case["branch"])
 
 
-def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, dict, list[dict]]:
+def evaluate(
+    name: str, mirror: Path, args: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     if name in PROJECTS:
         cases_file, upstream, pattern = PROJECTS[name]
         source = CASES / cases_file
@@ -408,7 +414,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
     clock = Clock(scratch, [f"refs/heads/{upstream}", *stable])
     times = commit_times(
         scratch,
-        {str(c["before"]) for c in cases} | {str(c["stable_commits"][-1]) for c in cases},  # type: ignore[index]
+        {str(c["before"]) for c in cases} | {str(c["stable_commits"][-1]) for c in cases},
     )
     cases.sort(key=lambda c: (times[str(c["before"])], c["branch"]))
     tallies: dict[str, Tally] = defaultdict(Tally)
@@ -418,7 +424,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
     for number, case in enumerate(cases, 1):
         branch = str(case["branch"])
         when = times[str(case["before"])]
-        cut = clock.upstream_cut(times[str(case["stable_commits"][-1])], list(case["series"]))  # type: ignore[index, arg-type]
+        cut = clock.upstream_cut(times[str(case["stable_commits"][-1])], list(case["series"]))
         updates = [f"update refs/heads/{upstream} {cut}"]
         for ref in stable:
             at = str(case["before"]) if ref == f"refs/heads/{branch}" else clock.at(ref, when)
@@ -472,7 +478,7 @@ def evaluate(name: str, mirror: Path, args: argparse.Namespace) -> tuple[dict, d
         except BackportrError as failure:
             error = str(failure)
         seconds = time.monotonic() - begin
-        applied = times[str(case["stable_commits"][-1])]  # type: ignore[index]
+        applied = times[str(case["stable_commits"][-1])]
         predicted, later, taken = as_taken(mirror, case, predicted, applied)
         row = tallies[str(case["kind"])].add(
             case, predicted, status, seconds, error, reasons, later
@@ -528,7 +534,9 @@ def main() -> int:
     parser.add_argument("--conflict-depth", type=int, default=DEFAULT_CONFLICT_DEPTH)
     parser.add_argument("--no-symbols", dest="symbols", action="store_false")
     parser.add_argument(
-        "--without", default="", help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger"
+        "--without",
+        default="",
+        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,batch",
     )
     parser.add_argument(
         "--culprits",

@@ -7,10 +7,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from backportr.apply import TreeState, TrialApplier
+from backportr.closure import Closure
 from backportr.config import Settings
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.model import BranchReport
@@ -21,7 +23,7 @@ from tests.conftest import backportr, git
 from tests.resolve_scenarios import ALL, BRANCH, Scenario, follow_up_in_form, long_chain
 
 
-def resolve(path: Path, target: str, branch: str = BRANCH, **kw: int) -> BranchReport:
+def resolve(path: Path, target: str, branch: str = BRANCH, **kw: Any) -> BranchReport:
     with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
         return Resolver(ws, **kw).resolve(target, ws.branches).branches[0]
 
@@ -115,11 +117,12 @@ def test_conflict_depth(scenarios: dict[str, Scenario], monkeypatch: pytest.Monk
     s = scenarios["conflict_chain_behind_a_conflicting_follow_up"]
     answers: list[str] = []
     built = Resolver._report
-    monkeypatch.setattr(
-        Resolver,
-        "_report",
-        lambda self, closure: answers.append(closure.target) or built(self, closure),
-    )
+
+    def report_built(self: Resolver, closure: Closure) -> BranchReport:
+        answers.append(closure.target)
+        return built(self, closure)
+
+    monkeypatch.setattr(Resolver, "_report", report_built)
     report = resolve(s.path, s.ids["target"])
     assert [m.commit for m in report.series] == [s.ids["target"], s.ids["follow-up"]]
     assert s.ids["enabler"] in [x.commit for x in report.suggestions]
@@ -289,7 +292,7 @@ def _in_memory_trial(repo_path: Path, branch: str, series: list[str]) -> list[tu
     repo = Repo(repo_path)
     applier = TrialApplier(repo)
     state = TreeState(repo.branch(branch).tip)
-    out = []
+    out: list[tuple[str, str]] = []
     for commit in series:
         result = applier.pick(commit, state)
         state = result.state
@@ -536,3 +539,14 @@ def test_a_projects_own_fix_pattern(tmp_path: Path) -> None:
     bad = _cli("resolve", target, "--repo", repo, "-b", BRANCH)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "backportr.fixesPattern" in bad.stderr
+
+
+def test_a_batch_is_followed_past_the_conflict_depth(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["upstream_batch_chain"]
+    report = resolve(s.path, s.ids["target"])
+    step1 = report.series[0]
+    assert step1.commit == s.ids["step1"] and step1.role == "prerequisite"
+    assert "upstream batch's earlier patches" in step1.reasons[0].detail
+    apart = scenarios["chain_of_separate_commits"]
+    alone = resolve(apart.path, apart.ids["target"])
+    assert [x.commit for x in alone.suggestions] == [apart.ids["step3"]]
