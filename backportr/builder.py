@@ -7,6 +7,7 @@ commit, so the same script always produces the same ids.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,7 +89,7 @@ class RepoBuilder:
     def commit(
         self,
         message: str,
-        files: dict[str, str | None] | None = None,
+        files: Mapping[str, str | None] | None = None,
         *,
         branch: str = "master",
         name: str | None = None,

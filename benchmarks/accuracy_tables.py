@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 KINDS = ("single", "prereq", "followup", "fixes_chain", "adjusted")
 
 
-def score(rows: list[dict], kind: str, key: str = "predicted") -> tuple[int, int, float, float]:
+def score(
+    rows: list[dict[str, Any]], kind: str, key: str = "predicted"
+) -> tuple[int, int, float, float]:
     cases = [r for r in rows if r["kind"] == kind]
     if kind == "adjusted":
         hit = sum(r["status"] == "conflict" for r in cases) if key == "predicted" else 0

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from installed import BACKPORTR
 
@@ -57,7 +58,7 @@ def command(
 
 def backportr(
     repo: Path, index: Path, upstream: str, branches: list[str], pattern: str, *extra: str
-) -> tuple[float, dict[str, object]]:
+) -> tuple[float, dict[str, Any]]:
     begin = time.perf_counter()
     proc = subprocess.run(
         [*command("scan", repo, index, upstream, branches, pattern), "--format", "json", *extra],
@@ -97,7 +98,7 @@ def baseline_fix(repo: Path, branch: str, fix: str, culprits: list[str]) -> None
 
 def nightly(
     repo: Path, upstream: str, branches: list[str], args: argparse.Namespace
-) -> tuple[float, dict[str, object], float, float]:
+) -> tuple[float, dict[str, Any], float, float]:
     """A scratch clone (sharing objects) with upstream `--day` first-parent commits back and
     every branch `--release` commits back: scan it (the night before), move the refs to their
     tips, scan again (the nightly increment). Returns the increment's time and report, the
@@ -186,12 +187,12 @@ def main() -> int:
     cold, report = backportr(repo, index, upstream, branches, args.pattern, *jobs)
     warm, _ = backportr(repo, index, upstream, branches, args.pattern, *jobs)
     ours = {
-        b["branch"]: [f["commit"] for f in b["findings"] if f["kind"] == "missing-fix"]  # type: ignore[index]
-        for b in report["branches"]  # type: ignore[union-attr]
+        b["branch"]: [f["commit"] for f in b["findings"] if f["kind"] == "missing-fix"]
+        for b in report["branches"]
     }
     kinds: dict[str, int] = {}
-    for b in report["branches"]:  # type: ignore[union-attr]
-        for f in b["findings"]:  # type: ignore[index]
+    for b in report["branches"]:
+        for f in b["findings"]:
             kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
 
     fixes: list[tuple[str, str, list[str]]] = []
@@ -225,7 +226,7 @@ def main() -> int:
         day, day_report, day_naive, before = nightly(repo, upstream, branches, args)
         print(
             f"nightly increment ({args.day} upstream commits, {args.release} per branch): "
-            f"{day:.1f} s, resolved {sum(b['resolved'] for b in day_report['branches'])} anew "  # type: ignore[misc,union-attr,index]
+            f"{day:.1f} s, resolved {sum(b['resolved'] for b in day_report['branches'])} anew "
             f"(the scan before it: {before:.1f} s); naive scan of the moved repository "
             f"{day_naive:.2f} s"
         )

@@ -15,15 +15,16 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 
-def right(row: dict) -> bool:
+def right(row: dict[str, Any]) -> bool:
     if row["kind"] == "adjusted":
-        return row["status"] == "conflict"
-    return row["predicted"] == row["expected"]
+        return bool(row["status"] == "conflict")
+    return bool(row["predicted"] == row["expected"])
 
 
-def evidence(row: dict, other: dict) -> str:
+def evidence(row: dict[str, Any], other: dict[str, Any]) -> str:
     """The evidence kinds of the members in one answer and not the other (or the status)."""
     theirs = set(other["predicted"])
     kinds = sorted(

@@ -193,7 +193,7 @@ def extract(
         later = sorted(j for j in fixers.get(target, []) if j > i)
         if later:
             series = [target] + [origin[j] for j in later]
-            cases.append(case(i, "followup", before, series, [i, *later]))  # type: ignore[list-item]
+            cases.append(case(i, "followup", before, known(series), [i, *later]))
             continue
         try:
             if changed_lines(repo, stable[i]) != changed_lines(repo, commit):
@@ -208,10 +208,16 @@ def extract(
             first, members = prereq
             series = [origin[j] for j in members] + [target]
             first_state = stable[first].parents[0].id
-            cases.append(case(i, "prereq", first_state, series, [*members, i]))  # type: ignore[list-item]
+            cases.append(case(i, "prereq", first_state, known(series), [*members, i]))
             continue
         cases.append(case(i, "single", before, [target], [i]))
     return cases
+
+
+def known(series: list[str | None]) -> list[str]:
+    """The series of a case whose members all name their upstream commit."""
+    assert all(series), series
+    return [c for c in series if c]
 
 
 def _prereq(
@@ -227,7 +233,8 @@ def _prereq(
     backports in the branch at that state, merged ones too)."""
     files = files_of(repo, commit)
     before = stable[i].parents[0].id
-    earlier = []  # the last PREREQ_DEPTH backports in the branch at `before`, newest first
+    # the last PREREQ_DEPTH backports in the branch at `before`, newest first
+    earlier: list[int] = []
     for j in range(i - 1, -1, -1):
         if len(earlier) == PREREQ_DEPTH:
             break

@@ -376,15 +376,16 @@ def append(repo: Path, count: int, seed: int, files: int) -> dict[str, object]:
     tip = git.revparse_single("master").peel(pygit2.Commit)
 
     def load(path: str) -> list[str]:
-        return git[tip.tree[path].id].data.decode().splitlines(True)
+        blob = git[tip.tree[path].id].peel(pygit2.Blob)
+        return blob.data.decode().splitlines(True)
 
     rng = random.Random(seed + 1000 + int(tip.commit_time))
     paths = sorted(
         f"{area}/{entry.name}"
         for area in AREAS
         if area in tip.tree
-        for entry in git[tip.tree[area].id]
-        if entry.name.endswith(".c")
+        for entry in git[tip.tree[area].id].peel(pygit2.Tree)
+        if (entry.name or "").endswith(".c")
     )
     g = Generator(repo, rng, paths, clock=tip.commit_time + 60)
     g.start()

@@ -95,7 +95,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.in_memory_only:
-        apply.merge_tree_version = lambda: None  # type: ignore[assignment]
+        apply.merge_tree_version = lambda: None  # type: ignore[attr-defined, assignment]
 
     repo = Repo(args.repo)
     applier = TrialApplier(repo)
@@ -136,7 +136,7 @@ def report(args: argparse.Namespace, rows: list[dict[str, object]], seconds: flo
     for r in rows:
         if r["backportr"] != r["git"] or r["same_tree"] is False:
             print(
-                f"  differs: {r['commit'][:12]} backportr {r['backportr']}, git {r['git']}"
+                f"  differs: {str(r['commit'])[:12]} backportr {r['backportr']}, git {r['git']}"
                 + ("" if r["same_tree"] is not False else ", trees differ")
             )
 

@@ -90,7 +90,7 @@ def backportr(
     process (the suite's start-up cost once, not per call) unless the call needs a process of
     its own (`process`, or its own environment, working directory or stdin)."""
     if kwargs or process:
-        return subprocess.run(
+        return subprocess.run(  # type: ignore[no-any-return]
             [sys.executable, "-m", "backportr", *args],
             capture_output=True,
             text=True,

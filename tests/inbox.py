@@ -25,7 +25,7 @@ needs_public_inbox = pytest.mark.skipif(
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 @dataclass

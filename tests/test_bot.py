@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ def smtp() -> Iterator[Inbox]:
     received: list[email.message.EmailMessage] = []
 
     class Handler:
-        async def handle_DATA(self, server, session, envelope):
+        async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:
             received.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
             return "250 OK"
 

@@ -117,7 +117,8 @@ def test_a_nightly_run_keeps_its_answers_and_reports_what_is_new(
 
     shutil.copytree(records, mine)
     state = tmp_path / "cves.sqlite"
-    args = ("-v", "cves", "--records", str(mine), "--repo", str(path), "-b", "with-prerequisites")
+    args: tuple[str, ...] = ("-v", "cves", "--records", str(mine), "--repo", str(path))
+    args += ("-b", "with-prerequisites")
     args += ("--state", str(state), "--new-only", "-f", "json")
     first = backportr(*args)
     assert first.returncode == 4, first.stderr
@@ -210,7 +211,7 @@ def test_jobs_give_the_same_answer(
     pairs = [(ids[DB1D1], ids[F8A92])]
     for n in range(12):
         write_record(tmp_path, f"CVE-2024-{1000 + n}", f"copy {n}", pairs, ids[F8A92])
-    args = ("cves", "--records", str(tmp_path), "--repo", str(path), "-f", "json")
+    args: tuple[str, ...] = ("cves", "--records", str(tmp_path), "--repo", str(path), "-f", "json")
     args += ("-b", "v5.10.194", "-b", "with-prerequisites", "-b", "with-follow-up")
     one, two = backportr(*args), backportr(*args, "--jobs", "2", "-v")
     assert one.returncode == two.returncode == 4, two.stderr

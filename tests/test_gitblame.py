@@ -131,7 +131,7 @@ def test_a_diff_cuts_lines_into_passed_and_kept() -> None:
 
 def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
     tmp_path: Path,
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With a directory to keep it in, the pass over fork..tip is read once and loaded by
     the next process (the blame the same as git's, its progress line not told of a read);
@@ -166,7 +166,7 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
 
 def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
     tmp_path: Path,
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With the index to keep them in, a blame's diffs of blob pairs are kept there: a
     second process (a scan's other worker, a sibling branch's scan, the next night's) gives

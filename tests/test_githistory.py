@@ -96,7 +96,7 @@ def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> Non
         paths = sorted({p for c in commits for p in b.files(c)})
         rnd = random.Random(seed)
         pairs = [(rnd.choice(commits), rnd.choice(paths)) for _ in range(120)]
-        differences = []
+        differences: list[tuple[str, str, str, object]] = []
         for commit, path in pairs:
             for ranges in ([(1, 4), (8, 12)], [(1, 60)]):
                 if plain.blame(path, commit, ranges, fork) != read.blame(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from tests.browser import browser, dump_dom, screenshot
 from tests.conftest import backportr
 
 
-def _resolve(ima: ImaFixture, fmt: str, *extra: str, env: dict[str, str] | None = None):
+def _resolve(
+    ima: ImaFixture, fmt: str, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """resolve the IMA target on both states of 5.10 in the given format."""
     return backportr(
         "resolve",

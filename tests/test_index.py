@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -389,8 +390,11 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     assert eager.backports_elsewhere(s.ids["culprit"], worked_on) == answer
     after = _patch_ids(lazy, sibling)  # the commit of the same paths got its own, only it
     assert after == {**expected, s.builder.tip("linux-5.15.y"): None}
-    question = (s.ids["culprit"], expected[s.ids["culprit-5.15"]], sibling)
-    assert lazy.branch_commits_with_patch_id(*question) == [s.ids["culprit-5.15"]]
+    pid = expected[s.ids["culprit-5.15"]]
+    assert pid is not None
+    assert lazy.branch_commits_with_patch_id(s.ids["culprit"], pid, sibling) == [
+        s.ids["culprit-5.15"]
+    ]
     assert _patch_ids(lazy, sibling) == after  # a question about the sibling itself: the same
     lazy.complete_patch_ids([sibling])
     assert _patch_ids(lazy, sibling) == expected
@@ -450,7 +454,12 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     again = Repo(b.path)
     listed: list[list[str]] = []
     learn = again.learn_paths
-    again.learn_paths = lambda oids: listed.append(list(oids)) or learn(oids)  # type: ignore[method-assign]
+
+    def learn_paths(oids: Iterable[str]) -> None:
+        listed.append(list(oids))
+        learn(oids)
+
+    again.learn_paths = learn_paths  # type: ignore[method-assign]
     found = PresenceChecker(again, CommitIndex(again, lazy_path)).check(b.ids["t2"], branch)
     assert (found.present, found.as_commit, found.how) == answers[False]
     assert listed and all(not oids for oids in listed)

@@ -35,7 +35,12 @@ def mail(subject: str, body: str, *, extra: str = "") -> bytes:
         ("Fwd: [PATCH v2 5.10.y] ima: detect changes", ("5.10",), (), None),
     ],
 )
-def test_submission_prefixes(subject, versions, ranges, part) -> None:
+def test_submission_prefixes(
+    subject: str,
+    versions: tuple[str, ...],
+    ranges: tuple[tuple[str, str], ...],
+    part: tuple[int, int] | None,
+) -> None:
     parsed = parse_mail(mail(subject, f"commit {UPSTREAM} upstream.\n\nText.\n"))
     assert parsed.kind == "submission"
     assert (parsed.versions, parsed.ranges, parsed.part) == (versions, ranges, part)

@@ -50,7 +50,7 @@ def _messages(mbox_text: str, tmp_path: Path) -> list[email.message.EmailMessage
     path.write_text(mbox_text, encoding="utf-8")
     box = mailbox.mbox(
         path,
-        factory=lambda f: email.message_from_binary_file(f, policy=email.policy.default),
+        factory=lambda f: email.message_from_binary_file(f, policy=email.policy.default),  # type: ignore[call-overload]
         create=False,
     )
     return list(box)  # type: ignore[arg-type]
@@ -255,7 +255,7 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     git am; the quilt series lists the patches, not the cover letter."""
     import mailbox
 
-    args = ("-b", "v5.10.194", "--cover-letter", "--to", "stable@vger.kernel.org")
+    args: tuple[str, ...] = ("-b", "v5.10.194", "--cover-letter", "--to", "stable@vger.kernel.org")
     args += ("--cc", "Jeff Layton <jlayton@kernel.org>", "--cc", "Uwe Kleine-König <u@example.org>")
     here = tmp_path / "here"
     here.mkdir()
@@ -267,10 +267,12 @@ def test_cover_letter_recipients_and_threading(ima: ImaFixture, tmp_path: Path) 
     patches = list(mailbox.mbox(str(box)))
     assert len(patches) == 4  # the mbox is what git am takes: no cover letter in it
     assert "cover letter in 0000-cover-letter.patch" in proc.stderr
-    cover = mailbox.mbox(str(here / "0000-cover-letter.patch"))[0]
+    (cover,) = list(mailbox.mbox(str(here / "0000-cover-letter.patch")))
     mails = [cover, *patches]
     assert cover["Subject"] == "[PATCH 5.10.y 0/4] ima: detect changes to the backing overlay file"
-    body = cover.get_payload(decode=True).decode()
+    payload = cover.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    body = payload.decode()
     assert "Backport of " in body and "1/4" in body and "prerequisite:" in body
     assert "posting: 3/8 of posting" in body  # and its link to the archive, never broken:
     assert "\n        https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org" in body

@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,17 +62,17 @@ def _history(path: Path) -> tuple[RepoBuilder, list[str]]:
     edit("a path with spaces", {"dir name/file name.c": "x\ny\n"})
     edit("renamed", {"src/f2.c": None, "src/moved.c": text.replace("\n", "\r\n", 5)})
     for n in range(25):
-        path = rnd.choice(sorted(files))
-        lines = files[path]
+        name = rnd.choice(sorted(files))
+        lines = files[name]
         for _ in range(rnd.randint(1, 4)):
             at = rnd.randrange(len(lines))
             if rnd.random() < 0.3:
                 del lines[at]
             else:
                 lines.insert(at, f"edit {n} {rnd.random():.3f}")
-        other = rnd.choice(sorted(set(files) - {path}))
+        other = rnd.choice(sorted(set(files) - {name}))
         files[other][rnd.randrange(len(files[other]))] = f"also {n}"
-        edit(f"random {n}", {p: "\n".join(files[p]) + "\n" for p in (path, other)})
+        edit(f"random {n}", {p: "\n".join(files[p]) + "\n" for p in (name, other)})
     b.check_out()
     work = Path(b.path)
     (work / "run.sh").write_text("#!/bin/sh\n")
@@ -98,12 +99,13 @@ def test_served_patch_ids_equal_gits(tmp_path: Path, monkeypatch: pytest.MonkeyP
     b, commits = _history(tmp_path / "r")
     expected = _gits(Path(b.path), commits)
     piped: list[list[str]] = []
-    real = gitstream.patch_id_pipeline
-    monkeypatch.setattr(
-        gitstream,
-        "patch_id_pipeline",
-        lambda args, feed, *a: piped.append((feed or b"").decode().split()) or real(args, feed, *a),
-    )
+    real = gitstream.patch_id_pipeline  # type: ignore[attr-defined]
+
+    def pipeline(args: Any, feed: bytes | None, *more: Any) -> Any:
+        piped.append((feed or b"").decode().split())
+        return real(args, feed, *more)
+
+    monkeypatch.setattr(gitstream, "patch_id_pipeline", pipeline)
     repo = Repo(b.path)
     served: dict[str, str] = {}
     for start in range(0, len(commits), 5):  # a few at a time, as the conflict search asks

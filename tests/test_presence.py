@@ -8,6 +8,7 @@ import pytest
 
 from backportr.builder import RepoBuilder
 from backportr.index import CommitIndex
+from backportr.model import Presence
 from backportr.presence import PresenceChecker
 from backportr.repo import Repo
 from tests.scenarios import presence_repo
@@ -26,7 +27,7 @@ def checker(scenario: RepoBuilder, tmp_path: Path) -> PresenceChecker:
     return PresenceChecker(repo, index)
 
 
-def _check(checker: PresenceChecker, b: RepoBuilder, name: str):
+def _check(checker: PresenceChecker, b: RepoBuilder, name: str) -> Presence:
     return checker.check(b.ids[name], checker.repo.branch("linux-5.10.y"))
 
 
@@ -176,7 +177,12 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     bulk = PresenceChecker(Repo(b.path), fresh)
     asked: list[str] = []
     real = fresh.patch_id
-    monkeypatch.setattr(fresh, "patch_id", lambda oid: asked.append(oid) or real(oid))
+
+    def patch_id(oid: str) -> str | None:
+        asked.append(oid)
+        return real(oid)
+
+    monkeypatch.setattr(fresh, "patch_id", patch_id)
     assert [bulk.check(c, branch) for c in commits] == expected
     assert asked == [picked]  # a.c alone, and b.c with c.c: no branch commit changes those
     assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]

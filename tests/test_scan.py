@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,7 +187,7 @@ def test_ima_incomplete_backport(ima: ImaFixture) -> None:
     assert finding["series"][0]["commit"] == ima.ids[A1175]
 
 
-def answer(stdout: str) -> dict[str, object]:
+def answer(stdout: str) -> dict[str, Any]:
     """What a scan found, without when, how long, and how much it redid."""
     data = json.loads(stdout)
     del data["run"]
@@ -231,12 +233,12 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
     from backportr import scan_run
 
     enough, few = (lambda: scan_run.AUTO_MIN_TARGETS), (lambda: scan_run.AUTO_MIN_TARGETS - 1)
-    monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: set(range(16)))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
     assert scan_run.processes(0, 5000, enough) == scan_run.AUTO_JOBS
     assert scan_run.processes(0, 5000, few) == 1  # a warm rescan has nothing to answer
     assert scan_run.processes(8, 1000, few) == 8 and scan_run.processes(32, 1000, few) == 16
     assert scan_run.processes(8, 3, enough) == 3 and scan_run.processes(1, 1000, enough) == 1
-    monkeypatch.setattr(scan_run.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert scan_run.processes(0, 5000, enough) == 2
 
 
@@ -266,6 +268,7 @@ def test_a_warm_rescan_by_default_starts_no_process(
     from backportr import scan_run
     from backportr.config import Settings
     from backportr.findings import Policy
+    from backportr.scan import Scanner
 
     settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
     first = scan_run.run_scan(settings, Policy(), read_ahead=False)
@@ -276,13 +279,13 @@ def test_a_warm_rescan_by_default_starts_no_process(
 
     monkeypatch.setattr(scan_run, "ProcessPoolExecutor", no_pool)
     looked_up: list[str] = []
-    target_keys = scan_run.Scanner._target_keys
+    target_keys = Scanner._target_keys
 
     def counted(self, branch, fixes, backports):  # type: ignore[no-untyped-def]
         looked_up.append(branch.name)
         return target_keys(self, branch, fixes, backports)
 
-    monkeypatch.setattr(scan_run.Scanner, "_target_keys", counted)
+    monkeypatch.setattr(Scanner, "_target_keys", counted)
     again = scan_run.run_scan_parallel(settings, Policy(), 0)
     assert [f.commit for f in again[0].findings] == [f.commit for f in first[0].findings]
     assert again[0].resolved == 0 and again[0].scanned > 0

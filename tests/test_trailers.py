@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ CORPUS = json.loads((Path(__file__).parent / "data" / "trailer_corpus.json").rea
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
-def test_corpus(case: dict) -> None:
+def test_corpus(case: dict[str, Any]) -> None:
     parsed = parse_message(case["message"])
     expect = case["expect"]
     if "fixes" in expect:
