@@ -77,10 +77,30 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 
 @pytest.fixture(scope="session")
-def ima(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
-    """The IMA/overlayfs example, built once per session and shared read-only (the index a
-    run creates under its git directory is shared too)."""
-    return build(tmp_path_factory.mktemp("ima") / "linux")
+def ima_template(tmp_path_factory: pytest.TempPathFactory) -> ImaFixture:
+    """The IMA/overlayfs example, built once per session with its index made for the two
+    5.10 states; tests never use it directly (`ima` copies it)."""
+    fixture = build(tmp_path_factory.mktemp("ima") / "linux")
+    made = backportr("index", "--repo", str(fixture.path), "-b", "linux-5.10.y", "-b", "v5.10.194")
+    assert made.returncode == 0, made.stderr
+    return fixture
+
+
+@pytest.fixture
+def ima(ima_template: ImaFixture, tmp_path: Path) -> ImaFixture:
+    """A copy of the IMA example of this test's own: git's objects hard-linked (never
+    written), everything else copied, the index included, so no test sees what another
+    wrote into it and none depends on the order they run in."""
+    copy = tmp_path / "_ima" / "linux"
+    shutil.copytree(ima_template.path, copy, symlinks=True, copy_function=_link_objects)
+    return ImaFixture(copy, dict(ima_template.ids))
+
+
+def _link_objects(source: str, target: str) -> object:
+    if f"{os.sep}objects{os.sep}" in source:
+        os.link(source, target)
+        return target
+    return shutil.copy2(source, target)
 
 
 def backportr(
@@ -130,7 +150,8 @@ def _in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def mails(ima: ImaFixture) -> dict[str, str]:
+def mails(ima_template: ImaFixture) -> dict[str, str]:
+    ima = ima_template
     ids = {
         "B836C": ima.ids[B836C],
         "A1175": ima.ids[A1175],

@@ -1,6 +1,7 @@
 """Golden answers: resolve's and scan's JSON on the IMA example, with commit ids replaced by
 the fixture's names, must stay what they were (a redesign keeps behaviour). After an
-intended change, regenerate with BACKPORTR_UPDATE_GOLDEN=1 and review the diff."""
+intended change, regenerate with BACKPORTR_UPDATE_GOLDEN=1: the changed files are rewritten
+and their tests still fail, once, so that the diff is reviewed before anything passes."""
 
 from __future__ import annotations
 
@@ -28,10 +29,14 @@ def _named(text: str, ima: ImaFixture) -> str:
 def _check(name: str, data: object, ima: ImaFixture) -> None:
     text = _named(json.dumps(data, indent=2, sort_keys=True), ima) + "\n"
     path = GOLDEN / name
+    kept = path.read_text() if path.exists() else None
+    if text == kept:
+        return
     if os.environ.get("BACKPORTR_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert path.exists(), f"{path} missing: run with BACKPORTR_UPDATE_GOLDEN=1"
-    assert text == path.read_text(), f"{name} changed; if intended, regenerate and review"
+        path.write_text(text)  # and still a failure: a rewritten answer is reviewed, never passed
+        pytest.fail(f"{name} rewritten; review the diff (git diff tests/golden) and run again")
+    assert kept is not None, f"{path} missing: run with BACKPORTR_UPDATE_GOLDEN=1"
+    pytest.fail(f"{name} changed; if intended, regenerate with BACKPORTR_UPDATE_GOLDEN=1")
 
 
 @pytest.mark.parametrize("branches", [["v5.10.194"], ["linux-5.10.y"]])
