@@ -107,11 +107,11 @@ class TrialApplier:
     def changes(self, commit: Oid) -> list[FileChange]:
         """The commit's file changes against its first parent (renames detected)."""
         if commit not in self._changes:
-            known = self.repo.file_changes(commit)
+            known = self.repo.diffs.file_changes(commit)
             if known is not None:  # no tree diff needed
                 self._changes[commit] = [FileChange(p, p, old, new) for p, old, new in known]
                 return self._changes[commit]
-            diff = self.repo.diff_with_renames(commit)
+            diff = self.repo.diffs.diff_with_renames(commit)
             out = []
             for delta in diff.deltas:
                 old = (
@@ -131,14 +131,14 @@ class TrialApplier:
     def changed_lines(self, commit: Oid) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The lines a commit removes and adds (whitespace folded, in order), without context."""
         if commit not in self._changed:
-            self._changed[commit] = changed_lines(self.repo.diff(commit))
+            self._changed[commit] = changed_lines(self.repo.diffs.diff(commit))
         return self._changed[commit]
 
     def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
         """The commit's hunks (old-side ranges against its first parent)."""
         return [
             Hunk(file.old_path, hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines)
-            for file in self.repo.diff(commit)
+            for file in self.repo.diffs.diff(commit)
             if path is None or file.touches(path)
             for hunk in file.hunks
         ]

@@ -1,7 +1,7 @@
 """The diff model: a commit's change against its first parent, file by file and hunk by hunk,
 as plain values.
 
-The git layer (`Repo.diff`) builds it once per commit (three lines of context, as `git diff`;
+The git layer (`repo.diffs.diff`) builds it once per commit (three lines of context, as `git diff`;
 no rename detection, so a renamed file's hunks name both paths) and keeps the most recent
 ones; the trial applier, the conflict, symbol and context finders and the patch writer all
 read this one model instead of walking libgit2's objects each in its own way.

@@ -2,7 +2,7 @@
 commits, shared by everything that reads it), the diff model built from it and the files a
 commit touches.
 
-Part of the git layer: a mixin of `Repo`.
+Part of the git layer: `Repo.diffs`, a collaborator of `Repo`.
 """
 
 from __future__ import annotations
@@ -22,25 +22,28 @@ from backportr.model import Oid
 
 if TYPE_CHECKING:
     from backportr.githistory import RangeHistory
+    from backportr.repo import Repo
 
 Entry = tuple[pygit2.Oid, int]  # a file's blob and mode (as a tree diff's delta gives them)
 FileEntries = tuple[str, Entry | None, Entry | None]
 _TYPE_BITS = 0o170000  # of a mode: regular file, symlink
 _REGULAR, _SYMLINK = 0o100000, 0o120000
 
-_DIFF_CACHE = 256  # commits whose diffs are kept (Repo.diff)
+_DIFF_CACHE = 256  # commits whose diffs are kept (Diffs.diff)
 _LISTED_PER_PROCESS = 5_000  # commits whose paths one `git log --no-walk` lists (learn_paths)
-_RAW_DIFFS = 64  # libgit2 diffs kept (Repo.diff_to_parent)
+_RAW_DIFFS = 64  # libgit2 diffs kept (Diffs.diff_to_parent)
 
 
 class Diffs(GitAccess):
-    """What `Repo` offers to read a commit's change."""
+    """A commit's change (`repo.diffs`): the libgit2 diffs, the diff model and the paths
+    a commit touches, kept for the commits asked about."""
 
-    _diff_cache: OrderedDict[Oid, CommitDiff]
-    _raw_diffs: OrderedDict[Oid, pygit2.Diff]
-    _files: dict[Oid, tuple[str, ...]]
-    _listed: dict[Oid, tuple[str, ...]]
-    _ranges: dict[Oid, RangeHistory]
+    def __init__(self, repo: Repo) -> None:
+        super().__init__(repo)
+        self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
+        self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
+        self._files: dict[Oid, tuple[str, ...]] = {}
+        self._listed: dict[Oid, tuple[str, ...]] = {}
 
     def diff_to_parent(self, oid: Oid) -> pygit2.Diff:
         """The commit's change against its first parent (the empty tree for a root). Shared
@@ -177,7 +180,7 @@ class Diffs(GitAccess):
 
     def _range_of(self, oid: Oid) -> RangeHistory | None:
         """The remembered range that holds the commit, if any."""
-        return next((h for h in self._ranges.values() if oid in h), None)
+        return self.repo.search.range_holding(oid)
 
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
         """One file's change as the tree diff gives it (three lines of context). The blobs

@@ -1,9 +1,9 @@
-"""What a user or a message calls a commit, resolved: a full or abbreviated id, a ref, a tag,
-any revision git understands.
+"""What a user or a message calls a commit, resolved: a full or abbreviated id, a ref, a tag, any
+revision git understands.
 
-Part of the git layer: a mixin of `Repo`. An abbreviated id libgit2 finds ambiguous is
-asked of git (`rev-parse --disambiguate`): in a large repository a short id often matches
-blobs and trees as well as the one commit meant.
+Part of the git layer: `Repo.names`, a collaborator of `Repo`. An abbreviated id libgit2 finds
+ambiguous is asked of git (`rev-parse --disambiguate`): in a large repository a short id often
+matches blobs and trees as well as the one commit meant.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")
 
 
 class Names(GitAccess):
-    """What `Repo` offers to turn a name into a commit id."""
+    """What a user or a message calls a commit, as its id (`repo.names`)."""
 
     def resolve_commit(self, spec: str) -> Oid:
         """A full id, an abbreviated id, a ref, a tag or any revision -> the commit's id."""

@@ -1,7 +1,7 @@
 """git processes: their environment, a reader that keeps ahead of a streaming one, the
 `git log -p | git patch-id` pipeline, the user's git configuration and credential helpers.
 
-Part of the git layer (with repo.py and its mixins, gitwalk.py, gitlog.py, gitconfig.py,
+Part of the git layer (with repo.py and its collaborators, gitwalk.py, gitlog.py, gitconfig.py,
 apply.py and builder.py): nothing else runs git.
 """
 
@@ -24,32 +24,39 @@ if TYPE_CHECKING:
     import pygit2
 
     from backportr.model import Oid
+    from backportr.repo import Repo
 
 
 class GitAccess:
-    """What the mixins of `Repo` (streams, searches, diffs) ask of it: its one way of
-    running git and of reading a commit (declared for the type checker; `Repo` has them)."""
+    """A collaborator of `Repo` (its names, streams, searches, diffs), owning its own state:
+    the repository's one way of running git and of reading a commit, through the `Repo`
+    that owns it."""
 
-    if TYPE_CHECKING:
-        git: pygit2.Repository
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.git: pygit2.Repository = repo.git
+        self.path: Path = repo.path
 
-        def run_git(
-            self,
-            *args: str,
-            check: bool = True,
-            input: bytes | None = None,
-            env: dict[str, str] | None = None,
-        ) -> str: ...
+    def run_git(
+        self,
+        *args: str,
+        check: bool = True,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        return self.repo.run_git(*args, check=check, input=input, env=env)
 
-        def run_git_bytes(
-            self,
-            *args: str,
-            check: bool = True,
-            input: bytes | None = None,
-            env: dict[str, str] | None = None,
-        ) -> bytes: ...
+    def run_git_bytes(
+        self,
+        *args: str,
+        check: bool = True,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> bytes:
+        return self.repo.run_git_bytes(*args, check=check, input=input, env=env)
 
-        def commit(self, oid: Oid) -> pygit2.Commit: ...
+    def commit(self, oid: Oid) -> pygit2.Commit:
+        return self.repo.commit(oid)
 
 
 def git_env(*, answers_each_line: bool = False) -> dict[str, str]:

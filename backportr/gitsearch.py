@@ -1,8 +1,9 @@
-"""Searches of history and trees that the conflict, symbol and context finders ask the
-repository: blame, pickaxe, path-limited logs, whole-word greps and a tree's identifiers.
+"""Searches of history and trees that the conflict, symbol and context finders ask the repository:
+blame, pickaxe, path-limited logs, whole-word greps and a tree's identifiers.
 
-Part of the git layer: a mixin of `Repo` (it runs git through `Repo.run_git`), each search
-one bounded git process or one in-process pass, never one per commit or per hunk.
+Part of the git layer: `Repo.search`, a collaborator of `Repo` (it runs git through
+`Repo.run_git`), each search one bounded git process or one in-process pass, never one per
+commit or per hunk.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 import marshal
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,9 @@ from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
 from backportr.keptfiles import prune, read_once
 from backportr.model import Oid
 
+if TYPE_CHECKING:
+    from backportr.repo import Repo
+
 _GREP_PATTERNS = 200
 _GREPS_IN_GIT = 12
 """`grep_files` asks git this many times, then answers in-process (`gittreegrep`): the
@@ -33,23 +37,25 @@ hundreds."""
 
 
 class Searches(GitAccess):
-    """What `Repo` offers to search history and trees."""
+    """Searches of history and trees (`repo.search`): blame, greps, pickaxe, path-limited
+    logs, and the fork's range read once for them."""
 
-    if TYPE_CHECKING:
-        _history_tip: Oid | None
-        _history_reading: Callable[[], None] | None
-        _history_kept: Path | None
-        _history_only_kept: bool
-        _ranges: dict[Oid, RangeHistory]
-        _tree_grep: TreeGrep | None
-        _tree_grep_fits: dict[tuple[str, ...], bool]
-        _line_blame: LineBlame | None
-        _blame_kept: KeptDiffs | None
-        _file_greps: int
+    def __init__(self, repo: Repo) -> None:
+        super().__init__(repo)
+        self._history_tip: Oid | None = None  # see remember_history
+        self._history_reading: Callable[[], None] | None = None
+        self._history_kept: Path | None = None
+        self._history_only_kept = False
+        self._ranges: dict[Oid, RangeHistory] = {}
+        self._tree_grep: TreeGrep | None = None
+        self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
+        self._line_blame: LineBlame | None = None
+        self._blame_kept: KeptDiffs | None = None
+        self._file_greps = 0
 
-        def range_changes(
-            self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
-        ) -> Iterator[tuple[Oid, tuple[Oid, ...], int, Changes]]: ...
+    def range_holding(self, oid: Oid) -> RangeHistory | None:
+        """The remembered range that holds the commit, if any."""
+        return next((h for h in self._ranges.values() if oid in h), None)
 
     def remember_history(
         self,
@@ -115,7 +121,7 @@ class Searches(GitAccess):
         def read() -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
             if self._history_reading is not None:  # not when another process kept it
                 self._history_reading()
-            records = list(self.range_changes(oldest, tip))
+            records = list(self.repo.streams.range_changes(oldest, tip))
             if kept is not None:  # earlier tips' passes from this fork, their free locks
                 this, fork = f"{oldest}-{tip}.", f"{oldest}-"
                 prune(kept, lambda name: name.startswith(this) or not name.startswith(fork))
@@ -134,7 +140,7 @@ class Searches(GitAccess):
         One `git blame` process per file with every range at once: libgit2's blame walks the
         whole history past the boundary and is an order of magnitude slower on big trees.
         Lines older than `oldest` are attributed to the boundary and left out. Where the
-        range's history was read once (`Repo.remember_history`), blame walks only the commits
+        range's history was read once (`repo.search.remember_history`), blame walks only the commits
         that changed the file (`githistory`), in-process (`gitblame`): the same answer
         without a git process, each step's diff kept for the next question."""
         if not ranges:

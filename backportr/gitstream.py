@@ -1,8 +1,8 @@
-"""Streaming passes over history: `git log` records for the index (a million commits) and
-`git log -p | git patch-id` for the patch-ids of a branch or of given commits.
+"""Streaming passes over history: `git log` records for the index (a million commits) and `git log
+-p | git patch-id` for the patch-ids of a branch or of given commits.
 
-Part of the git layer: a mixin of `Repo`, each pass one streaming process (or pipeline),
-read ahead by a thread so git never waits while Python parses.
+Part of the git layer: `Repo.streams`, a collaborator of `Repo`, each pass one streaming process
+(or pipeline), read ahead by a thread so git never waits while Python parses.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backportr.errors import MissingObjectError
 from backportr.githistory import Changes, parse_changes
@@ -25,6 +26,9 @@ from backportr.gitproc import GitAccess, git_env, patch_id_pipeline
 from backportr.gitwalk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
 from backportr.model import Oid
 from backportr.patchid import UNSURE, patch_id
+
+if TYPE_CHECKING:
+    from backportr.repo import Repo
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
@@ -51,11 +55,12 @@ _COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40})\n")
 
 
 class Streams(GitAccess):
-    """What `Repo` offers to stream history."""
+    """History as git streams it (`repo.streams`): log passes, patch-id pipelines."""
 
-    path: Path
-    unreadable: list[Oid]  # commits whose diff git could not read (see readable_patch_ids)
-    diff_server: DiffServer  # a few patch-ids at a time (`patch_ids_of`)
+    def __init__(self, repo: Repo) -> None:
+        super().__init__(repo)
+        self.unreadable: list[Oid] = []  # commits whose diff git could not read
+        self.diff_server = DiffServer(self.path)  # a few patch-ids at a time, started when asked
 
     def log(self, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()) -> Iterator[LogRecord]:
         """One streaming `git log` pass (for volume: a million commits), newest first.

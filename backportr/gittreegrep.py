@@ -69,7 +69,7 @@ class TreeGrep:
         self, tree: pygit2.Tree, words: list[str], patterns: tuple[str, ...]
     ) -> dict[str, dict[str, list[str]]]:
         """For each of `words`: the files matching the pathspecs `*<pattern>` that mention
-        it as a whole word, with those lines, as `Repo.grep_files` gives them."""
+        it as a whole word, with those lines, as `repo.search.grep_files` gives them."""
         found: dict[str, dict[str, list[str]]] = {word: {} for word in words}
         wanted = {word.encode(): word for word in words}
         spec = _spec(patterns)

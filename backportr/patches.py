@@ -117,7 +117,7 @@ def build_patches(
         result = applier.pick(member.commit, state)
         state = result.state
         after = applier.write_tree(state)
-        diffstat, diff = repo.tree_diff_text(before, after)
+        diffstat, diff = repo.diffs.tree_diff_text(before, after)
         message = repo.message(member.commit)
         author = repo.author(member.commit)
         patches.append(

@@ -115,12 +115,12 @@ class PresenceChecker:
             own = self._own[branch.refname]
             if asked < len(own) // _LIST_PATHS_SHARE:
                 return True
-            self.repo.learn_paths(own)
+            self.repo.diffs.learn_paths(own)
             sets = self._path_sets[branch.refname] = {self._paths_key(c) for c in own}
         return self._paths_key(commit) in sets
 
     def _paths_key(self, commit: Oid) -> tuple[str, ...]:
-        return paths_key(self.repo.files_touched(commit))
+        return paths_key(self.repo.diffs.files_touched(commit))
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
         """Is the commit itself in the branch's history?"""
@@ -164,5 +164,5 @@ class PresenceChecker:
         matches = self.index.branch_commits_with_subject(subject, branch.refname)
         if not matches:
             return []
-        files = set(self.repo.files_touched(commit))
-        return [m for m in matches if set(self.repo.files_touched(m)) == files]
+        files = set(self.repo.diffs.files_touched(commit))
+        return [m for m in matches if set(self.repo.diffs.files_touched(m)) == files]

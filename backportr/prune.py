@@ -117,7 +117,7 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     tip = TreeState(ctx.branch.tip)
 
     def files(commit: Oid) -> tuple[str, ...]:  # in the branch's layout
-        return ctx.applier.landing_paths(commit, tip) or ctx.repo.files_touched(commit)
+        return ctx.applier.landing_paths(commit, tip) or ctx.repo.diffs.files_touched(commit)
 
     wanted = {path for member in helped for path in files(member)}
     outside = [path for path in files(helper) if path not in wanted]

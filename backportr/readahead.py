@@ -3,7 +3,7 @@ and the history since each branch's fork.
 
 A scan's symbol finder reads the tip's whole identifier set at its first question
 (`deps/words.py`: 0.6-0.9 s on FRR), and its conflict search the history since the fork at
-its first blame (`Repo.remember_history`: 0.6 s on FRR), every `--jobs` worker at once. The
+its first blame (`repo.search.remember_history`: 0.6 s on FRR), every `--jobs` worker at once. The
 index update leaves a core partly idle (FRR's 27 branches: 1.4 of 2 cores), so a process of
 its own reads both then and keeps them under the index directory, where the scan's first
 questions find them (or wait for them: one process reads each at a time, `keptfiles`). What
@@ -105,14 +105,14 @@ def main(argv: list[str]) -> int:
         for ref in refs:
             keep_identifier_set(repo, ref.tip, SEARCHED, kept / "words")
         upstream = repo.upstream(upstream_name or None)
-        repo.remember_history(upstream.tip, kept=kept / "ranges")
+        repo.search.remember_history(upstream.tip, kept=kept / "ranges")
         forks = stored_forks(index, upstream, refs)
         for ref in refs:
             # the fork the index keeps for a branch: libgit2's merge base (seconds at kernel
             # scale, in which this process cannot be stopped), or the one stored for it
             fork = forks.get(ref.refname) or repo.merge_base(ref.tip, upstream.tip)
             if fork and not range_file(kept / "ranges", fork, upstream.tip).exists():
-                repo.range_history(fork, upstream.tip)
+                repo.search.range_history(fork, upstream.tip)
     except (BackportrError, GitError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong
     return 0

@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import SortMode
 
-from backportr.diffs import CommitDiff
 from backportr.errors import (
     BackportrError,
     NotARepositoryError,
@@ -31,15 +29,12 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
-from backportr.gitblame import KeptDiffs, LineBlame
 from backportr.gitdiff import Diffs
-from backportr.githistory import RangeHistory
 from backportr.gitmerge import TreeMerge, cherry_pick_tree
 from backportr.gitnames import Names
 from backportr.gitproc import git_env, missing_object
 from backportr.gitsearch import Searches
-from backportr.gitstream import DiffServer, Streams
-from backportr.gittreegrep import TreeGrep
+from backportr.gitstream import Streams
 from backportr.model import Author, Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
@@ -100,8 +95,11 @@ def _cache_objects() -> None:
     pygit2.settings.cache_max_size(_CACHE_SIZE)
 
 
-class Repo(Names, Streams, Searches, Diffs):
-    """A read-mostly view of one git repository."""
+class Repo:
+    """A read-mostly view of one git repository: refs, ancestry and objects here, and
+    collaborators that each own their state: `names` (what a user or a message calls a
+    commit), `streams` (log and patch-id passes), `search` (blame, greps, path-limited
+    logs) and `diffs` (a commit's change)."""
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, allow_shallow: bool = False) -> None:
         location = Path(path)
@@ -124,22 +122,10 @@ class Repo(Names, Streams, Searches, Diffs):
         self.path = Path(self.git.path)
         self._scratch: Path | None = None  # where objects written by trials go
         self._objects: str | None = None  # the object directory, as git names it
-        self.unreadable: list[Oid] = []
-        self.diff_server = DiffServer(self.path)  # started when first asked
-        self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
-        self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
-        self._files: dict[Oid, tuple[str, ...]] = {}
-        self._listed: dict[Oid, tuple[str, ...]] = {}
-        self._history_tip: Oid | None = None  # see remember_history
-        self._history_reading: Callable[[], None] | None = None
-        self._history_kept: Path | None = None
-        self._history_only_kept = False
-        self._ranges: dict[Oid, RangeHistory] = {}
-        self._tree_grep: TreeGrep | None = None
-        self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
-        self._line_blame: LineBlame | None = None
-        self._blame_kept: KeptDiffs | None = None
-        self._file_greps = 0
+        self.names = Names(self)
+        self.streams = Streams(self)
+        self.search = Searches(self)
+        self.diffs = Diffs(self)
         self._merges_on: dict[Oid, bool] = {}  # tip -> its first-parent line has a merge
 
     def find_ref(self, name: str) -> Ref | None:
@@ -184,7 +170,7 @@ class Repo(Names, Streams, Searches, Diffs):
             found = self.find_ref(name)
             if found is None:
                 try:
-                    oid = self.resolve_commit(name)
+                    oid = self.names.resolve_commit(name)
                 except UnknownCommitError:
                     raise UnknownBranchError(f"unknown upstream ref '{name}'") from None
                 return Ref(name, name, oid)
@@ -387,7 +373,7 @@ class Repo(Names, Streams, Searches, Diffs):
         self.git.odb.add_backend(loose, 999)
 
     def close(self) -> None:
-        self.diff_server.close()
+        self.streams.diff_server.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
@@ -399,7 +385,7 @@ class Repo(Names, Streams, Searches, Diffs):
         a patch-id of a different diff would not match the branch commits' ids."""
         if len(self.commit(oid).parents) > 1:
             return None
-        return dict(self.patch_ids_of([oid], env=self._scratch_env())).get(oid)
+        return dict(self.streams.patch_ids_of([oid], env=self._scratch_env())).get(oid)
 
     def _scratch_env(self, *, writes: bool = False) -> dict[str, str]:
         """The environment that lets a git process see (and, with `writes`, write to) the

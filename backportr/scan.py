@@ -96,13 +96,13 @@ class Scanner:
         self._looked_up: dict[str, _LookedUp] = {}
         # The conflict searches blame and log one range (fork..upstream) thousands of times:
         # read it once (one `git log --name-status` pass) instead of walking it per question.
-        ws.repo.remember_history(
+        ws.repo.search.remember_history(
             ws.upstream.tip,
             reading=lambda: progress("reading the history since the fork", 0, None),
             kept=ws.index.path.parent / "ranges",
         )
-        ws.repo.expect_many_greps()  # the symbol finder's "which files mention it"
-        ws.repo.keep_blame_diffs((ws.index.blame_hunks, ws.index.keep_blame_hunks))
+        ws.repo.search.expect_many_greps()  # the symbol finder's "which files mention it"
+        ws.repo.search.keep_blame_diffs((ws.index.blame_hunks, ws.index.keep_blame_hunks))
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None
@@ -418,7 +418,7 @@ class Scanner:
         tagged for newer stable versions only."""
         if self.policy.is_dropped(branch.name, commit):
             return False
-        if self.policy.ignored(self.ws.repo.files_touched(commit)):
+        if self.policy.ignored(self.ws.repo.diffs.files_touched(commit)):
             return False
         version = parse_version(branch.name)
         tags = [t for t in self.ws.index.stable_tags_of(commit) if t.since or t.until]

@@ -85,7 +85,7 @@ class Answers:
         as much as the resolve's own git work)."""
         held, self._held = self._held, []
         records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
-        self.ws.repo.learn_paths(c for closure in records.values() for c in closure)
+        self.ws.repo.diffs.learn_paths(c for closure in records.values() for c in closure)
         self.ws.index.keep_results(
             [
                 (scope, json.dumps(self._record(branch, records[scope], report)))
@@ -130,7 +130,7 @@ class Answers:
 
     def _record(self, branch: Ref, closure: set[Oid], report: BranchReport) -> dict[str, object]:
         """The answer with what it depends on: the commits it looked at and their files."""
-        files = {f for c in closure for f in self.ws.repo.files_touched(c)}
+        files = {f for c in closure for f in self.ws.repo.diffs.files_touched(c)}
         return {
             "bounded": len(closure) >= _MOST_WEIGHED,
             "tips": self._tips(branch),
@@ -183,7 +183,7 @@ class Answers:
                 return True
             undone = [c] if reverts else []
             undone += [r.commit for r in follow if index.reverted_by(r.commit, upstream_only=True)]
-            if any(delta.files.intersection(repo.files_touched(u)) for u in undone):
+            if any(delta.files.intersection(repo.diffs.files_touched(u)) for u in undone):
                 return True
         return False
 
@@ -202,7 +202,7 @@ class Answers:
             commits.append(commit)
             if len(commits) > _MAX_DELTA:
                 return None
-        repo.learn_paths(commits)
-        files = {f for c in commits for f in repo.files_touched(c)}
+        repo.diffs.learn_paths(commits)
+        files = {f for c in commits for f in repo.diffs.files_touched(c)}
         carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
         return _Delta(frozenset(commits), frozenset(files), frozenset(carried))

@@ -32,10 +32,12 @@ def candidate_range(ws: Workspace, since: str | None, range_: str | None) -> lis
             raise BackportrError(f"--range expects A..B, got {range_!r}")
         start, _, end = range_.partition("..")
         return list(
-            ws.repo.walk(ws.repo.resolve_commit(end or "HEAD"), [ws.repo.resolve_commit(start)])
+            ws.repo.walk(
+                ws.repo.names.resolve_commit(end or "HEAD"), [ws.repo.names.resolve_commit(start)]
+            )
         )
     if since:
-        after = ws.repo.try_resolve_commit(since)
+        after = ws.repo.names.try_resolve_commit(since)
         if after is not None:
             return list(ws.repo.walk(ws.upstream.tip, [after]))
         return ws.repo.commits_since(ws.upstream.tip, since)  # a date, as git reads one

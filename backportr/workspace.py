@@ -38,8 +38,8 @@ class Workspace:
         directory, where it did: the history since a fork (for the current upstream tip)
         and the diffs of a blame. Nothing is read here that was not kept (`Repo.use_kept_history`):
         for a single resolve, after a nightly scan, its blames without a git process each."""
-        self.repo.use_kept_history(self.upstream.tip, self.index.path.parent / "ranges")
-        self.repo.keep_blame_diffs((self.index.blame_hunks, self.index.keep_blame_hunks))
+        self.repo.search.use_kept_history(self.upstream.tip, self.index.path.parent / "ranges")
+        self.repo.search.keep_blame_diffs((self.index.blame_hunks, self.index.keep_blame_hunks))
 
     def close(self) -> None:
         self.index.close()

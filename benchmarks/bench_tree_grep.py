@@ -73,14 +73,14 @@ def main() -> int:
     print(f"TreeGrep.fits: {fits} ({time.perf_counter() - begin:.2f} s)")
     for i, commit in enumerate(commits[:4]):
         begin = time.perf_counter()
-        by_git = repo._git_grep_files(commit, NAMES, (".c", ".h"))
+        by_git = repo.search._git_grep_files(commit, NAMES, (".c", ".h"))
         middle = time.perf_counter()
         in_process = grep.grep(repo.commit(commit).tree, NAMES, (".c", ".h"))
         end = time.perf_counter()
         assert by_git == in_process
         print(f"tree {i}: git grep {middle - begin:.2f} s, in-process {end - middle:.2f} s")
     begin = time.perf_counter()
-    words = repo.tree_words(commits[-1], SEARCHED)
+    words = repo.search.tree_words(commits[-1], SEARCHED)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(
         f"tree_words: {len(words)} identifiers in {time.perf_counter() - begin:.1f} s; "

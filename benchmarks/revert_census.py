@@ -7,8 +7,8 @@ For every commit an upstream commit says it reverts (`This reverts commit X`): i
 of X standing at the upstream tip (a cherry-pick of X there would change nothing, the test
 `deps.fixes.stands_upstream` makes), and is that because the revert was itself reverted, or
 because a later commit re-landed it? Also counts the commits with a `Fixes:` that upstream
-reverted (the follow-ups the closure leaves out where a branch lacks them). The figures of
-docs/accuracy.md, session 14.
+reverted (the follow-ups the closure leaves out where a branch lacks them): the figures
+behind docs/accuracy.md's follow-up rules.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main() -> int:
         check=True,
     ).stdout
     repo = Repo(args.repo)
-    tip = repo.resolve_commit(args.upstream)
+    tip = repo.names.resolve_commit(args.upstream)
     reverted: dict[str, list[str]] = {}  # reverted commit -> its reverts
     with_fixes: set[str] = set()
     for record in log.split("\x01"):
@@ -49,7 +49,7 @@ def main() -> int:
             with_fixes.add(oid)
         for named in parsed.reverts:
             try:
-                target = repo.resolve_commit(named)
+                target = repo.names.resolve_commit(named)
             except BackportrError:  # an id that names nothing here, or several
                 continue
             reverted.setdefault(target, []).append(oid)

@@ -91,7 +91,7 @@ def test_in_process_blame_equals_gits(tmp_path: Path) -> None:
         plain = Repo(b.path)  # no remembered range: git walks it
         tip = plain.upstream("master").tip
         read = Repo(b.path)
-        read.remember_history(tip)
+        read.search.remember_history(tip)
         git_blames: list[tuple[str, ...]] = []
 
         def counting(*args: str, _run=read.run_git, _seen=git_blames, **kw):  # type: ignore[no-untyped-def]
@@ -109,7 +109,7 @@ def test_in_process_blame_equals_gits(tmp_path: Path) -> None:
                 first = rnd.randint(1, count)
                 last = rnd.randint(first, count)
                 for ranges in ([(1, count)], [(first, last)], [(1, 2), (first, last)]):
-                    assert plain.blame(path, commit, ranges, fork) == read.blame(
+                    assert plain.search.blame(path, commit, ranges, fork) == read.search.blame(
                         path, commit, ranges, fork
                     ), (seed, commit, path, ranges)
                     compared += 1
@@ -140,27 +140,27 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
     kept = tmp_path / "ranges"
     tip = Repo(b.path).upstream("master").tip
     count = len(b.files(tip)["plain.c"].splitlines())
-    expected = Repo(b.path).blame("plain.c", tip, [(1, count)], fork)
+    expected = Repo(b.path).search.blame("plain.c", tip, [(1, count)], fork)
     told: list[str] = []  # what the progress line is told: reading, only when git reads
     first = Repo(b.path)
-    first.remember_history(tip, kept=kept, reading=lambda: told.append("first"))
-    assert first.blame("plain.c", tip, [(1, count)], fork) == expected
+    first.search.remember_history(tip, kept=kept, reading=lambda: told.append("first"))
+    assert first.search.blame("plain.c", tip, [(1, count)], fork) == expected
     assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{tip}.range"]
 
     second = Repo(b.path)
-    second.remember_history(tip, kept=kept, reading=lambda: told.append("second"))
+    second.search.remember_history(tip, kept=kept, reading=lambda: told.append("second"))
 
     def unread(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kept pass is loaded, not read again")
 
-    monkeypatch.setattr(second, "range_changes", unread)
-    assert second.blame("plain.c", tip, [(1, count)], fork) == expected
+    monkeypatch.setattr(second.streams, "range_changes", unread)
+    assert second.search.blame("plain.c", tip, [(1, count)], fork) == expected
     assert told == ["first"]
 
     later = b.commit("later", {"plain.c": b.files(tip)["plain.c"] + "more\n"})
     third = Repo(b.path)
-    third.remember_history(later, kept=kept)
-    assert third.blame("plain.c", later, [(1, count)], fork) == expected
+    third.search.remember_history(later, kept=kept)
+    assert third.search.blame("plain.c", later, [(1, count)], fork) == expected
     assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{later}.range"]
 
 
@@ -178,16 +178,17 @@ def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
     b, fork = _history(tmp_path / "r", 3)
     tip = Repo(b.path).upstream("master").tip
     expected = {
-        p: Repo(b.path).blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
+        p: Repo(b.path).search.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
         for p in _PATHS
     }
 
     def blamed(repo: Repo) -> dict[str, dict[str, int]]:
         index = CommitIndex(repo, tmp_path / "ix.sqlite")
-        repo.remember_history(tip)
-        repo.keep_blame_diffs((index.blame_hunks, index.keep_blame_hunks))
+        repo.search.remember_history(tip)
+        repo.search.keep_blame_diffs((index.blame_hunks, index.keep_blame_hunks))
         return {
-            p: repo.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork) for p in _PATHS
+            p: repo.search.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
+            for p in _PATHS
         }
 
     assert blamed(Repo(b.path)) == expected
@@ -248,8 +249,8 @@ def test_a_resolve_after_a_scan_blames_from_what_the_scan_kept(
     repo = Repo(s.path)
     upstream = repo.upstream().tip
     fork = repo.merge_base(repo.branch(BRANCH).tip, upstream)
-    repo.use_kept_history(upstream, kept.parent / "ranges")
-    loaded = repo.range_history(fork, upstream)
+    repo.search.use_kept_history(upstream, kept.parent / "ranges")
+    loaded = repo.search.range_history(fork, upstream)
     assert loaded is not None
-    repo.use_kept_history(upstream, kept.parent / "ranges")
-    assert repo.range_history(fork, upstream) is loaded
+    repo.search.use_kept_history(upstream, kept.parent / "ranges")
+    assert repo.search.range_history(fork, upstream) is loaded

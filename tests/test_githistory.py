@@ -89,9 +89,9 @@ def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> Non
         plain = Repo(b.path)
         tip = plain.upstream("master").tip
         read = Repo(b.path)
-        read.remember_history(tip)
+        read.search.remember_history(tip)
         commits = list(plain.walk(tip, [fork]))
-        history = read.range_history(fork, tip)
+        history = read.search.range_history(fork, tip)
         assert history is not None and len(history) == len(commits)
         paths = sorted({p for c in commits for p in b.files(c)})
         rnd = random.Random(seed)
@@ -99,18 +99,18 @@ def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> Non
         differences: list[tuple[str, str, str, object]] = []
         for commit, path in pairs:
             for ranges in ([(1, 4), (8, 12)], [(1, 60)]):
-                if plain.blame(path, commit, ranges, fork) != read.blame(
+                if plain.search.blame(path, commit, ranges, fork) != read.search.blame(
                     path, commit, ranges, fork
                 ):
                     differences.append(("blame", commit, path, ranges))
             for limit in (2, 50):
                 other = rnd.choice(paths)
-                if plain.file_history([path, other], commit, fork, limit) != read.file_history(
+                if plain.search.file_history(
                     [path, other], commit, fork, limit
-                ):
+                ) != read.search.file_history([path, other], commit, fork, limit):
                     differences.append(("log", commit, path, limit))
         assert differences == []
-        assert any(plain.blame("shared.c", tip, [(1, 60)], fork).values())
+        assert any(plain.search.blame("shared.c", tip, [(1, 60)], fork).values())
 
 
 def test_only_a_question_inside_the_remembered_range_is_answered_from_it(
@@ -118,10 +118,10 @@ def test_only_a_question_inside_the_remembered_range_is_answered_from_it(
 ) -> None:
     b, fork = _history(tmp_path / "r", 3)
     repo = Repo(b.path)
-    assert repo.range_history(fork, repo.upstream("master").tip) is None  # not asked for
-    repo.remember_history(repo.upstream("master").tip)
-    assert repo.range_history(None, fork) is None
-    assert repo.range_history(fork, repo.branch("stable").tip) is None  # below the range
+    assert repo.search.range_history(fork, repo.upstream("master").tip) is None  # not asked for
+    repo.search.remember_history(repo.upstream("master").tip)
+    assert repo.search.range_history(None, fork) is None
+    assert repo.search.range_history(fork, repo.branch("stable").tip) is None  # below the range
 
 
 def test_a_changes_record_with_quoted_paths() -> None:
@@ -171,14 +171,14 @@ def test_a_range_git_cannot_read_is_walked_per_question_as_before(tmp_path: Path
     lost = b.commit("two", {"sub/b.c": _text(["two", *_lines("b")[1:]])})
     tip = b.commit("three", {"a.c": _text(["one", "three", *_lines("a")[2:]])})
     plain = Repo(b.path)
-    expected = plain.blame("a.c", tip, [(1, 4)], fork)
+    expected = plain.search.blame("a.c", tip, [(1, 4)], fork)
     subtree = str(b.repo[lost].peel(pygit2.Commit).tree["sub"].id)
     (b.path / ".git" / "objects" / subtree[:2] / subtree[2:]).unlink()
     read = Repo(b.path)
-    read.remember_history(tip)
-    assert len(expected) == 2 and read.blame("a.c", tip, [(1, 4)], fork) == expected
-    assert Repo(b.path).blame("a.c", tip, [(1, 4)], fork) == expected
-    assert read.range_history(fork, tip) is None  # forgotten, not retried per question
+    read.search.remember_history(tip)
+    assert len(expected) == 2 and read.search.blame("a.c", tip, [(1, 4)], fork) == expected
+    assert Repo(b.path).search.blame("a.c", tip, [(1, 4)], fork) == expected
+    assert read.search.range_history(fork, tip) is None  # forgotten, not retried per question
 
 
 def _odd_files(b: RepoBuilder) -> None:
@@ -222,17 +222,17 @@ def test_a_commits_changes_from_the_range_equal_the_tree_diffs(tmp_path: Path) -
         plain = Repo(b.path)
         tip = plain.upstream("master").tip
         read = Repo(b.path)
-        read.remember_history(tip)
-        assert read.range_history(fork, tip) is not None
+        read.search.remember_history(tip)
+        assert read.search.range_history(fork, tip) is not None
         commits = list(plain.walk(tip, [fork]))
-        fast = [c for c in commits if read.file_changes(c) is not None]
+        fast = [c for c in commits if read.diffs.file_changes(c) is not None]
         assert len(fast) > len(commits) // 2
-        history = read.range_history(fork, tip)
+        history = read.search.range_history(fork, tip)
         assert history is not None
         listed = [c for c in commits if history.entries(c) is not None]  # no tree read
         assert len(listed) > len(commits) // 2
         for commit in commits:
-            assert read.diff(commit) == plain.diff(commit), commit
+            assert read.diffs.diff(commit) == plain.diffs.diff(commit), commit
             assert TrialApplier(read).changes(commit) == TrialApplier(plain).changes(commit)
 
 
@@ -249,16 +249,16 @@ def test_listed_paths_equal_the_tree_diffs(tmp_path: Path) -> None:
     plain = Repo(b.path)
     commits = list(plain.walk(plain.upstream("master").tip, []))
     listed = Repo(b.path)
-    listed.learn_paths(commits)
-    assert len(listed._listed) == len(commits) - 1  # all but the root
-    assert any(len(plain.parents(c)) > 1 for c in listed._listed)
+    listed.diffs.learn_paths(commits)
+    assert len(listed.diffs._listed) == len(commits) - 1  # all but the root
+    assert any(len(plain.parents(c)) > 1 for c in listed.diffs._listed)
     for commit in commits:
-        assert listed.files_touched(commit) == paths_of(plain.diff(commit)), commit
-        assert listed.diff(commit) == plain.diff(commit), commit
+        assert listed.diffs.files_touched(commit) == paths_of(plain.diffs.diff(commit)), commit
+        assert listed.diffs.diff(commit) == plain.diffs.diff(commit), commit
         assert TrialApplier(listed).changes(commit) == TrialApplier(plain).changes(commit)
     unreadable = Repo(b.path)
-    unreadable.learn_paths(["0" * 40])  # git cannot list it: nothing learned, no error
-    assert unreadable._listed == {}
+    unreadable.diffs.learn_paths(["0" * 40])  # git cannot list it: nothing learned, no error
+    assert unreadable.diffs._listed == {}
 
 
 def test_a_trial_of_the_last_commit_picks_the_earlier_ones_on_its_paths_only(

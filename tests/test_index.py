@@ -94,7 +94,7 @@ def test_incremental_update_reads_only_new_commits(scenario: RepoBuilder) -> Non
     assert index.count() == before + 6
     refname = repo.branch("linux-5.10.y").refname
     # new upstream commits are known to be outside the branch
-    assert index.in_branch(repo.resolve_commit("master"), refname) is False
+    assert index.in_branch(repo.names.resolve_commit("master"), refname) is False
     again = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert again.new_commits == {"master": 0, "linux-5.10.y": 0}
 
@@ -453,13 +453,13 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     index.close()
     again = Repo(b.path)
     listed: list[list[str]] = []
-    learn = again.learn_paths
+    learn = again.diffs.learn_paths
 
     def learn_paths(oids: Iterable[str]) -> None:
         listed.append(list(oids))
         learn(oids)
 
-    again.learn_paths = learn_paths  # type: ignore[method-assign]
+    again.diffs.learn_paths = learn_paths  # type: ignore[method-assign]
     found = PresenceChecker(again, CommitIndex(again, lazy_path)).check(b.ids["t2"], branch)
     assert (found.present, found.as_commit, found.how) == answers[False]
     assert listed and all(not oids for oids in listed)
@@ -844,7 +844,7 @@ def test_a_siblings_fork_found_from_the_upstream_commits_its_own_reach(tmp_path:
         )
     assert expected["refs/heads/stable-unrelated"] is None
     assert expected["refs/heads/stable-behind"] == repo.branch("stable-behind").tip
-    assert expected["refs/heads/stable-remerged"] == repo.resolve_commit("master~1")
+    assert expected["refs/heads/stable-remerged"] == repo.names.resolve_commit("master~1")
 
     eager = CommitIndex(repo, tmp_path / "eager.sqlite")  # every branch probed by git
     eager.update(repo.upstream(), branches)

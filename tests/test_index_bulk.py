@@ -164,7 +164,7 @@ def test_a_long_history_read_by_the_worker_gives_the_same_index(
     expected = _dump(whole.path)
     assert len(expected["commits"]) > 20 and expected["fixes"] and expected["postings"]
     assert _dump(split.path) == expected
-    base = repo.resolve_commit("master~0")
+    base = repo.names.resolve_commit("master~0")
     first = repo.run_git("rev-list", "--max-parents=0", base).split()[0]
     assert split.fixed_by(first) == whole.fixed_by(first) != []
 

@@ -38,7 +38,9 @@ def test_git_am_reproduces_the_trial(ima: ImaFixture, tmp_path: Path) -> None:
     git(clone, "am", *[str(out / name) for name in series])
     repo = Repo(ima.path)
     applier = TrialApplier(repo)
-    _, state = applier.pick_series(ima.expected_ready, TreeState(repo.resolve_commit("v5.10.194")))
+    _, state = applier.pick_series(
+        ima.expected_ready, TreeState(repo.names.resolve_commit("v5.10.194"))
+    )
     assert git(clone, "rev-parse", "HEAD^{tree}").strip() == applier.write_tree(state)
     log = git(clone, "log", "--format=%an|%s", "-4", "--reverse").splitlines()
     assert log[0] == "Jeff Layton|vfs: plumb i_version handling into struct kstat"

@@ -109,7 +109,7 @@ def test_served_patch_ids_equal_gits(tmp_path: Path, monkeypatch: pytest.MonkeyP
     repo = Repo(b.path)
     served: dict[str, str] = {}
     for start in range(0, len(commits), 5):  # a few at a time, as the conflict search asks
-        served.update(repo.patch_ids_of(commits[start : start + 5]))
+        served.update(repo.streams.patch_ids_of(commits[start : start + 5]))
     assert served == expected
     # Left to git: exactly the commits with a binary diff or a hunk header without counts.
     left = {c for part in piped for c in part}
@@ -122,7 +122,7 @@ def test_served_patch_ids_equal_gits(tmp_path: Path, monkeypatch: pytest.MonkeyP
     }
     assert len(left) < len(commits) // 4
     # The answers of a large question (one pipeline) are the same.
-    assert dict(repo.patch_ids_of(commits * 30)) == expected
+    assert dict(repo.streams.patch_ids_of(commits * 30)) == expected
     repo.close()
 
 
@@ -131,7 +131,7 @@ def test_the_diff_process_started_again_after_a_failure(tmp_path: Path) -> None:
     ended answers nothing, and the next question starts a new one."""
     b, commits = _history(tmp_path / "r")
     repo = Repo(b.path)
-    server = repo.diff_server
+    server = repo.streams.diff_server
     assert server.patch_ids(["f" * 40, commits[1]]) == {
         "f" * 40: UNSURE,
         commits[1]: _gits(Path(b.path), commits[1:2])[commits[1]],
@@ -174,7 +174,9 @@ def test_questions_from_two_threads(tmp_path: Path) -> None:
     repo = Repo(b.path)
     parts = [commits[n:] + commits[:n] for n in range(len(commits))] * 2
     with ThreadPoolExecutor(max_workers=2) as pool:
-        answers = [pool.submit(lambda part: dict(repo.patch_ids_of(part)), p) for p in parts]
+        answers = [
+            pool.submit(lambda part: dict(repo.streams.patch_ids_of(part)), p) for p in parts
+        ]
         for part, answer in zip(parts, answers, strict=True):
             assert answer.result(timeout=60) == {c: expected[c] for c in part if c in expected}
     repo.close()
@@ -189,7 +191,7 @@ def test_a_bulk_pass_runs_its_parts_side_by_side(
     asked: list[list[str]] = []
     monkeypatch.setattr(gitstream.DiffServer, "patch_ids", lambda self, c: asked.append(c))
     repo = Repo(b.path)
-    found = dict(repo.patch_ids(commits[-1], [commits[0]], per_process=5000, pipelines=2))
+    found = dict(repo.streams.patch_ids(commits[-1], [commits[0]], per_process=5000, pipelines=2))
     assert found == {c: v for c, v in _gits(Path(b.path), commits[1:]).items()}
     assert asked == []
     repo.close()
@@ -206,7 +208,7 @@ def test_a_diff_process_is_retired_when_old(
     b, commits = _history(tmp_path / "r")
     expected = _gits(Path(b.path), commits[1:4])
     repo = Repo(b.path)
-    server = repo.diff_server
+    server = repo.streams.diff_server
     assert server.patch_ids(commits[1:4]) == expected
     first = server._process
     assert first is not None
@@ -234,5 +236,5 @@ def test_git_is_told_when_to_flush_and_how_to_allocate(
     assert gitproc.git_env(answers_each_line=True)["GIT_FLUSH"] == "1"
     b, commits = _history(tmp_path / "r")
     repo = Repo(b.path)
-    assert dict(repo.patch_ids_of(commits[:5])) == _gits(Path(b.path), commits[:5])
+    assert dict(repo.streams.patch_ids_of(commits[:5])) == _gits(Path(b.path), commits[:5])
     repo.close()

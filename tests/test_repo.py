@@ -28,17 +28,17 @@ def test_resolve_forms(tmp_path: Path) -> None:
     b.tag("v1.0", first)
     second = b.commit("two", {"a": "2"})
     repo = Repo(b.path)
-    assert repo.resolve_commit(second) == second
-    assert repo.resolve_commit(second[:12]) == second
-    assert repo.resolve_commit("v1.0") == first
-    assert repo.resolve_commit("master") == second
-    assert repo.resolve_commit("master~1") == first
+    assert repo.names.resolve_commit(second) == second
+    assert repo.names.resolve_commit(second[:12]) == second
+    assert repo.names.resolve_commit("v1.0") == first
+    assert repo.names.resolve_commit("master") == second
+    assert repo.names.resolve_commit("master~1") == first
 
 
 def test_ambiguous_prefix_lists_candidates(tmp_path: Path) -> None:
     b, prefix = ambiguous_repo(tmp_path / "r")
     with pytest.raises(AmbiguousCommitError) as info:
-        Repo(b.path).resolve_commit(prefix)
+        Repo(b.path).names.resolve_commit(prefix)
     assert len(info.value.candidates) >= 2
     assert prefix in str(info.value) and "ambiguous" in str(info.value)
 
@@ -57,16 +57,16 @@ def test_a_prefix_other_objects_share_names_its_one_commit(tmp_path: Path) -> No
     blob = pygit2.Repository(str(b.path)).create_blob(f"filler {n}\n".encode())
     assert str(blob)[:4] == commit[:4] and str(blob) != commit
     repo = Repo(b.path)
-    assert repo.resolve_commit(commit[:4]) == commit
+    assert repo.names.resolve_commit(commit[:4]) == commit
     with pytest.raises(UnknownCommitError, match="too short: give at least 4 hex digits"):
-        repo.resolve_commit(commit[:3])
+        repo.names.resolve_commit(commit[:3])
 
 
 def test_unknown_commit(tmp_path: Path) -> None:
     b = RepoBuilder(tmp_path / "r")
     b.commit("one", {"a": "1"})
     with pytest.raises(UnknownCommitError, match="unknown commit"):
-        Repo(b.path).resolve_commit("deadbeefdead")
+        Repo(b.path).names.resolve_commit("deadbeefdead")
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_walk_and_ancestry(tmp_path: Path) -> None:
     repo = Repo(b.path)
     assert list(repo.walk(c, [a])) == [c]
     assert repo.is_ancestor(a, c) and not repo.is_ancestor(c, a)
-    records = list(repo.log(c))
+    records = list(repo.streams.log(c))
     assert [r.oid for r in records] == [c, a]
     assert records[0].parents == (a,)
 
@@ -157,12 +157,12 @@ def test_a_log_read_by_bounded_processes_gives_every_commit_once(tmp_path: Path)
         b.merge("master", f"topic{n}", f"Merge topic{n}")
     repo = Repo(b.path)
     tip = repo.upstream("master").tip
-    whole = [log_record(r).oid for r in repo.log_raw(tip)]
+    whole = [log_record(r).oid for r in repo.streams.log_raw(tip)]
     for per_process in (1, 2, 3, 7, 1000):
-        sliced = [log_record(r).oid for r in repo.log_raw(tip, per_process=per_process)]
+        sliced = [log_record(r).oid for r in repo.streams.log_raw(tip, per_process=per_process)]
         assert len(sliced) == len(set(sliced)) == len(whole)
         assert set(sliced) == set(whole)
-    above = {log_record(r).oid for r in repo.log_raw(tip, [base], per_process=2)}
+    above = {log_record(r).oid for r in repo.streams.log_raw(tip, [base], per_process=2)}
     assert above == set(whole) - {base}
 
 
@@ -173,10 +173,10 @@ def test_patch_ids_by_bounded_pipelines_match_one_pass(tmp_path: Path) -> None:
         b.commit(f"change {i}", {"a.c": f"int a{i};\n", f"f{i}.c": "int f;\n"})
     repo = Repo(b.path)
     tip = repo.upstream("master").tip
-    whole = dict(repo.patch_ids(tip, [base]))
+    whole = dict(repo.streams.patch_ids(tip, [base]))
     assert len(whole) == 7
-    assert dict(repo.patch_ids(tip, [base], per_process=3)) == whole
-    assert dict(repo.patch_ids(tip, [base], per_process=3, pipelines=2)) == whole
+    assert dict(repo.streams.patch_ids(tip, [base], per_process=3)) == whole
+    assert dict(repo.streams.patch_ids(tip, [base], per_process=3, pipelines=2)) == whole
 
 
 def _with_an_unreadable_commit(path: Path) -> tuple[RepoBuilder, str, str, list[str]]:
@@ -199,17 +199,19 @@ def _with_an_unreadable_commit(path: Path) -> tuple[RepoBuilder, str, str, list[
 def test_patch_ids_leave_out_a_commit_whose_diff_git_cannot_read(tmp_path: Path) -> None:
     b, base, broken, made = _with_an_unreadable_commit(tmp_path / "repo")
     tip = made[-1]
-    whole = dict(Repo(b.path).patch_ids(tip, [base]))
+    whole = dict(Repo(b.path).streams.patch_ids(tip, [base]))
     blob = str(b.repo.revparse_single(f"{broken}:f3.c").id)
     (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
     repo = Repo(b.path)
     for per_process, pipelines in ((1, 1), (3, 2), (100, 1)):
-        repo.unreadable.clear()
-        found = dict(repo.patch_ids(tip, [base], per_process=per_process, pipelines=pipelines))
+        repo.streams.unreadable.clear()
+        found = dict(
+            repo.streams.patch_ids(tip, [base], per_process=per_process, pipelines=pipelines)
+        )
         assert found == {c: v for c, v in whole.items() if c != broken}
-        assert repo.unreadable == [broken]
+        assert repo.streams.unreadable == [broken]
     with pytest.raises(MissingObjectError, match=f"unable to read {blob}"):
-        dict(repo.patch_ids_of([broken]))
+        dict(repo.streams.patch_ids_of([broken]))
 
 
 def test_the_index_is_built_without_the_patch_id_git_cannot_compute(tmp_path: Path) -> None:
@@ -239,7 +241,7 @@ def test_a_copy_that_lacks_most_blobs_is_an_error_not_minutes_of_halving(tmp_pat
         (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
     repo = Repo(b.path)
     with pytest.raises(MissingObjectError, match="fetch the repository's missing objects"):
-        dict(repo.patch_ids(made[-1], [base], per_process=100))
+        dict(repo.streams.patch_ids(made[-1], [base], per_process=100))
 
 
 def test_the_tree_a_reply_names(tmp_path: Path) -> None:
@@ -247,10 +249,12 @@ def test_the_tree_a_reply_names(tmp_path: Path) -> None:
     b = RepoBuilder(tmp_path / "repo")
     b.commit("init\n", {"a": "a\n"}, name="init")
     repo = Repo(b.path)
-    assert repo.tree_name(repo.upstream()) == str(b.path.resolve())
+    assert repo.names.tree_name(repo.upstream()) == str(b.path.resolve())
     git(b.path, "remote", "add", "origin", "https://git.example.org/linux.git")
     git(b.path, "remote", "add", "stable", "https://git.example.org/stable.git")
     git(b.path, "update-ref", "refs/remotes/stable/master", "master")
     repo = Repo(b.path)
-    assert repo.tree_name(repo.upstream()) == "https://git.example.org/linux.git"
-    assert repo.tree_name(repo.upstream("stable/master")) == "https://git.example.org/stable.git"
+    assert repo.names.tree_name(repo.upstream()) == "https://git.example.org/linux.git"
+    assert (
+        repo.names.tree_name(repo.upstream("stable/master")) == "https://git.example.org/stable.git"
+    )

@@ -20,6 +20,7 @@ from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.errors import MissingObjectError
+from backportr.gitsearch import Searches
 from backportr.gittreegrep import TreeGrep
 from backportr.index.peeking import stored_forks
 from backportr.repo import Repo
@@ -52,7 +53,7 @@ def test_grep_and_set_agree_and_the_set_is_cached(tmp_path: Path, monkeypatch) -
     def no_grep(*args: object) -> set[str]:
         raise AssertionError("a cached set must answer without git grep")
 
-    monkeypatch.setattr(repo, "grep_words", no_grep)
+    monkeypatch.setattr(repo.search, "grep_words", no_grep)
     again = WordLookup(repo, tip, SEARCHED, tmp_path / "cache")
     assert again.present(["helper_7", "absent_name"]) == {"helper_7"}
 
@@ -62,13 +63,13 @@ def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:
     past a few dozen patterns); past it, the set."""
     repo, tip = _repo(tmp_path / "r")
     sizes: list[int] = []
-    real = repo.grep_words
+    real = repo.search.grep_words
 
     def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
         sizes.append(len(words))
         return real(tree, words, patterns)
 
-    monkeypatch.setattr(repo, "grep_words", counting)
+    monkeypatch.setattr(repo.search, "grep_words", counting)
     lookup = WordLookup(repo, tip, SEARCHED, None)
     names = [f"helper_{i}" for i in range(50)]
     assert lookup.present(names) == set(names)
@@ -93,9 +94,9 @@ def test_many_names_share_one_grep_of_the_files_mentioning_them(tmp_path: Path) 
     )
     repo = Repo(b.path)
     names = ["foo", "bar", "BAR_MAX", "foobar", "absent", "xfoo"]
-    together = repo.grep_files(tip, names, (".c", ".h"))
+    together = repo.search.grep_files(tip, names, (".c", ".h"))
     for name in names:
-        alone = repo.grep_files(tip, [name], (".c", ".h"))[name]
+        alone = repo.search.grep_files(tip, [name], (".c", ".h"))[name]
         assert together[name] == alone
     assert together["foo"] == {"a.c": ["int foo = bar;", "int foo_bar = foo + bar;"]}
     assert together["bar"] == {
@@ -110,13 +111,13 @@ def test_many_questions_build_the_set_once(tmp_path: Path, monkeypatch) -> None:
     tip's identifier set answers the rest (and is kept for the next run), the same answers."""
     repo, tip = _repo(tmp_path / "r")
     greps: list[list[str]] = []
-    real = repo.grep_words
+    real = repo.search.grep_words
 
     def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
         greps.append(words)
         return real(tree, words, patterns)
 
-    monkeypatch.setattr(repo, "grep_words", counting)
+    monkeypatch.setattr(repo.search, "grep_words", counting)
     lookup = WordLookup(repo, tip, SEARCHED, tmp_path / "cache")
     answers = [lookup.present([f"helper_{i}", f"gone_{i}"]) for i in range(40)]
     assert answers == [{f"helper_{i}"} for i in range(40)]
@@ -144,11 +145,11 @@ def test_in_process_grep_answers_as_git_grep(tmp_path: Path) -> None:
     repo = Repo(b.path)
     names = ["foo", "bar", "BAR_MAX", "foobar", "absent", "xfoo", "FOO"]
     for patterns in ((".c", ".h"), ("Kconfig*",), (".c", ".h", "Kconfig*", ".txt")):
-        by_git = repo._git_grep_files(tip, names, patterns)
+        by_git = repo.search._git_grep_files(tip, names, patterns)
         in_process = TreeGrep(repo.git).grep(repo.commit(tip).tree, names, patterns)
         assert in_process == by_git
         assert [list(v) for v in in_process.values()] == [list(v) for v in by_git.values()]
-    assert repo._git_grep_files(tip, ["foo"], (".c",))["foo"]["word.c"] == [
+    assert repo.search._git_grep_files(tip, ["foo"], (".c",))["foo"]["word.c"] == [
         "x = 3foo + é_foo + (foo);"
     ]
 
@@ -184,7 +185,7 @@ def test_in_process_grep_of_close_trees_reads_only_changed_directories(tmp_path:
     grep._entries = entries  # type: ignore[method-assign]
     for tip in (first, second):
         tree = repo.commit(tip).tree
-        assert grep.grep(tree, names, (".c", ".h")) == repo._git_grep_files(
+        assert grep.grep(tree, names, (".c", ".h")) == repo.search._git_grep_files(
             tip, names, (".c", ".h")
         )
     second_tree = repo.commit(second).tree
@@ -207,7 +208,7 @@ def test_kept_file_lists_are_bounded(tmp_path: Path, monkeypatch) -> None:  # ty
     grep = TreeGrep(repo.git)
     for _ in range(2):
         found = grep.grep(repo.commit(tip).tree, ["helper_7", "CONST_9"], (".c",))
-        assert found == repo._git_grep_files(tip, ["helper_7", "CONST_9"], (".c",))
+        assert found == repo.search._git_grep_files(tip, ["helper_7", "CONST_9"], (".c",))
         assert grep._listed_names <= 6
 
 
@@ -228,10 +229,10 @@ def test_in_process_grep_of_a_tree_lacking_a_blob_is_a_missing_object(tmp_path: 
 
 def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> None:
     repo, tip = _repo(tmp_path / "r")
-    answers = [repo.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(20)]
-    assert repo._tree_grep is not None  # the later answers came from the object database
+    answers = [repo.search.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(20)]
+    assert repo.search._tree_grep is not None  # the later answers came from the object database
     for i, answer in enumerate(answers):
-        assert answer == repo._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",))
+        assert answer == repo.search._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",))
         assert answer[f"helper_{i}"] == {
             f"drivers/f{i}.c": [f"int helper_{i}(int x) {{ return x + CONST_{i}; }}"]
         }
@@ -242,14 +243,18 @@ def test_grep_files_answers_in_process_at_once_when_many_questions_are_coming(
 ) -> None:
     """A scan says many questions are coming: no git grep at all, the same answers."""
     repo, tip = _repo(tmp_path / "r")
-    expected = [repo._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)]
+    expected = [
+        repo.search._git_grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)
+    ]
 
     def no_git(*args: object) -> None:
         raise AssertionError("answered in-process from the first question")
 
-    monkeypatch.setattr(repo, "_git_grep_files", no_git)
-    repo.expect_many_greps()
-    assert [repo.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)] == expected
+    monkeypatch.setattr(repo.search, "_git_grep_files", no_git)
+    repo.search.expect_many_greps()
+    assert [
+        repo.search.grep_files(tip, [f"helper_{i}", "CONST_3"], (".c",)) for i in range(3)
+    ] == expected
 
 
 def test_grep_files_stays_with_git_where_the_tree_would_not_fit(  # type: ignore[no-untyped-def]
@@ -271,12 +276,14 @@ def test_grep_files_stays_with_git_where_the_tree_would_not_fit(  # type: ignore
         return real(self, tree, words, patterns)
 
     monkeypatch.setattr(TreeGrep, "grep", grep)
-    answers = [repo.grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)]
-    kconfig = [repo.grep_files(tip, ["DRV_TURBO"], ("Kconfig*",)) for _ in range(2)]
-    assert answers == [repo._git_grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)]
+    answers = [repo.search.grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)]
+    kconfig = [repo.search.grep_files(tip, ["DRV_TURBO"], ("Kconfig*",)) for _ in range(2)]
+    assert answers == [
+        repo.search._git_grep_files(tip, [f"helper_{i}"], (".c",)) for i in range(20)
+    ]
     assert kconfig[1] == {"DRV_TURBO": {"drivers/Kconfig": ["config DRV_TURBO"]}}
     assert in_process == [("Kconfig*",), ("Kconfig*",)]  # the C files stayed with git grep
-    assert repo._tree_grep_fits == {(".c",): False, ("Kconfig*",): True}
+    assert repo.search._tree_grep_fits == {(".c",): False, ("Kconfig*",): True}
 
 
 @settings(max_examples=300, deadline=None)
@@ -314,7 +321,7 @@ def test_a_scan_reads_the_set_at_its_first_question(tmp_path: Path, monkeypatch)
     def no_grep(*args: object) -> set[str]:
         raise AssertionError("an eager lookup reads the set instead")
 
-    monkeypatch.setattr(repo, "grep_words", no_grep)
+    monkeypatch.setattr(repo.search, "grep_words", no_grep)
     lookup = WordLookup(repo, tip, SEARCHED, tmp_path / "cache", eager=True)
     assert lookup.present(["helper_3", "gone", "DRV_TURBO"]) == {"helper_3", "DRV_TURBO"}
     assert [p.name for p in (tmp_path / "cache").glob("*.words.gz")] == [
@@ -408,7 +415,7 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
             time.sleep(0.05)
     assert words_module.load_words(kept_set.read_bytes()) == {b"first_name", b"second_name", b"int"}
     assert fork is not None and _load_range(kept_range.read_bytes()) == list(
-        repo.range_changes(fork, upstream)
+        repo.streams.range_changes(fork, upstream)
     )
     assert [p.name for p in index.parent.rglob("*.tmp")] == []
 
@@ -444,7 +451,7 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
 
     monkeypatch.setattr(Repo, "merge_base", refused)
     monkeypatch.setattr(words_module, "load_words", refused)
-    monkeypatch.setattr(Repo, "range_history", refused)
+    monkeypatch.setattr(Searches, "range_history", refused)
     assert readahead.main([str(b.path), str(index), "", "stable-1"]) == 0
 
     b.commit("a release", {"a.c": "int first_name;\nint fourth_name;\n"}, branch="stable-1")

@@ -111,7 +111,7 @@ def status_command(
             progress.finish()
             results = []
             for spec in commits:
-                oid = ws.repo.resolve_commit(spec)
+                oid = ws.repo.names.resolve_commit(spec)
                 info = ws.index.info(oid)
                 subject = info.subject if info else ws.repo.message(oid).split("\n", 1)[0]
                 presences = tuple(ws.presence.check(oid, b) for b in ws.branches)

@@ -281,7 +281,7 @@ def resolve_command(
     )
     try:
         with open_workspace(settings, progress=progress) as ws:
-            oids = list(dict.fromkeys(ws.repo.resolve_commit(t) for t in asked))
+            oids = list(dict.fromkeys(ws.repo.names.resolve_commit(t) for t in asked))
             ws.use_what_scans_kept()
             resolver = Resolver(
                 ws,

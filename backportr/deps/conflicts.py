@@ -44,7 +44,7 @@ def blame_candidates(
             continue
         ranges = [(h.old_start, h.old_start + h.old_lines - 1) for h in hunks]
         old_path = hunks[0].path
-        blamed += [(c, path) for c in ctx.repo.blame(old_path, parents[0], ranges, ctx.fork)]
+        blamed += [(c, path) for c in ctx.repo.search.blame(old_path, parents[0], ranges, ctx.fork)]
     return _candidates(ctx, member, blamed, is_candidate)
 
 
@@ -58,11 +58,11 @@ def _candidates(
     ctx.index.fill_patch_ids(
         [c for c in found_commits if ctx.presence.needs_patch_id(c, ctx.branch)]
     )
-    docs_too = documentation_only(ctx.repo.files_touched(member))
+    docs_too = documentation_only(ctx.repo.diffs.files_touched(member))
     candidates: dict[Oid, set[str]] = {}
     for commit, path in found:
         if is_candidate(commit) and (
-            docs_too or not documentation_only(ctx.repo.files_touched(commit))
+            docs_too or not documentation_only(ctx.repo.diffs.files_touched(commit))
         ):
             candidates.setdefault(commit, set()).add(path)
     return candidates
@@ -95,7 +95,7 @@ def history_candidates(
     found: list[tuple[Oid, str]] = []
     for path in files:
         old_paths = {h.path for h in ctx.applier.hunks(member, path)} or {path}
-        history = ctx.repo.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
+        history = ctx.repo.search.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
         found += [(commit, path) for commit in history]
     return _candidates(ctx, member, found, is_candidate)
 

@@ -34,7 +34,7 @@ def context_suggestions(
         functions = {fn for _, _, fn in hunks if fn}
         if not ranges or not functions:
             continue
-        for commit in ctx.repo.blame(path, parents[0], ranges, ctx.fork):
+        for commit in ctx.repo.search.blame(path, parents[0], ranges, ctx.fork):
             if commit in seen or commit == member or not is_candidate(commit):
                 continue
             seen.add(commit)
@@ -54,7 +54,7 @@ def context_suggestions(
 def _hunks_by_file(ctx: Context, commit: Oid) -> dict[str, list[tuple[int, int, str]]]:
     """path -> [(old start, old line count, function of the changed lines)]."""
     out: dict[str, list[tuple[int, int, str]]] = {}
-    for file in ctx.repo.diff(commit):
+    for file in ctx.repo.diffs.diff(commit):
         path = file.old_path
         if not path.endswith((".c", ".h")):
             continue
@@ -81,7 +81,7 @@ def _changed_functions(hunk: DiffHunk) -> set[str]:
 def _logic_changes(ctx: Context, commit: Oid, path: str) -> set[str]:
     """Functions of `path` in which `commit` changed more than whitespace and comments."""
     out: set[str] = set()
-    for file in ctx.repo.diff(commit):
+    for file in ctx.repo.diffs.diff(commit):
         if not file.touches(path):
             continue
         for hunk in file.hunks:

@@ -42,7 +42,7 @@ def recorded(ctx: Context, commit: Oid) -> list[Finding]:
 
 
 def _resolve(ctx: Context, ref: str, subject: str | None) -> Oid | None:
-    oid = ctx.repo.try_resolve_commit(ref)
+    oid = ctx.repo.names.try_resolve_commit(ref)
     if oid is not None:
         carried = ctx.index.carried_upstream(oid)
         return carried or oid

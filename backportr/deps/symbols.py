@@ -177,7 +177,7 @@ def added_identifiers(ctx: Context, member: Oid) -> dict[str, str]:
     names it declares itself (local variables, parameters) are left out."""
     out: dict[str, str] = {}
     declared: set[str] = set()
-    for file in ctx.repo.diff(member):
+    for file in ctx.repo.diffs.diff(member):
         path = file.new_path
         if not path.endswith(_C_FILES):
             continue
@@ -264,7 +264,7 @@ def _absent(ctx: Context, used: dict[str, str], member: Oid, before: TreeState) 
     present = (
         ctx.words.present(words)
         if ctx.words
-        else set(ctx.repo.grep_words(ctx.branch.tip, words, SEARCHED))
+        else set(ctx.repo.search.grep_words(ctx.branch.tip, words, SEARCHED))
     )
     return [
         n for n in used if n in remaining and n not in present and kconfig_name(n) not in present
@@ -332,7 +332,7 @@ class _Mentions:
 
     def _of(self, names: list[str], suffixes: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
         if suffixes not in self._found:
-            self._found[suffixes] = self._ctx.repo.grep_files(self._parent, names, suffixes)
+            self._found[suffixes] = self._ctx.repo.search.grep_files(self._parent, names, suffixes)
         return self._found[suffixes]
 
 
@@ -346,7 +346,7 @@ def _introducer(
         regex = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(option)}\s*$")
         defining = [f for f, lines in kconfig.items() if any(regex.match(ln) for ln in lines)]
         if defining:
-            return ctx.repo.pickaxe(option, parent, ctx.fork, defining[:20])
+            return ctx.repo.search.pickaxe(option, parent, ctx.fork, defining[:20])
     files = mentions.sources(name)
     if not files:
         return None
@@ -358,7 +358,7 @@ def _introducer(
     for pattern in (_STRONG_DEFINITION, _WEAK_DEFINITION, ""):  # "": every mentioning file
         candidates = defined_by(pattern) if pattern else list(files)
         if candidates:
-            hit = ctx.repo.pickaxe(name, parent, ctx.fork, candidates[:20])
+            hit = ctx.repo.search.pickaxe(name, parent, ctx.fork, candidates[:20])
             if hit is not None:
                 return hit
     return None

@@ -8,7 +8,7 @@ directory, so a second scan, a sibling branch at the same tree, or the next run 
 Never a grep with thousands of patterns (one of those ran for more than six minutes on a
 large tree).
 
-What each costs (session 21, five real trees, `.c`/`.h` and build files): the set 0.13 s
+What each costs (five real trees, `.c`/`.h` and build files): the set 0.13 s
 (rdma-core) to 1.8 s (DPDK), four to six times a grep of up to 20 names; a grep of 40 names
 1-8 times one of 5, of 80 names 3-90 times, of 200 names 5-240 times (OVN: 7.3 s against
 its set's 0.16 s).
@@ -36,9 +36,8 @@ would take more is answered by the set). Reading every source file of a tree cos
 six greps of a few names on the five real trees measured and about ten on a generated
 kernel-size one, so switching then never costs much more than twice the cheaper choice,
 whichever many questions the rest of the run asks: a single resolve greps. A scan, which
-knows many are coming, builds the set at its first question. (Session 20 and before: 12
-greps of up to 200 names, measured on DPDK alone; FRR's scan spent 5.3 s in 12 greps of a
-tree whose set costs 0.6 s.)"""
+knows many are coming, builds the set at its first question (12 greps of up to 200 names
+cost FRR's scan 5.3 s on a tree whose set costs 0.6 s)."""
 
 
 KEPT_FILES = 1024
@@ -106,7 +105,7 @@ class WordLookup:
                 found = {n for n in unknown if n.encode() in self._all}
             else:
                 for chunk in chunks:
-                    found |= self.repo.grep_words(self.tip, chunk, self.patterns)
+                    found |= self.repo.search.grep_words(self.tip, chunk, self.patterns)
                 self._greps += len(chunks)
             self.known.update({n: n in found for n in unknown})
         return {n for n in names if self.known[n]}
@@ -126,9 +125,12 @@ class WordLookup:
         waits and loads it (`keptfiles`)."""
         path = self._path()
         if path is None:
-            return self.repo.tree_words(self.tip, self.patterns)
+            return self.repo.search.tree_words(self.tip, self.patterns)
         return read_once(
-            path, lambda: self.repo.tree_words(self.tip, self.patterns), dump_words, load_words
+            path,
+            lambda: self.repo.search.tree_words(self.tip, self.patterns),
+            dump_words,
+            load_words,
         )
 
 

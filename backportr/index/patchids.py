@@ -64,7 +64,7 @@ class PatchIdReader(AfterForkReader):
         unlisted = [r for r in refs if r not in self._unpatched]
         if unlisted:
             self._list_unpatched(unlisted)
-        key = _digest(paths_key(self.repo.files_touched(commit)))
+        key = _digest(paths_key(self.repo.diffs.files_touched(commit)))
         candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
         if candidates:
             self._keep_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
@@ -84,9 +84,10 @@ class PatchIdReader(AfterForkReader):
             for refname in refnames
         }
         unknown = {cid: oid for listed in rows.values() for cid, oid, paths in listed if not paths}
-        self.repo.learn_paths(list(unknown.values()))
+        self.repo.diffs.learn_paths(list(unknown.values()))
         found = {
-            cid: _digest(paths_key(self.repo.files_touched(oid))) for cid, oid in unknown.items()
+            cid: _digest(paths_key(self.repo.diffs.files_touched(oid)))
+            for cid, oid in unknown.items()
         }
         with unless_read_only():  # a read-only index: listed again
             self._write_all("INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items()))
@@ -200,10 +201,10 @@ class PatchIdReader(AfterForkReader):
         for start in range(0, len(oids), _PATCH_ID_SLICE):  # no pipeline runs for minutes
             part = oids[start : start + _PATCH_ID_SLICE]
             try:
-                computed = dict(self.repo.readable_patch_ids(part))
+                computed = dict(self.repo.streams.readable_patch_ids(part))
             except BackportrError:
                 continue  # left to the commit-by-commit path: one target's error, not the scan's
-            unreadable = set(self.repo.unreadable)
+            unreadable = set(self.repo.streams.unreadable)
             rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
         return rows
 

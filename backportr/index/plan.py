@@ -48,14 +48,14 @@ class PatchIdPass:
             try:
                 excluded = exclude() if callable(exclude) else exclude
                 if named:
-                    found = repo.patch_ids(
+                    found = repo.streams.patch_ids(
                         tips, excluded, per_process=_PATCH_SLICE, pipelines=_PIPELINES
                     )
                 else:
-                    listed = repo.messages_between(tips, excluded)
+                    listed = repo.streams.messages_between(tips, excluded)
                     commits = [oid for oid, message in listed if not names_upstream(message)]
                     self._left_out = len(listed) - len(commits)
-                    found = repo.patch_ids_in_parts(commits, _PATCH_SLICE, _PIPELINES)
+                    found = repo.streams.patch_ids_in_parts(commits, _PATCH_SLICE, _PIPELINES)
                 self._patch_ids = list(found)
             except BaseException as error:
                 self._error = error

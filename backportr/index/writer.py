@@ -189,7 +189,7 @@ class IndexWriter(Drops):
             self._rewind_upstream(stored.tip, upstream.tip)
             ids = []
         elif stored is not None and self.repo.is_ancestor(stored.tip, upstream.tip):
-            records = list(self.repo.log(upstream.tip, [stored.tip]))
+            records = list(self.repo.streams.log(upstream.tip, [stored.tip]))
             top = self.db.execute("SELECT MAX(upstream_seq) FROM commits").fetchone()[0] or 0
             seqs = [top + len(records) - i for i in range(len(records))]
             ids = self._store(records, progress, "upstream", upstream_seqs=seqs)
@@ -250,7 +250,7 @@ class IndexWriter(Drops):
         first = max(1, self.worker_after // 5)  # read before the worker is started
         try:
             read: list[bytes] = []
-            for raw in self.repo.walk_step(walk, self.worker_after):
+            for raw in self.repo.streams.walk_step(walk, self.worker_after):
                 read.append(raw)
                 if worker is None and len(read) == first:
                     worker = _start_worker(self.repo.path, self.vocabulary.reads_every_message)
@@ -267,7 +267,7 @@ class IndexWriter(Drops):
                 vocabulary = self.vocabulary
                 rest = (finish_batch(prepared, vocabulary) for prepared in worker.batches())
             else:
-                records = self.repo.walk_all(walk, _LOG_SLICE)
+                records = self.repo.streams.walk_all(walk, _LOG_SLICE)
                 rest = (self._parse(batch) for batch in batches(records, BATCH))
             for rows in rest:
                 ids += self._insert_bulk(rows, -len(ids))
@@ -347,9 +347,9 @@ class IndexWriter(Drops):
             elif fork is not None:  # listed from a near fork at the update's end (a branch
                 # worked on: `complete_after_fork`), or when a question needs them
                 self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
-        records = list(self.repo.log(branch.tip, plan.own_commits_exclude()))
+        records = list(self.repo.streams.log(branch.tip, plan.own_commits_exclude()))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
-        unreadable = set(self.repo.unreadable)
+        unreadable = set(self.repo.streams.unreadable)
         if lost := [r.oid for r in records if r.oid in unreadable]:
             _log.warning(
                 "%d commit(s) of %s have no patch-id: git cannot read an object their diff "

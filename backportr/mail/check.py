@@ -105,7 +105,7 @@ class Checker:
             tuple(checks),
             tuple(self._notes(mail, target)),
             pending=tuple(self._pending(mail, list(dict.fromkeys(members)))),
-            tree=self.ws.repo.tree_name(self.ws.upstream),
+            tree=self.ws.repo.names.tree_name(self.ws.upstream),
             tips=(
                 (self.ws.upstream.name, self.ws.upstream.tip),
                 *((b.name, b.tip) for b in branches),
@@ -138,7 +138,7 @@ class Checker:
         if mail.kind == "patch":
             return self._virtual_commit(mail)
         if mail.upstream:
-            return self.ws.repo.resolve_commit(mail.upstream)
+            return self.ws.repo.names.resolve_commit(mail.upstream)
         if mail.patch_subject:
             found = self.ws.index.upstream_by_subject(mail.patch_subject)
             return found[-1] if found else None
@@ -170,7 +170,7 @@ class Checker:
         parts.sort(key=lambda m: m.part[0] if m.part else 0)
         out = []
         for part in parts:
-            oid = self.ws.repo.try_resolve_commit(part.upstream or "")
+            oid = self.ws.repo.names.try_resolve_commit(part.upstream or "")
             if oid is not None and oid not in out:
                 out.append(oid)
         return out
@@ -180,7 +180,7 @@ class Checker:
         target (no ref, index or work tree is touched)."""
         assert mail.diff is not None
         base = (
-            self.ws.repo.resolve_commit(mail.base_commit)
+            self.ws.repo.names.resolve_commit(mail.base_commit)
             if mail.base_commit
             else self.ws.upstream.tip
         )
