@@ -28,7 +28,6 @@ from backportr.model import Report
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
-from backportr.workspace import open_workspace
 
 
 class ResolveFormat(StrEnum):
@@ -262,58 +261,35 @@ def resolve_command(
 ) -> None:
     """The complete, ordered series to backport TARGET (or several) onto each branch, with
     evidence."""
-    from backportr.batch import resolve_batch  # networkx costs 0.1 s to import: when needed
-    from backportr.resolve import Resolver
+    from backportr.resolve_run import ResolveOptions, ResolveRun
 
     asked = _targets(targets or [], stdin)
-
-    names = list(branch or [])
-    if branches:
-        from backportr.repo import Repo
-
-        names += [n for n in Repo(repo).stable_branches(branches) if n not in names]
-    if branches and len(names) == len(branch or []):
-        raise UsageError(f"--branches {branches!r} matches no branch")
-    names = names or default_branches(repo, branch_pattern)
+    names = _branches(repo, branch, branches, branch_pattern)
     progress = TerminalProgress(enabled=False if quiet else None)
     settings = make_settings(
         repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
     )
+    options = ResolveOptions(
+        max_commits=max_commits,
+        conflict_depth=conflict_depth,
+        symbols=symbols,
+        siblings=with_siblings.value,
+        lore=lore,
+    )
+    steps = None
+    left_out = False
     try:
-        with open_workspace(settings, progress=progress) as ws:
-            oids = list(dict.fromkeys(ws.repo.names.resolve_commit(t) for t in asked))
-            ws.use_what_scans_kept()
-            resolver = Resolver(
-                ws,
-                max_commits=max_commits,
-                symbols=symbols,
-                conflict_depth=conflict_depth,
-                culprits=settings.culprits,
-                siblings=with_siblings.value,
-                progress=progress,
-            )
-            report = resolve_batch(resolver, oids, ws.branches)
-            if lore:
-                from backportr.mail.covers import with_covers
-                from backportr.mail.lore import Lore
-
-                report = with_covers(report, Lore(lore), ws)
-            steps = None
-            left_out = False
-            refs = {b.name: b.refname for b in ws.branches}
+        with ResolveRun(settings, options, progress) as run:
+            report = run.resolve(asked)
+            refs = run.refs
             if output_format is ResolveFormat.script:
-                from backportr.patches import script_steps
-
                 style = annotation or _annotation(repo)
-                who = _signoff(repo) if signoff else None
-                steps = {
-                    b.branch: script_steps(ws.repo, b, style.value, who) for b in report.branches
-                }
+                steps = run.script_steps(report, style.value, _signoff(repo) if signoff else None)
             if output_format is ResolveFormat.mbox:
-                from backportr.output.patchset import MboxOptions, SeriesWriter
+                from backportr.output.patchset import MboxOptions
                 from backportr.repo import branch_template
 
-                options = MboxOptions(
+                mbox = MboxOptions(
                     annotation=(annotation or _annotation(repo)).value,
                     signoff=_signoff(repo) if signoff else None,
                     mailing=_mailing(repo, to, cc, cover),
@@ -321,12 +297,10 @@ def resolve_command(
                     partial=partial,
                     mboxrd=mboxrd,
                     subject_prefix=subject_prefix,
-                    branch_template=branch_template(ws.branch_pattern),
+                    branch_template=branch_template(run.ws.branch_pattern),
                 )
-                writer = SeriesWriter(ws.repo, resolver.applier, options, _say(quiet))
-                tips = {b.name: b.tip for b in ws.branches}
-                writer.write(report, tips, output, None if quiet else sys.stdout)
-                left_out = writer.incomplete
+                stdout = None if quiet else sys.stdout
+                left_out = run.write_patches(report, mbox, output, stdout, _say(quiet))
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
@@ -344,6 +318,21 @@ def resolve_command(
         for b in report.branches
     ):
         raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
+
+
+def _branches(
+    repo: Path, named: list[str] | None, pattern: str | None, branch_pattern: str | None
+) -> list[str]:
+    """The branches asked for: named ones, then those matching `--branches`, else the
+    configured ones."""
+    names = list(named or [])
+    if pattern:
+        from backportr.repo import Repo
+
+        names += [n for n in Repo(repo).stable_branches(pattern) if n not in names]
+        if len(names) == len(named or []):
+            raise UsageError(f"--branches {pattern!r} matches no branch")
+    return names or default_branches(repo, branch_pattern)
 
 
 def _targets(named: list[str], stdin: bool) -> list[str]:

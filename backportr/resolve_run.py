@@ -1,0 +1,135 @@
+"""The resolve workflow, as `scan_run` is the scan's: a workspace opened for the branches asked
+about, the targets resolved into one series per branch (covers read from an archive when
+asked), and what needs the workspace while it is open (a script's steps, the patches). The
+command line parses options into it and renders what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, TextIO
+
+from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS, Settings
+from backportr.model import ProgressCallback, Report, SiblingsPolicy, no_progress
+from backportr.workspace import Workspace, open_workspace
+
+if TYPE_CHECKING:
+    from backportr.output.patchset import MboxOptions
+    from backportr.patches import Annotation, Step
+    from backportr.resolve import Resolver
+
+
+@dataclass(frozen=True)
+class ResolveOptions:
+    """How a resolve searches (the defaults are the command line's)."""
+
+    max_commits: int = DEFAULT_MAX_COMMITS
+    conflict_depth: int = DEFAULT_CONFLICT_DEPTH
+    symbols: bool = True
+    siblings: SiblingsPolicy = "none"
+    lore: str | None = None  # read each member's posting from this archive
+
+
+class ResolveRun:
+    """One resolve of one or more targets on the branches of `settings`, with the workspace
+    open from `__enter__` to `__exit__`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        options: ResolveOptions,
+        progress: ProgressCallback = no_progress,
+    ) -> None:
+        self.settings = settings
+        self.options = options
+        self.progress = progress
+        self._open = ExitStack()
+        self._ws: Workspace | None = None
+        self._resolver: Resolver | None = None
+
+    def __enter__(self) -> ResolveRun:
+        from backportr.resolve import Resolver  # networkx costs 0.1 s to import: when needed
+
+        with ExitStack() as opening:  # closed again if anything below fails
+            ws = opening.enter_context(open_workspace(self.settings, progress=self.progress))
+            ws.use_what_scans_kept()
+            self._resolver = Resolver(
+                ws,
+                max_commits=self.options.max_commits,
+                symbols=self.options.symbols,
+                conflict_depth=self.options.conflict_depth,
+                culprits=self.settings.culprits,
+                siblings=self.options.siblings,
+                progress=self.progress,
+            )
+            self._ws = ws
+            self._open = opening.pop_all()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._ws = self._resolver = None
+        self._open.__exit__(kind, error, trace)
+
+    @property
+    def ws(self) -> Workspace:
+        assert self._ws is not None, "used outside its `with`"
+        return self._ws
+
+    @property
+    def resolver(self) -> Resolver:
+        assert self._resolver is not None, "used outside its `with`"
+        return self._resolver
+
+    @property
+    def refs(self) -> dict[str, str]:
+        """Each branch's full ref name, by the name the report gives it."""
+        return {b.name: b.refname for b in self.ws.branches}
+
+    def resolve(self, targets: list[str]) -> Report:
+        """One series per branch for all of `targets` (each named as a user names a commit),
+        with each member's posting read from the archive when one was given."""
+        from backportr.batch import resolve_batch
+
+        ws = self.ws
+        oids = list(dict.fromkeys(ws.repo.names.resolve_commit(t) for t in targets))
+        report = resolve_batch(self.resolver, oids, ws.branches)
+        if self.options.lore:
+            from backportr.mail.covers import with_covers
+            from backportr.mail.lore import Lore
+
+            report = with_covers(report, Lore(self.options.lore), ws)
+        return report
+
+    def script_steps(
+        self, report: Report, annotation: Annotation, signoff: str | None
+    ) -> dict[str, list[Step]]:
+        """Each branch's steps of the script output."""
+        from backportr.patches import script_steps
+
+        return {
+            b.branch: script_steps(self.ws.repo, b, annotation, signoff) for b in report.branches
+        }
+
+    def write_patches(
+        self,
+        report: Report,
+        options: MboxOptions,
+        output: Path | None,
+        stdout: TextIO | None,
+        say: Callable[[str], None],
+    ) -> bool:
+        """The series as patches (`output/patchset.py`): to `stdout` as one mbox or into
+        the directory `output`. True when a member was left out."""
+        from backportr.output.patchset import SeriesWriter
+
+        writer = SeriesWriter(self.ws.repo, self.resolver.applier, options, say)
+        writer.write(report, {b.name: b.tip for b in self.ws.branches}, output, stdout)
+        return writer.incomplete
