@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from backportr.apply import TreeState, TrialApplier
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
     BranchReport,
     BranchStatus,
@@ -30,7 +30,7 @@ from backportr.model import (
 )
 
 if TYPE_CHECKING:
-    from backportr.repo import Ref
+    from backportr.git.repo import Ref
     from backportr.resolve import Resolver
 
 _ROLE_RANK: dict[Role, int] = {"target": 0, "prerequisite": 1, "follow-up": 2, "sibling": 3}

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN
 from backportr.model import CulpritPolicy
-from backportr.repo import DEFAULT_BRANCH_PATTERN
 
 DEFAULT_MAX_COMMITS = 50
 DEFAULT_CONFLICT_DEPTH = 2

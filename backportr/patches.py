@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from backportr.apply import TreeState, TrialApplier
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport, Member, Oid
-from backportr.repo import Repo
 from backportr.trailers import parse_version
 
 Annotation = Literal["greg", "sasha"]

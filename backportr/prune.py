@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from backportr.apply import PickResult, TreeState, TrialApplier
 from backportr.closure import Closure, is_rename
 from backportr.deps import Finding
 from backportr.deps.fixes import culprits
+from backportr.git.trial import PickResult, TreeState, TrialApplier
 from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion
 
 FEATURE_FACTOR = 10

@@ -87,10 +87,10 @@ def main(argv: list[str]) -> int:
     from backportr.deps.symbols import SEARCHED
     from backportr.deps.words import keep_identifier_set
     from backportr.errors import BackportrError
-    from backportr.gitsearch import range_file
+    from backportr.git.repo import GitError, Repo
+    from backportr.git.search import range_file
     from backportr.index.commitindex import default_index_path
     from backportr.index.peeking import stored_forks
-    from backportr.repo import GitError, Repo
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(1)  # through the set's writer, which removes its temporary file

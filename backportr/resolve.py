@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from backportr.apply import TreeState, TrialApplier
 from backportr.closure import Closure, is_rename, once
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
@@ -32,6 +31,8 @@ from backportr.deps.fixes import (
 from backportr.deps.siblings import posting_info, sibling_findings
 from backportr.deps.symbols import SEARCHED, symbol_prerequisites
 from backportr.deps.words import FileIdentifiers, WordLookup
+from backportr.git.repo import Ref
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
     BranchReport,
     CulpritPolicy,
@@ -45,7 +46,6 @@ from backportr.model import (
     no_progress,
 )
 from backportr.prune import branch_status, feature_to_adapt_instead, other_way_out, prune_unhelpful
-from backportr.repo import Ref
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace
 

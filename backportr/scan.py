@@ -21,7 +21,6 @@ import logging
 from collections.abc import Callable
 
 from backportr import __version__
-from backportr.apply import TreeState
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
@@ -33,6 +32,8 @@ from backportr.findings import (
     finding_to_json,
     prioritize,
 )
+from backportr.git.repo import GitError, Ref
+from backportr.git.trial import TreeState
 from backportr.index.reader import result_key
 from backportr.model import (
     CulpritPolicy,
@@ -40,7 +41,6 @@ from backportr.model import (
     ProgressCallback,
     no_progress,
 )
-from backportr.repo import GitError, Ref
 from backportr.resolve import Resolver
 from backportr.scan_answers import Answers
 from backportr.trailers import parse_version

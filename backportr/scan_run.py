@@ -16,9 +16,9 @@ from queue import Queue
 from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.findings import BranchScan, Policy, prioritize
+from backportr.git.repo import Ref
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.readahead import ReadAhead, prune_kept
-from backportr.repo import Ref
 from backportr.scan import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Ref, Repo
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
 from backportr.relationforms import Vocabulary
-from backportr.repo import DEFAULT_BRANCH_PATTERN, Ref, Repo
 
 _log = logging.getLogger("backportr")
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from installed import BACKPORTR
 
+from backportr.git.repo import Repo
 from backportr.index import CommitIndex
 from backportr.presence import PresenceChecker
-from backportr.repo import Repo
 
 HERE = Path(__file__).resolve().parent
 

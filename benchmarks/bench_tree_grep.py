@@ -23,8 +23,8 @@ from pathlib import Path
 import pygit2
 
 from backportr.deps.symbols import SEARCHED
-from backportr.gittreegrep import TreeGrep
-from backportr.repo import Repo
+from backportr.git.repo import Repo
+from backportr.git.tree_grep import TreeGrep
 
 NAMES = ["reg_7_7_7", "CONST_42"]
 

@@ -17,9 +17,9 @@ import argparse
 import subprocess
 from pathlib import Path
 
-from backportr.apply import TreeState, TrialApplier
 from backportr.errors import BackportrError
-from backportr.repo import Repo
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.trailers import parse_message
 
 

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from scratchgit import git
 
-from backportr import apply
-from backportr.apply import TreeState, TrialApplier
-from backportr.gitmerge import merge_tree_version
-from backportr.repo import Repo
+from backportr.git import trial as apply
+from backportr.git.merge import merge_tree_version
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 
 KINDS = ("clean", "conflict", "empty")
 

@@ -28,8 +28,8 @@ os.environ.update(
     }
 )
 
-from backportr.builder import RepoBuilder  # noqa: E402 (after the seal, on purpose)
 from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture, build  # noqa: E402
+from backportr.git.builder import RepoBuilder  # noqa: E402 (after the seal, on purpose)
 from tests.inbox import DATA, Archive, patch_mail, start_archive  # noqa: E402
 
 

@@ -42,7 +42,7 @@ class Archive:
 
 def patch_mail(ima: ImaFixture) -> str:
     """A plain patch posted for review, not in any repository, based on master."""
-    from backportr.builder import RepoBuilder
+    from backportr.git.builder import RepoBuilder
 
     stat = RepoBuilder.open(ima.path)
     old = stat.files("master")["fs/stat.c"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pygit2
 
-from backportr.builder import DEFAULT_AUTHOR, Person, RepoBuilder
+from backportr.git.builder import DEFAULT_AUTHOR, Person, RepoBuilder
 from tests.scenarios import c_file
 
 BRANCH = "linux-5.10.y"

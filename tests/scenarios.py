@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backportr.builder import RepoBuilder
+from backportr.git.builder import RepoBuilder
 
 
 def c_file(*functions: str) -> str:

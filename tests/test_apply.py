@@ -8,10 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from backportr import treestate
-from backportr.apply import TreeState, TrialApplier
-from backportr.builder import RepoBuilder
-from backportr.repo import Repo
+from backportr.git import treestate
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 
 
 def _text(lines: list[str]) -> str:

@@ -369,9 +369,9 @@ def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_pat
 def test_submission_notes_differing_patch_and_newer_branches(tmp_path: Path) -> None:
     """A [PATCH 5.10.y] whose diff is the hand-adapted one (patch-id differs from upstream),
     while a newer stable branch still lacks the target."""
-    from backportr.builder import RepoBuilder
     from backportr.config import Settings
     from backportr.examples.ima import BP_202, build
+    from backportr.git.builder import RepoBuilder
     from backportr.mail.check import Checker
     from backportr.mail.message import parse_mail
     from backportr.workspace import open_workspace
@@ -450,7 +450,7 @@ def test_a_projects_own_branch_names_in_mail_check(tmp_path: Path) -> None:
     """DPDK names its LTS branches `23.11`: with `--branch-pattern '{v}'` a `[PATCH 23.11]`
     submission is checked on branch 23.11; with the kernel's default it is skipped, and the
     message says which branch it tried."""
-    from backportr.builder import RepoBuilder
+    from backportr.git.builder import RepoBuilder
 
     b = RepoBuilder(tmp_path / "dpdk")
     b.commit("base", {"drivers/net/e1000/igc_txrx.c": "int ring;\nint wrap;\n"}, name="fork")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
-from backportr.gitmerge import merge_tree_version
-from backportr.gitproc import git_version
+from backportr.git.builder import RepoBuilder
+from backportr.git.merge import merge_tree_version
+from backportr.git.proc import git_version
 from tests.conftest import backportr, git
 from tests.scenarios import ambiguous_repo, presence_repo
 

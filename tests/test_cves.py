@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
 from backportr.cves.records import BadRecord, parse_record
 from backportr.examples.ima import A1175, DB1D1, F8A92, build
+from backportr.git.builder import RepoBuilder
 from tests.browser import browser, dump_dom
 from tests.conftest import backportr
 from tests.cve_records import write_record

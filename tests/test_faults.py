@@ -534,9 +534,9 @@ def test_an_object_libgit2_cannot_find_is_a_missing_object_never_a_guess(
     """A blob the trial reads through libgit2 is gone: `MissingObjectError` naming it and
     what needed it (the boundary took any `KeyError` whose text looked like an id for one,
     and any other for a bug)."""
-    from backportr.apply import TreeState, TrialApplier
     from backportr.errors import MissingObjectError
-    from backportr.repo import Repo
+    from backportr.git.repo import Repo
+    from backportr.git.trial import TreeState, TrialApplier
     from tests.resolve_scenarios import Kernel
 
     k = Kernel(tmp_path / "repo")

@@ -1,4 +1,4 @@
-"""In-process blame (`gitblame`) against git's: the same commits and line counts on
+"""In-process blame (`git.blame`) against git's: the same commits and line counts on
 histories made to tempt a diff into choices (repeated lines, blank runs, braces), with
 carriage returns, files without a final newline, and merges that take one side, mix both or
 change lines of their own."""
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from backportr import gitblame
-from backportr.builder import RepoBuilder
-from backportr.gitblame import _split
-from backportr.repo import Repo
+from backportr.git import blame as gitblame
+from backportr.git.blame import _split
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
 
 _COMMON = ["{", "}", "", "", "\treturn 0;", "\tint x;", "if (a) {", "\t\tbreak;", "#endif"]
 

@@ -1,4 +1,4 @@
-"""A range's history read once (`githistory`): blame and path-limited logs answered from it
+"""A range's history read once (`git.range_history`): blame and path-limited logs answered from it
 give what git gives walking the whole range, file by file and commit by commit."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pygit2
 
-from backportr.builder import RepoBuilder
-from backportr.githistory import parse_changes
-from backportr.repo import Repo
+from backportr.git.builder import RepoBuilder
+from backportr.git.range_history import parse_changes
+from backportr.git.repo import Repo
 from tests.conftest import git
 
 
@@ -214,7 +214,7 @@ def test_a_commits_changes_from_the_range_equal_the_tree_diffs(tmp_path: Path) -
     """For a commit of a remembered range the diff model and the trial's file changes are
     read from the changed paths' entries instead of a tree diff: the same answers, in the
     same order; renames, submodules and the like are left to the tree diff."""
-    from backportr.apply import TrialApplier
+    from backportr.git.trial import TrialApplier
 
     for seed in (1, 2):
         b, fork = _history(tmp_path / f"r{seed}", seed)
@@ -241,8 +241,8 @@ def test_listed_paths_equal_the_tree_diffs(tmp_path: Path) -> None:
     fork) have their paths listed by one git process: files touched, diff model and file
     changes as the tree diff gives them; merges by their first parent; a root commit, a
     rename, a submodule are left to the tree diff."""
-    from backportr.apply import TrialApplier
-    from backportr.diffs import paths_of
+    from backportr.git.diff_model import paths_of
+    from backportr.git.trial import TrialApplier
 
     b, _ = _history(tmp_path / "r", 3)
     _odd_files(b)
@@ -267,7 +267,7 @@ def test_a_trial_of_the_last_commit_picks_the_earlier_ones_on_its_paths_only(
     """The fewest-prerequisites search asks "does M apply after C" many times: C is picked
     only on the paths M reads (its other files cannot change M's outcome), with the same
     answers as picking all of C."""
-    from backportr.apply import TreeState, TrialApplier
+    from backportr.git.trial import TreeState, TrialApplier
 
     b = RepoBuilder(tmp_path / "r")
     big = _lines("big", 400)
@@ -305,7 +305,7 @@ def test_a_trial_of_the_last_commit_file_by_file_answers_as_its_whole_pick(
     the whole pick's (the earlier commits picked whole where the last one's paths may have
     moved); and a candidate that leaves the conflict where it was is answered
     without merging the member's other, clean files."""
-    from backportr.apply import TreeState, TrialApplier
+    from backportr.git.trial import TreeState, TrialApplier
 
     rnd = random.Random(11)
     b = RepoBuilder(tmp_path / "r")

@@ -118,7 +118,7 @@ def test_every_format_of_resolve_and_scan_on_hostile_data(
     import email.policy
     import json
 
-    from backportr.builder import Person
+    from backportr.git.builder import Person
 
     k = Kernel(tmp_path_factory.mktemp("prop") / "r")
     folder = _name(path)

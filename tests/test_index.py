@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
 from backportr.errors import IndexCorruptError
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
 from backportr.presence import PresenceChecker
 from backportr.relationforms import Vocabulary
-from backportr.repo import Repo
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
 from tests.scenarios import presence_repo
@@ -140,7 +140,7 @@ _OPEN_AT_ONCE = """
 import sys, time
 from pathlib import Path
 from backportr.index import SCHEMA_VERSION, CommitIndex
-from backportr.repo import Repo
+from backportr.git.repo import Repo
 start = float(sys.argv[3])
 while time.time() < start:
     pass

@@ -15,16 +15,16 @@ from hypothesis import strategies as st
 
 import backportr.index.writer as writer_module
 from backportr import childproc
-from backportr.builder import RepoBuilder
 from backportr.errors import BackportrError
-from backportr.gitlog import log_record
-from backportr.gitwalk import Walk
+from backportr.git.builder import RepoBuilder
+from backportr.git.log_records import log_record
+from backportr.git.repo import Repo
+from backportr.git.walk import Walk
 from backportr.index import CommitIndex
 from backportr.index.parsing import commit_rows, parse_batch
 from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
 from backportr.model import StableTag
-from backportr.repo import Repo
 from backportr.trailers import _CC_LINE, _FIXES, _MASTER_COMMIT, _UPSTREAM_LINE, _lines_matching
 
 _LINES = [
@@ -67,7 +67,7 @@ messages = st.builds(
 
 
 def _record(n: int, message: str, parents: str = "", name: str = "Ada Lövelace") -> bytes:
-    """A record as `gitwalk.LOG_FORMAT` makes one."""
+    """A record as `git.walk.LOG_FORMAT` makes one."""
     oid = f"{n:040x}"
     head = "\x1f".join([oid, parents, "1700000000", "1700000100", name])
     return f"{head}\nada@example.org\n{message}".encode("utf-8", "surrogatepass")

@@ -4,38 +4,9 @@ tests and benchmarks are steps of their own in `.ci/run`, each failing CI.)"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
-    )
-
-
-_GIT_LAYER = {
-    "repo.py",
-    "gitnames.py",
-    "gitproc.py",
-    "gitsearch.py",
-    "gittreegrep.py",
-    "gitblame.py",
-    "gitstream.py",
-    "gitwalk.py",
-    "gitlog.py",
-    "githistory.py",
-    "gitdiff.py",
-    "gitconfig.py",
-    "gitmerge.py",
-    "gitfiles.py",
-    "apply.py",
-    "treestate.py",
-    "builder.py",
-}
 
 
 def _modules() -> list[Path]:
@@ -44,9 +15,7 @@ def _modules() -> list[Path]:
 
 def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
     """pygit2 and git processes stay behind `Repo` and its few companions."""
-    outside = [
-        p for p in _modules() if p.relative_to(ROOT / "backportr").as_posix() not in _GIT_LAYER
-    ]
+    outside = [p for p in _modules() if p.relative_to(ROOT / "backportr").parts[0] != "git"]
     imports = [
         str(p.relative_to(ROOT))
         for p in outside
@@ -63,6 +32,35 @@ def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
         and ('"git"' in text or "'git'" in text)
     ]
     assert not runs_git, f"git run outside the git layer: {runs_git}"
+
+
+_GIT_MAY_IMPORT = ("backportr.git", "backportr.errors", "backportr.model", "backportr.keptfiles")
+_GIT_MAY_IMPORT_TEXT = ("backportr.patchid",)  # the pure text parsers below it
+
+
+def test_the_git_layer_imports_nothing_above_it() -> None:
+    """`backportr/git/` is the lowest floor: it may import itself, the errors, the model and
+    the pure text parsers, never the index, the resolver, the scan, mail, output or the CLI."""
+    import ast
+
+    allowed = _GIT_MAY_IMPORT + _GIT_MAY_IMPORT_TEXT
+    upward = []
+    for module in sorted((ROOT / "backportr" / "git").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            upward += [
+                f"{module.name}: {name}"
+                for name in names
+                if name.startswith("backportr")
+                and not any(name == a or name.startswith(a + ".") for a in allowed)
+            ]
+    assert not upward, upward
 
 
 def test_the_command_modules_import_the_app_never_the_package() -> None:

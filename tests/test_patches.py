@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from backportr.apply import TreeState, TrialApplier
-from backportr.builder import Person
 from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
+from backportr.git.builder import Person
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.patches import branch_prefix
-from backportr.repo import Repo
 from tests.conftest import backportr, git
 from tests.resolve_scenarios import BRANCH, OTHER, Kernel, smb_client_moved_after_the_fork
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from backportr import gitproc, gitstream
-from backportr.builder import RepoBuilder
+from backportr.git import proc as gitproc
+from backportr.git import streams as gitstream
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
 from backportr.patchid import UNSURE, patch_id
-from backportr.repo import Repo
 from tests.conftest import git
 
 

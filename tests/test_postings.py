@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
 from backportr.examples.ima import A1175, B836C, ImaFixture
+from backportr.git.builder import RepoBuilder
 from backportr.postings import MessageKey, message_ids, message_key, positions, posting_keys
 from tests.conftest import backportr
 

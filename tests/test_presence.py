@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
 from backportr.index import CommitIndex
 from backportr.model import Presence
 from backportr.presence import PresenceChecker
-from backportr.repo import Repo
 from tests.scenarios import presence_repo
 
 

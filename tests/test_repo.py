@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from backportr.builder import RepoBuilder
 from backportr.errors import (
     AmbiguousCommitError,
     MissingObjectError,
@@ -16,8 +15,9 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
-from backportr.gitlog import log_record
-from backportr.repo import Repo
+from backportr.git.builder import RepoBuilder
+from backportr.git.log_records import log_record
+from backportr.git.repo import Repo
 from tests.conftest import backportr, git
 from tests.scenarios import ambiguous_repo
 

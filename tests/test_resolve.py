@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from backportr.apply import TreeState, TrialApplier
 from backportr.closure import Closure
 from backportr.config import Settings
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
+from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport
 from backportr.relationforms import FORMS
 from backportr.resolve import Resolver
@@ -287,7 +287,7 @@ def _git_trial(repo: Path, branch: str, series: list[str], work: Path) -> list[t
 
 
 def _in_memory_trial(repo_path: Path, branch: str, series: list[str]) -> list[tuple[str, str]]:
-    from backportr.repo import Repo
+    from backportr.git.repo import Repo
 
     repo = Repo(repo_path)
     applier = TrialApplier(repo)

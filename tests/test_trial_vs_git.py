@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from backportr.apply import TreeState, TrialApplier
-from backportr.builder import RepoBuilder
-from backportr.gitmerge import merge_tree_version
-from backportr.repo import Repo
+from backportr.git.builder import RepoBuilder
+from backportr.git.merge import merge_tree_version
+from backportr.git.repo import Repo
+from backportr.git.trial import TreeState, TrialApplier
 
 pytestmark = pytest.mark.skipif(
     merge_tree_version() is None, reason="git merge-tree --write-tree needs git 2.38"

@@ -13,17 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backportr import gittreegrep
-from backportr.builder import RepoBuilder
 from backportr.deps import symbols
 from backportr.deps import words as words_module
 from backportr.deps.symbols import SEARCHED
 from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.errors import MissingObjectError
-from backportr.gitsearch import Searches
-from backportr.gittreegrep import TreeGrep
+from backportr.git import tree_grep as gittreegrep
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
+from backportr.git.search import Searches
+from backportr.git.tree_grep import TreeGrep
 from backportr.index.peeking import stored_forks
-from backportr.repo import Repo
 
 
 def _repo(path: Path) -> tuple[Repo, str]:
@@ -393,7 +393,7 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
     import time
 
     from backportr.config import Settings
-    from backportr.gitsearch import _load_range
+    from backportr.git.search import _load_range
     from backportr.readahead import ReadAhead
 
     b = RepoBuilder(tmp_path / "r")
@@ -465,7 +465,7 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
 def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
     """A kept set or history that cannot be decompressed (a disk fault, a file cut short)
     is made again, never an error."""
-    from backportr.gitsearch import _dump_range, _load_range
+    from backportr.git.search import _dump_range, _load_range
     from backportr.keptfiles import read_once
 
     kinds: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], object]] = [

@@ -22,7 +22,7 @@ from backportr.cli import cves, demo, mail, repository, resolve, scan, settings 
 from backportr.cli.app import app
 from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode
-from backportr.repo import GitError
+from backportr.git.repo import GitError
 
 __all__ = ["app", "main", "run"]
 _COMMANDS = (cves, demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
@@ -136,8 +136,8 @@ def _versions() -> str:
     """What a bug report needs besides the traceback: Python, pygit2, libgit2 and git."""
     import platform
 
-    from backportr.gitproc import git_version
-    from backportr.repo import library_versions
+    from backportr.git.proc import git_version
+    from backportr.git.repo import library_versions
 
     pygit2_version, libgit2_version = library_versions()
     return (

@@ -15,9 +15,9 @@ import typer
 from backportr import __version__
 from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, UsageError
-from backportr.gitconfig import GitConfig
+from backportr.git.config import GitConfig
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo
 from backportr.model import CulpritPolicy
-from backportr.repo import DEFAULT_BRANCH_PATTERN, Repo
 
 if TYPE_CHECKING:
     from backportr.mail.sending import SmtpServer

@@ -32,7 +32,7 @@ def demo_command(
         typer.echo(f"building the IMA/overlayfs example in {path} ...", err=True)
         fixture = build(path)
         if keep is not None:
-            from backportr.builder import RepoBuilder
+            from backportr.git.builder import RepoBuilder
 
             RepoBuilder.open(path).check_out()  # a kept repository with a clean `git status`
         target = fixture.ids[B836C]

@@ -286,8 +286,8 @@ def resolve_command(
                 style = annotation or _annotation(repo)
                 steps = run.script_steps(report, style.value, _signoff(repo) if signoff else None)
             if output_format is ResolveFormat.mbox:
+                from backportr.git.repo import branch_template
                 from backportr.output.patchset import MboxOptions
-                from backportr.repo import branch_template
 
                 mbox = MboxOptions(
                     annotation=(annotation or _annotation(repo)).value,
@@ -327,7 +327,7 @@ def _branches(
     configured ones."""
     names = list(named or [])
     if pattern:
-        from backportr.repo import Repo
+        from backportr.git.repo import Repo
 
         names += [n for n in Repo(repo).stable_branches(pattern) if n not in names]
         if len(names) == len(named or []):

@@ -12,8 +12,8 @@ from backportr.cli.app import RepoOption, app, git_config
 @app.command("config")
 def config_command(repo: RepoOption = Path(".")) -> None:
     """The effective settings and where each comes from (git config, -c, a fallback)."""
-    from backportr.gitconfig import KEYS
-    from backportr.gitmerge import trial_engine
+    from backportr.git.config import KEYS
+    from backportr.git.merge import trial_engine
 
     for setting in git_config(repo).effective():
         value = setting.value if setting.value is not None else "-"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from backportr.cves.records import BEGINNING, CveRecord
+from backportr.git.repo import Ref
 from backportr.model import BranchReport, Oid
-from backportr.repo import Ref
 from backportr.resolve import Resolver
 from backportr.scan_answers import Answers
 

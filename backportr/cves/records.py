@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from backportr.errors import BackportrError
-from backportr.gitfiles import blob_text, files_changed_since, tree_blobs
+from backportr.git.files import blob_text, files_changed_since, tree_blobs
 from backportr.model import Oid
 
 MAX_BYTES = 1024 * 1024  # the largest real record is about 60 KiB

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from backportr.apply import TreeState
 from backportr.deps import Context, Finding
+from backportr.git.trial import TreeState
 from backportr.model import Oid, Reason
 
 _MAX_CANDIDATES = 8

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from backportr.deps import Context
-from backportr.diffs import DiffHunk
+from backportr.git.diff_model import DiffHunk
 from backportr.model import Oid, Reason, Suggestion
 
 _FUNCTION = re.compile(r"@@[^@]*@@\s*(.*)$")

@@ -4,8 +4,8 @@ that are in force."""
 
 from __future__ import annotations
 
-from backportr.apply import TreeState
 from backportr.deps import Context, Finding
+from backportr.git.trial import TreeState
 from backportr.index import CommitIndex, Relation
 from backportr.model import Oid, Reason
 

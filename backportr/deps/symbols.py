@@ -22,8 +22,8 @@ import functools
 import re
 from collections.abc import Callable
 
-from backportr.apply import TreeState
 from backportr.deps import Context, Finding
+from backportr.git.trial import TreeState
 from backportr.model import Oid, Reason
 
 _C_FILES = (".c", ".h", ".S")

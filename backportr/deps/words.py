@@ -21,9 +21,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from backportr.git.repo import Repo
 from backportr.keptfiles import read_once
 from backportr.model import Oid
-from backportr.repo import Repo
 
 GREP_CHUNK = 20
 """At most this many names in one git grep. git's fixed-string search with `-w` slows

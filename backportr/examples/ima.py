@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from backportr.builder import RepoBuilder
 from backportr.examples.ima_sources import (
     A1175,
     B836C,
@@ -35,6 +34,7 @@ from backportr.examples.ima_sources import (
     SAVE_VERSION,
 )
 from backportr.examples.ima_upstream import edit, mainline
+from backportr.git.builder import RepoBuilder
 
 __all__ = [
     "A1175",

@@ -4,7 +4,6 @@ follow-up `8a924db2d7b5`, among unrelated changes to the same files."""
 
 from __future__ import annotations
 
-from backportr.builder import RepoBuilder
 from backportr.examples.ima_sources import (
     A1175,
     B836C,
@@ -36,6 +35,7 @@ from backportr.examples.ima_sources import (
     STAT_H,
     STEFAN,
 )
+from backportr.git.builder import RepoBuilder
 
 
 def edit(b: RepoBuilder, branch: str, path: str, old: str, new: str) -> dict[str, str | None]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
+from backportr.git.repo import Repo
 from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
@@ -20,7 +21,6 @@ from backportr.index.schema import (
 from backportr.index.transaction import held
 from backportr.index.writer import IndexWriter
 from backportr.relationforms import DEFAULT, Vocabulary
-from backportr.repo import Repo
 
 _log = logging.getLogger("backportr")
 

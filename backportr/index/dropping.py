@@ -3,9 +3,9 @@ branches the repository no longer has."""
 
 from __future__ import annotations
 
+from backportr.git.repo import Ref
 from backportr.index.schema import _COMMIT_INDEXES, _SCHEMA
 from backportr.index.transaction import Transactions
-from backportr.repo import Ref
 
 
 class Drops(Transactions):

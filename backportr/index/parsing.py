@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from backportr.gitlog import LogRecord, log_record
+from backportr.git.log_records import LogRecord, log_record
 from backportr.index.preparing import PreparedBatch, prepare_batch
 from backportr.index.schema import tags_json
 from backportr.model import ParsedMessage

@@ -8,9 +8,9 @@ import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 
+from backportr.git.repo import Ref, Repo
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
-from backportr.repo import Ref, Repo
 from backportr.trailers import names_upstream
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline

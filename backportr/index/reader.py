@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from backportr import __version__
 from backportr.dbfault import is_read_only, unless_read_only
+from backportr.git.repo import Repo
 from backportr.index.schema import (
     SCHEMA_VERSION,
     IndexedRef,
@@ -23,7 +24,6 @@ from backportr.index.schema import (
 )
 from backportr.model import CommitInfo, Oid, StableTag
 from backportr.relationforms import Vocabulary
-from backportr.repo import Repo
 
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
@@ -452,7 +452,7 @@ class IndexReader:
         return tuple(zip(*[iter(numbers)] * 4, strict=True))
 
     def keep_blame_hunks(self, diffs: Sequence[tuple[str, str, Sequence[tuple[int, ...]]]]) -> None:
-        """Keep the hunks of blob pairs' diffs (the in-process blame's, `gitblame`): they
+        """Keep the hunks of blob pairs' diffs (the in-process blame's, `git.blame`): they
         depend on the two blobs alone, so every scan of every branch can use them."""
         self.keep_results(
             [

@@ -29,7 +29,7 @@ from typing import IO, BinaryIO, NoReturn
 
 from backportr.childproc import start_main
 from backportr.errors import BackportrError, ExitCode
-from backportr.gitwalk import Walk, walk_all
+from backportr.git.walk import Walk, walk_all
 from backportr.index.preparing import BATCH, PreparedBatch, batches, prepare_batch
 
 _LENGTH = 8  # bytes of a frame's length prefix

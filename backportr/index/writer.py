@@ -11,8 +11,9 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from backportr.errors import IndexCorruptError
-from backportr.gitlog import LogRecord
-from backportr.gitwalk import Walk
+from backportr.git.log_records import LogRecord
+from backportr.git.repo import Ref
+from backportr.git.walk import Walk
 from backportr.index.dropping import Drops
 from backportr.index.parsing import BatchRows, CommitRows, commit_rows, finish_batch
 from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
@@ -24,7 +25,6 @@ from backportr.index.schema import (
 )
 from backportr.index.worker import BulkWorker
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.repo import Ref
 
 _log = logging.getLogger("backportr")
 

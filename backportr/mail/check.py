@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 
 from backportr.errors import BackportrError
+from backportr.git.repo import Ref, branch_template
 from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
-from backportr.repo import Ref, branch_template
 from backportr.resolve import Resolver
 from backportr.trailers import parse_version
 from backportr.workspace import Workspace

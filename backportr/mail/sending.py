@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from backportr.errors import BackportrError, UsageError
-from backportr.gitproc import credential_password
+from backportr.git.proc import credential_password
 
 Encryption = Literal["none", "starttls", "ssl"]
 

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from backportr.apply import TrialApplier
 from backportr.errors import BackportrError
+from backportr.git.repo import Repo
+from backportr.git.trial import TrialApplier
 from backportr.model import BranchReport, Oid, Report
 from backportr.output import inside, make_directory, write_atomically
 from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, render_mbox, render_patch
 from backportr.output.queue import COVER, QueuedFile, QueueDirectory
 from backportr.output.safe import one_line
 from backportr.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
-from backportr.repo import Repo
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from backportr.builder import Person
+from backportr.git.builder import Person
 
 
 def _source(name: str) -> str:

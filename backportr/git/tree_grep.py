@@ -32,7 +32,7 @@ import re
 import pygit2
 
 from backportr.errors import MissingObjectError
-from backportr.gitproc import read_object
+from backportr.git.proc import read_object
 
 # Every byte that is not a letter, digit or underscore, as a space: a file's words (git's
 # -w: a match has none of those on either side) are then its `split()`.

@@ -1,5 +1,5 @@
 """One commit of a streaming `git log` pass: the split of a record of the format the git
-layer asks for (`gitwalk.LOG_FORMAT`; pure: no pygit2, no process)."""
+layer asks for (`git.walk.LOG_FORMAT`; pure: no pygit2, no process)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class LogRecord:
 
 
 def log_record(raw: bytes) -> LogRecord:
-    """A raw record of `git log -z --format=LOG_FORMAT` (`gitwalk.LOG_FORMAT`)."""
+    """A raw record of `git log -z --format=LOG_FORMAT` (`git.walk.LOG_FORMAT`)."""
     oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
     name, email, message = rest.split(b"\n", 2)
     return LogRecord(

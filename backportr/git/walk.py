@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from backportr.errors import BackportrError
-from backportr.gitproc import (
+from backportr.git.proc import (
     feed_in_background,
     git_env,
     missing_object,
@@ -24,8 +24,8 @@ from backportr.gitproc import (
 )
 
 LOG_FORMAT = "%H%x1f%P%x1f%at%x1f%ct%x1f%an%n%ae%n%B"
-"""The format of a raw record (`gitlog.log_record` splits one), the records separated by NUL
-(`git log -z`): the fields git writes (ids, times) separated by 0x1f, then the author's
+"""The format of a raw record (`git.log_records.log_record` splits one), the records separated
+by NUL (`git log -z`): the fields git writes (ids, times) separated by 0x1f, then the author's
 name and address each on a line of its own (a commit header is one line: neither can hold a
 newline, while either may hold a 0x1f), then the message."""
 

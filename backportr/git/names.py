@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from backportr.errors import AmbiguousCommitError, UnknownCommitError
-from backportr.gitproc import GitAccess
+from backportr.git.proc import GitAccess
 from backportr.model import Oid
 
 if TYPE_CHECKING:
-    from backportr.repo import Ref
+    from backportr.git.repo import Ref
 
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")

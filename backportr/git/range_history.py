@@ -31,7 +31,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from backportr.gitproc import read_object
+from backportr.git.proc import read_object
 from backportr.model import Oid
 
 if TYPE_CHECKING:  # the parsing of a pass (`parse_changes`) runs where pygit2 is not loaded

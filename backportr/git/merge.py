@@ -8,7 +8,7 @@ git 2.38 added `--write-tree`; `--merge-base` came in 2.40, so the base is set t
 2.38+ git honours: the tree to pick onto is written as a commit whose only parent is the
 picked commit's parent, and the merge base of that commit and the picked one is that parent.
 
-Part of the git layer (with repo.py, apply.py and the git* modules): nothing else runs git.
+Part of the git layer (with git/repo.py, git/trial.py and the git* modules): nothing else runs git.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.gitproc import git_env, git_version
+from backportr.git.proc import git_env, git_version
 
 _FIRST_VERSION = (2, 38)  # `git merge-tree --write-tree`
 _SIGNATURE = pygit2.Signature("backportr", "backportr@localhost", 0, 0)

@@ -1,6 +1,5 @@
-"""Repository access, the git layer's centre (with gitproc.py, gitsearch.py, gitstream.py,
-gitwalk.py, gitdiff.py, githistory.py, gitlog.py, gitconfig.py, apply.py and builder.py, the
-only modules that import pygit2 or run git).
+"""Repository access, the centre of the git layer (`backportr/git/`, the only package that
+imports pygit2 or runs git).
 
 Opens work trees and bare repositories, resolves ids, prefixes, refs and tags, finds the
 upstream ref and stable branches, walks history and answers ancestry. It never writes refs,
@@ -29,12 +28,12 @@ from backportr.errors import (
     UnknownBranchError,
     UnknownCommitError,
 )
-from backportr.gitdiff import Diffs
-from backportr.gitmerge import TreeMerge, cherry_pick_tree
-from backportr.gitnames import Names
-from backportr.gitproc import git_env, missing_object
-from backportr.gitsearch import Searches
-from backportr.gitstream import Streams
+from backportr.git.diffs import Diffs
+from backportr.git.merge import TreeMerge, cherry_pick_tree
+from backportr.git.names import Names
+from backportr.git.proc import git_env, missing_object
+from backportr.git.search import Searches
+from backportr.git.streams import Streams
 from backportr.model import Author, Oid
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
@@ -411,7 +410,7 @@ class Repo:
 
     def cherry_pick_tree(self, commit: Oid, onto_tree: Oid) -> TreeMerge:
         """git's cherry-pick of `commit` onto the tree `onto_tree` (merge-ort: renames and
-        directory renames followed), in memory: `gitmerge.cherry_pick_tree`."""
+        directory renames followed), in memory: `git.merge.cherry_pick_tree`."""
         return cherry_pick_tree(
             self.git, self.commit(commit), pygit2.Oid(hex=onto_tree), self._scratch_env(writes=True)
         )

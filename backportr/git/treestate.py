@@ -1,7 +1,7 @@
 """What a trial pick works on and answers, as values: a tree as a base commit plus changed
 paths (`TreeState`), what a commit does to one file (`FileChange`), a hunk's range, a
 pick's outcome, and the merged blobs states hold before they are written (`HeldBlobs`).
-Shared by the trial (`apply.py`) and the code that reads its answers.
+Shared by the trial (`git/trial.py`) and the code that reads its answers.
 
 Part of the git layer (blob ids are pygit2's).
 """

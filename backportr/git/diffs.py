@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 import pygit2
 from pygit2.enums import DeltaStatus
 
-from backportr.diffs import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
 from backportr.errors import BackportrError
-from backportr.githistory import parse_changes
-from backportr.gitproc import GitAccess, read_object
+from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.git.proc import GitAccess, read_object
+from backportr.git.range_history import parse_changes
 from backportr.model import Oid
 
 if TYPE_CHECKING:
-    from backportr.githistory import RangeHistory
-    from backportr.repo import Repo
+    from backportr.git.range_history import RangeHistory
+    from backportr.git.repo import Repo
 
 Entry = tuple[pygit2.Oid, int]  # a file's blob and mode (as a tree diff's delta gives them)
 FileEntries = tuple[str, Entry | None, Entry | None]

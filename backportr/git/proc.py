@@ -1,8 +1,7 @@
 """git processes: their environment, a reader that keeps ahead of a streaming one, the
 `git log -p | git patch-id` pipeline, the user's git configuration and credential helpers.
 
-Part of the git layer (with repo.py and its collaborators, gitwalk.py, gitlog.py, gitconfig.py,
-apply.py and builder.py): nothing else runs git.
+Part of the git layer (`backportr/git/`): nothing else runs git.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ from backportr.errors import BackportrError, MissingObjectError
 if TYPE_CHECKING:
     import pygit2
 
+    from backportr.git.repo import Repo
     from backportr.model import Oid
-    from backportr.repo import Repo
 
 
 class GitAccess:

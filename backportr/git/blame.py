@@ -2,7 +2,7 @@
 
 A scan blames thousands of files at the parents of the commits it checks; each `git blame`
 of a kernel-scale repository costs about 10 ms of process start and pack reading even when
-the file's history in the range is a handful of commits (`githistory` already gives git that
+the file's history in the range is a handful of commits (`git.range_history` already gives git that
 history as grafts). Here the same walk runs on the same grafts with libgit2's diff of the
 two blobs of each step (git's xdiff with its indent heuristic, no context), kept by blob pair:
 the next question about the same file diffs only the versions it has not seen. Where a
@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import pygit2
 
-from backportr.gitproc import read_object
+from backportr.git.proc import read_object
 from backportr.model import Oid
 
 Hunk = tuple[int, int, int, int]

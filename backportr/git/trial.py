@@ -6,7 +6,7 @@ file on exactly those paths (libgit2's merge_file): fast on a kernel-sized tree,
 answer (merge-ort finds no rename of a path that is still there). Where a path the commit
 changes is absent from the state, or it adds a file to a directory the state lacks, the
 file may have moved since the fork (DPDK's `drivers/net/intel/`, the kernel's `fs/cifs` ->
-`fs/smb/client`): then git's own merge answers (`gitmerge`, merge-ort with rename and
+`fs/smb/client`): then git's own merge answers (`git.merge`, merge-ort with rename and
 directory-rename detection), and the change lands at the branch's path, as `git
 cherry-pick` puts it. A state is the branch tip plus an overlay of changed paths; nothing
 touches refs, HEAD, the index or the work tree. Objects written to the object database are
@@ -23,12 +23,12 @@ from typing import cast
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from backportr.diffs import changed_lines
-from backportr.gitmerge import TreeMerge, merge_tree_version
-from backportr.gitproc import read_object
+from backportr.git.diff_model import changed_lines
+from backportr.git.merge import TreeMerge, merge_tree_version
+from backportr.git.proc import read_object
+from backportr.git.repo import Repo
+from backportr.git.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
 from backportr.model import Oid
-from backportr.repo import Repo
-from backportr.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
 
 __all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
 
@@ -260,7 +260,7 @@ class TrialApplier:
         return entry.filemode == FileMode.TREE
 
     def _pick_by_git(self, commit: Oid, state: TreeState) -> _PickOutcome:
-        """The pick as `git cherry-pick` does it (`gitmerge`), as overlay changes; on conflict
+        """The pick as `git cherry-pick` does it (`git.merge`), as overlay changes; on conflict
         each conflicted path takes the commit's side (stage 3; none: the commit deleted it)."""
         onto = self.write_tree(state)
         merge = self.repo.cherry_pick_tree(commit, onto)

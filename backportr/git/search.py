@@ -18,19 +18,19 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.gitblame import KeptDiffs, LineBlame
-from backportr.githistory import Changes, RangeHistory
-from backportr.gitproc import GitAccess
-from backportr.gittreegrep import WORD_SPACES, TreeGrep, whole_word
+from backportr.git.blame import KeptDiffs, LineBlame
+from backportr.git.proc import GitAccess
+from backportr.git.range_history import Changes, RangeHistory
+from backportr.git.tree_grep import WORD_SPACES, TreeGrep, whole_word
 from backportr.keptfiles import prune, read_once
 from backportr.model import Oid
 
 if TYPE_CHECKING:
-    from backportr.repo import Repo
+    from backportr.git.repo import Repo
 
 _GREP_PATTERNS = 200
 _GREPS_IN_GIT = 12
-"""`grep_files` asks git this many times, then answers in-process (`gittreegrep`): the
+"""`grep_files` asks git this many times, then answers in-process (`git.tree_grep`): the
 first in-process answer reads every matching file of a tree (about a dozen greps' worth),
 the next ones only the files that changed. A single resolve asks a few times; a scan
 hundreds."""
@@ -65,7 +65,7 @@ class Searches(GitAccess):
         kept: Path | None = None,
     ) -> None:
         """From now on, blame and path-limited logs bounded by a fork are answered from one
-        pass over fork..tip, read at the first such question (`githistory`): for a scan,
+        pass over fork..tip, read at the first such question (`git.range_history`): for a scan,
         which asks them thousands of times over one range. `reading` is told when a range
         is about to be read from git (seconds at kernel scale: the caller's progress line
         says so), not when it is loaded from where another process kept it.
@@ -141,7 +141,7 @@ class Searches(GitAccess):
         whole history past the boundary and is an order of magnitude slower on big trees.
         Lines older than `oldest` are attributed to the boundary and left out. Where the
         range's history was read once (`repo.search.remember_history`), blame walks only the commits
-        that changed the file (`githistory`), in-process (`gitblame`): the same answer
+        that changed the file (`git.range_history`), in-process (`git.blame`): the same answer
         without a git process, each step's diff kept for the next question."""
         if not ranges:
             return {}

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backportr.errors import MissingObjectError
-from backportr.githistory import Changes, parse_changes
-from backportr.gitlog import LogRecord, log_record
-from backportr.gitproc import GitAccess, git_env, patch_id_pipeline
-from backportr.gitwalk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
+from backportr.git.log_records import LogRecord, log_record
+from backportr.git.proc import GitAccess, git_env, patch_id_pipeline
+from backportr.git.range_history import Changes, parse_changes
+from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
 from backportr.model import Oid
 from backportr.patchid import UNSURE, patch_id
 
 if TYPE_CHECKING:
-    from backportr.repo import Repo
+    from backportr.git.repo import Repo
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
@@ -77,7 +77,7 @@ class Streams(GitAccess):
         *,
         per_process: int | None = None,
     ) -> Iterator[bytes]:
-        """`log`'s records unsplit (`gitlog.log_record` splits one), for a bulk reader.
+        """`log`'s records unsplit (`git.log_records.log_record` splits one), for a bulk reader.
 
         With `per_process`, no git process prints more than that many records: the next one
         starts from the walk's frontier (the parents seen and not yet printed; everything
@@ -118,11 +118,11 @@ class Streams(GitAccess):
     def walk_all(
         self, walk: Walk, per_process: int, args: list[str] | None = None
     ) -> Iterator[bytes]:
-        """The records of the rest of the walk, by bounded processes (`gitwalk.walk_all`)."""
+        """The records of the rest of the walk, by bounded processes (`git.walk.walk_all`)."""
         return walk_all(self.path, walk, per_process, args)
 
     def walk_step(self, walk: Walk, limit: int, args: list[str] | None = None) -> Iterator[bytes]:
-        """The records of the walk's next git process (`gitwalk.walk_step`)."""
+        """The records of the walk's next git process (`git.walk.walk_step`)."""
         return walk_step(self.path, walk, limit, args)
 
     def patch_ids(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.gitproc import git_env, read_object
+from backportr.git.proc import git_env, read_object
 
 
 def tree_blobs(path: Path, ref: str, wanted: Callable[[str], bool]) -> dict[str, str]:

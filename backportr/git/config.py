@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backportr.errors import UsageError
-from backportr.gitproc import config_list, git_dir_of
+from backportr.git.proc import config_list, git_dir_of
 
 KEYS: dict[str, str] = {
     "backportr.upstream": "the upstream ref (--upstream)",
