@@ -70,7 +70,7 @@ class Diffs(GitAccess):
         return diff
 
     def _new_diff(self, oid: Oid) -> pygit2.Diff:
-        commit = self.commit(oid)
+        commit = self.repo.commit(oid)
         if commit.parents:
             return commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=3)
         return commit.tree.diff_to_tree(swap=True, context_lines=3)
@@ -104,7 +104,7 @@ class Diffs(GitAccess):
         paths = self._known_paths(oid)
         if not paths:
             return None
-        commit = self.commit(oid)
+        commit = self.repo.commit(oid)
         before = commit.parents[0].tree if commit.parents else None
         return _file_changes(
             (path, _blob_entry(before, path), _blob_entry(commit.tree, path)) for path in paths
@@ -152,7 +152,7 @@ class Diffs(GitAccess):
         for start in range(0, len(wanted), _LISTED_PER_PROCESS):
             part = wanted[start : start + _LISTED_PER_PROCESS]
             try:
-                out = self.run_git_bytes(
+                out = self.repo.run_git_bytes(
                     "log",
                     "--no-walk=unsorted",
                     "--stdin",

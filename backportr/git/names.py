@@ -65,7 +65,7 @@ class Names(GitAccess):
             )
         if not _HEX_PREFIX.match(spec):
             raise AmbiguousCommitError(spec, [])
-        out = self.run_git("rev-parse", f"--disambiguate={spec.lower()}", check=False)
+        out = self.repo.run_git("rev-parse", f"--disambiguate={spec.lower()}", check=False)
         commits: list[pygit2.Commit] = []
         for line in out.splitlines():
             try:

@@ -23,39 +23,16 @@ if TYPE_CHECKING:
     import pygit2
 
     from backportr.git.repo import Repo
-    from backportr.model import Oid
 
 
 class GitAccess:
-    """A collaborator of `Repo` (its names, streams, searches, diffs), owning its own state:
-    the repository's one way of running git and of reading a commit, through the `Repo`
-    that owns it."""
+    """A collaborator of `Repo` (its names, streams, searches, diffs), owning its own state;
+    it runs git and reads commits through the `Repo` that owns it (`self.repo`)."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.git: pygit2.Repository = repo.git
         self.path: Path = repo.path
-
-    def run_git(
-        self,
-        *args: str,
-        check: bool = True,
-        input: bytes | None = None,
-        env: dict[str, str] | None = None,
-    ) -> str:
-        return self.repo.run_git(*args, check=check, input=input, env=env)
-
-    def run_git_bytes(
-        self,
-        *args: str,
-        check: bool = True,
-        input: bytes | None = None,
-        env: dict[str, str] | None = None,
-    ) -> bytes:
-        return self.repo.run_git_bytes(*args, check=check, input=input, env=env)
-
-    def commit(self, oid: Oid) -> pygit2.Commit:
-        return self.repo.commit(oid)
 
 
 def git_env(*, answers_each_line: bool = False) -> dict[str, str]:

@@ -163,7 +163,7 @@ class Searches(GitAccess):
                 self._line_blame.keep_diffs()
             if answer is not None:
                 return answer
-            out = self.run_git(
+            out = self.repo.run_git(
                 *args[:1],
                 "-S",
                 "/dev/stdin",
@@ -176,7 +176,7 @@ class Searches(GitAccess):
             )
         else:
             args.append(f"{oldest}..{newest}" if oldest else newest)
-            out = self.run_git(*args, "--", path, check=False)
+            out = self.repo.run_git(*args, "--", path, check=False)
         counts: dict[Oid, int] = {}
         boundary: set[Oid] = set()
         current: Oid | None = None
@@ -199,7 +199,7 @@ class Searches(GitAccess):
             return found
         if not words:
             return set()
-        out = self.run_git(
+        out = self.repo.run_git(
             "grep",
             "-o",
             "-h",
@@ -244,7 +244,7 @@ class Searches(GitAccess):
             return self._git_grep_files(commit, words, suffixes)
         if self._tree_grep is None:
             self._tree_grep = TreeGrep(self.git)
-        tree = self.commit(commit).tree
+        tree = self.repo.commit(commit).tree
         if suffixes not in self._tree_grep_fits:
             self._tree_grep_fits[suffixes] = self._tree_grep.fits(tree, suffixes)
         if self._tree_grep_fits[suffixes]:
@@ -258,7 +258,7 @@ class Searches(GitAccess):
         for start in range(0, len(words), _GREP_PATTERNS):
             chunk = words[start : start + _GREP_PATTERNS]
             patterns = [a for word in chunk for a in ("-e", word)]
-            out = self.run_git(
+            out = self.repo.run_git(
                 "grep",
                 "-w",
                 "-F",
@@ -286,7 +286,7 @@ class Searches(GitAccess):
         """The oldest commit in oldest..newest that changed how often `text` occurs in
         `paths` (`git log -S`, path-limited so it reads only those files' history)."""
         revision = f"{oldest}..{newest}" if oldest else newest
-        out = self.run_git(
+        out = self.repo.run_git(
             "log",
             f"-S{text}",
             "--format=commit %H",
@@ -318,7 +318,7 @@ class Searches(GitAccess):
         if history is not None:
             return history.log(paths, newest, limit)
         revision = f"{oldest}..{newest}" if oldest else newest
-        out = self.run_git(
+        out = self.repo.run_git(
             "log",
             "--format=%H",
             f"-n{limit}",
@@ -338,7 +338,7 @@ class Searches(GitAccess):
         suffixes = tuple(p for p in patterns if not p.endswith("*"))
         prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
         words: set[bytes] = set()
-        stack: list[pygit2.Tree] = [self.commit(commit).tree]
+        stack: list[pygit2.Tree] = [self.repo.commit(commit).tree]
         while stack:
             tree = stack.pop()
             for entry in tree:

@@ -215,7 +215,7 @@ class Streams(GitAccess):
     def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
         """The non-merge commits reachable from the tips and not from `exclude`."""
         listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
-        return self.run_git(
+        return self.repo.run_git(
             "rev-list", "--no-merges", "--stdin", input=listed.encode("ascii")
         ).split()
 
