@@ -14,9 +14,6 @@ from backportr.graph import SeriesGraph
 from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
 
 SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
-BATCH_WINDOW = 5 * 60
-"""Seconds between two upstream commits committed in one go (a `git am` of a posting, a
-rebase-merged pull request, an advisory's commits): one batch, whoever wrote each."""
 
 
 @dataclass
@@ -42,8 +39,6 @@ class Closure:
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
     depth: int = 1  # how many levels of conflict prerequisites this attempt searches
     went_deeper: bool = False  # whether it searched past the first level
-    batches: bool = True  # whether a helper past the depth is searched within its batch
-    batch_origins: set[Oid] = field(default_factory=set)  # members searched so
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.upstream_seq(commit)
@@ -141,24 +136,6 @@ class Closure:
             and target is not None
             and ours.author_email == target.author_email
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
-        )
-
-    def same_batch(self, member: Oid, commit: Oid) -> bool:
-        """One upstream batch: committed within minutes of `member` (applied in one go,
-        whoever wrote it), or `member`'s author's own posting (same author, within hours)."""
-        ours = self.ctx.index.info(commit)
-        theirs = self.ctx.index.info(member)
-        if ours is None or theirs is None:
-            return False
-        apart = abs(ours.commit_time - theirs.commit_time)
-        return apart <= BATCH_WINDOW or (
-            ours.author_email == theirs.author_email and apart <= SERIES_WINDOW
-        )
-
-    def in_followed_batch(self, commit: Oid) -> bool:
-        """Of an upstream batch the search followed: taken whole, as the maintainers do."""
-        return any(
-            commit == origin or self.same_batch(origin, commit) for origin in self.batch_origins
         )
 
     def is_candidate(self, commit: Oid) -> bool:

@@ -39,7 +39,6 @@ def prune_unhelpful(
         if closure.roles[commit] == "prerequisite"
         and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
         and not closure.same_series(commit)  # a posting is taken together
-        and not closure.in_followed_batch(commit)  # so is an upstream batch
     }
     optional = {  # and not a fix the branch needs in its own right
         commit

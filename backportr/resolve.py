@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from backportr.closure import Closure, is_rename, once
+from backportr.closure import Closure, once
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
@@ -57,11 +57,6 @@ _SERIES_DEPTH = 8
 series then applies), a commit pulled in that conflicts itself is searched further only
 within the target's own posting, up to this many levels: elsewhere the branch has diverged
 and the backport needs a human (measured on real history: docs/accuracy.md)."""
-
-
-Scope = Literal["any", "series", "batch"]
-BATCHES = True
-"""Whether a helper past the conflict depth is searched within its own upstream batch."""
 
 
 class _DeeperInVain(Exception):
@@ -168,9 +163,7 @@ class Resolver:
         except _DeeperInVain:
             first_level = True
         if first_level:
-            report, _ = self._resolve_branch(
-                target, branch, min(self.conflict_depth, 1), batches=False
-            )
+            report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1))
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
             target[:12], branch.name, report.status, len(report.series), len(report.present),
@@ -178,16 +171,11 @@ class Resolver:
         )  # fmt: skip
         return report
 
-    def _resolve_branch(
-        self, target: Oid, branch: Ref, depth: int, *, batches: bool = True
-    ) -> tuple[BranchReport, Closure]:
-        """One attempt, with conflict prerequisites searched `depth` levels deep (and past
-        that within a helper's upstream batch, with `batches`)."""
+    def _resolve_branch(self, target: Oid, branch: Ref, depth: int) -> tuple[BranchReport, Closure]:
+        """One attempt, with conflict prerequisites searched `depth` levels deep."""
         ctx = self.context(branch)
         presence = ctx.presence.check(target, branch)
-        closure = Closure(
-            ctx, target, presence.present, self.max_commits, depth=depth, batches=batches
-        )
+        closure = Closure(ctx, target, presence.present, self.max_commits, depth=depth)
         warnings = closure.warnings
         if presence.reverted_in_branch:
             backport = (presence.as_commit or "?")[:12]
@@ -358,7 +346,7 @@ class Resolver:
                     result.conflict_sources,
                     self._candidates(closure, commit, scope),
                     closure.seq,
-                    series={"any": None, "series": "posting", "batch": "batch"}[scope],
+                    series=scope == "series",
                 )
             if result.result == "conflict" and not findings and closure.went_deeper:
                 # The series will need a human: the search past the first level is in vain,
@@ -395,30 +383,27 @@ class Resolver:
             if not feature_to_adapt_instead(closure, self.applier, member, f)
         ]
 
-    def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
-        """Which commits may be pulled in for `member`: absent upstream ones (or only the
-        target's own posting, or only `member`'s upstream batch)."""
+    def _candidates(
+        self, closure: Closure, member: Oid, scope: Literal["any", "series"]
+    ) -> Callable[[Oid], bool]:
+        """Which commits may be pulled in for `member`: absent upstream ones (or the target's
+        own posting only)."""
 
         def candidate(commit: Oid) -> bool:
-            if commit == member or not closure.is_candidate(commit):
-                return False
-            if scope == "series":
-                return closure.same_series(commit)
-            if scope == "batch":
-                return closure.same_batch(member, commit) and not self._renames(commit)
-            return True
+            return (
+                commit != member
+                and closure.is_candidate(commit)
+                and (scope == "any" or closure.same_series(commit))
+            )
 
         return candidate
 
-    def _conflict_scope(self, closure: Closure, commit: Oid) -> Scope | None:
+    def _conflict_scope(self, closure: Closure, commit: Oid) -> Literal["any", "series"] | None:
         """Where conflict prerequisites of a conflicting member are looked for: any absent
         upstream commit for the target and, up to the conflict depth, for the commits pulled
         in to make it apply; past that depth, only the target's own series (the same author's
-        commits applied together with it: consecutive steps of one refactoring) or the
-        member's own upstream batch (commits applied upstream in one go with it, whoever
-        wrote them: a refactoring's steps the maintainers take whole), never through a
-        mechanical rename or move, which they adapt around instead. A follow-up, a culprit
-        or a declared prerequisite that conflicts gets no search: it is kept, marked
+        commits applied together with it: consecutive steps of one refactoring). A follow-up,
+        a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
         `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
         do (docs/accuracy.md)."""
         if commit == closure.target:
@@ -431,16 +416,7 @@ class Resolver:
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
-        if depth < _SERIES_DEPTH and BATCHES and closure.batches and not self._renames(commit):
-            closure.went_deeper = True  # kept only when the series then applies
-            closure.batch_origins.add(commit)
-            return "batch"
         return None
-
-    def _renames(self, commit: Oid) -> bool:
-        """A mechanical rename or move (`is_rename`): maintainers adapt around one rather
-        than take a batch through it, or for it (measured: docs/accuracy.md)."""
-        return is_rename(*self.applier.changed_lines(commit))
 
     # -- the answer ------------------------------------------------------------------------
 

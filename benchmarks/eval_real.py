@@ -347,8 +347,6 @@ def without(rules: set[str]) -> None:
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
-    if "batch" in rules:  # past the conflict depth, only the target's own posting
-        r.BATCHES = False
     if "larger" in rules:  # a refactor larger than what it helps taken in every project
         from backportr import prune
 
@@ -536,7 +534,7 @@ def main() -> int:
     parser.add_argument(
         "--without",
         default="",
-        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,batch",
+        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger",
     )
     parser.add_argument(
         "--culprits",

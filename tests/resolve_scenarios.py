@@ -543,63 +543,11 @@ def conflict_chain(path: Path) -> Scenario:
     the enabler would conflict and the target need a human)."""
     k = Kernel(path)
     k.edit_in("deeper", "drv_fn4", "\ty += 1;", "\ty += 10;", author=OTHER)
-    k.b._clock += 86400  # each applied upstream on a day of its own: no batch
+    k.b._clock += 86400  # each applied upstream on a day of its own
     k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=REFACTORER)
     k.b._clock += 86400
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
     return Scenario(k.b, "target", ["deeper", "enabler", "target"])
-
-
-def _three_step_chain(path: Path, apart: int, *, renaming: bool = False) -> Kernel:
-    """`step1`, `step2`, `step3` (two other authors) each conflict without the one before,
-    `apart` seconds between their upstream commits; the target, days later, conflicts
-    without `step3`. With `renaming`, `step1` renames `y` to `v` throughout the file (a
-    mechanical rename) and the later steps edit the renamed lines."""
-    k = Kernel(path)
-    k.b._clock += 86400
-    y = "y"
-    if renaming:
-        text = k.b.files("master")["drivers/drv.c"]
-        renamed = text.replace("int y =", "int v =").replace("\ty ", "\tv ")
-        renamed = renamed.replace("return y;", "return v;")
-        k.b.commit(
-            "drv: rename y to v\n\nSigned-off-by: Re Factorer <refactorer@example.org>\n",
-            {"drivers/drv.c": renamed},
-            author=REFACTORER,
-            name="step1",
-        )
-        y = "v"
-    else:
-        k.edit_in("step1", "drv_fn4", "\ty += 1;", "\ty += 10;", author=REFACTORER)
-    k.b._clock += apart
-    k.edit_in("step2", "drv_fn4", f"\t{y} *= 2;", f"\t{y} *= 4;", author=OTHER)
-    k.b._clock += apart
-    k.edit_in("step3", "drv_fn4", f"\t{y} -= 3;", f"\t{y} -= 30;", author=REFACTORER)
-    k.b._clock += 3 * 86400
-    k.edit_in("target", "drv_fn4", f"\t{y} -= 30;\n\n", f"\t{y} -= 30;\n\t{y} ^= 5;\n")
-    return k
-
-
-def upstream_batch_chain(path: Path) -> Scenario:
-    """The target needs `step3`, which needs `step2`, which needs `step1`: three levels,
-    one past the conflict depth. The three were applied upstream in one go (a minute apart,
-    whoever wrote each: a pull request, an advisory's commits), so the search follows the
-    batch past the depth, as maintainers take it whole, and the series applies."""
-    return Scenario(_three_step_chain(path, 0).b, "target", ["step1", "step2", "step3", "target"])
-
-
-def batch_through_a_rename(path: Path) -> Scenario:
-    """As `upstream_batch_chain`, but the batch's first step is a mechanical rename (every
-    `y` of the file renamed): maintainers adapt around a rename rather than take a batch
-    through it, so the batch is not followed and the target needs a human."""
-    chain = _three_step_chain(path, 0, renaming=True)
-    return Scenario(chain.b, "target", ["target"], status="conflict")
-
-
-def chain_of_separate_commits(path: Path) -> Scenario:
-    """As `upstream_batch_chain`, but the three steps landed upstream hours apart: no batch,
-    nothing past the depth, the target needs a human (`step3` suggested)."""
-    return Scenario(_three_step_chain(path, 7200).b, "target", ["target"], status="conflict")
 
 
 def conflict_chain_behind_a_conflicting_follow_up(path: Path) -> Scenario:
@@ -1002,9 +950,6 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "declared_prerequisite": declared_prerequisite,
     "long_chain": long_chain,
     "conflict_chain": conflict_chain,
-    "upstream_batch_chain": upstream_batch_chain,
-    "chain_of_separate_commits": chain_of_separate_commits,
-    "batch_through_a_rename": batch_through_a_rename,
     "conflict_chain_behind_a_conflicting_follow_up": conflict_chain_behind_a_conflicting_follow_up,
     "helper_when_a_follow_up_conflicts": helper_when_a_follow_up_conflicts,
     "symbol_from_a_rename": symbol_from_a_rename,

@@ -539,14 +539,3 @@ def test_a_projects_own_fix_pattern(tmp_path: Path) -> None:
     bad = _cli("resolve", target, "--repo", repo, "-b", BRANCH)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "backportr.fixesPattern" in bad.stderr
-
-
-def test_a_batch_is_followed_past_the_conflict_depth(scenarios: dict[str, Scenario]) -> None:
-    s = scenarios["upstream_batch_chain"]
-    report = resolve(s.path, s.ids["target"])
-    step1 = report.series[0]
-    assert step1.commit == s.ids["step1"] and step1.role == "prerequisite"
-    assert "upstream batch's earlier patches" in step1.reasons[0].detail
-    apart = scenarios["chain_of_separate_commits"]
-    alone = resolve(apart.path, apart.ids["target"])
-    assert [x.commit for x in alone.suggestions] == [apart.ids["step3"]]

@@ -109,20 +109,19 @@ def conflict_prerequisites(
     order_key: Callable[[Oid], int],
     *,
     kind: Literal["conflict", "adapted"] = "conflict",
-    series: Literal["posting", "batch"] | None = None,
+    series: bool = False,
 ) -> list[Finding]:
     """The fewest absent upstream commits that make `member` apply onto `state`. With
-    `series` (the candidates are the target's own posting, or `member`'s upstream batch),
-    the posting's or batch's earlier patches that touched the conflicting files are
-    candidates beside the blamed ones: its steps build on each other in ways blame does not
-    always show (a step that moved or deleted what the next one edits)."""
+    `series` (the candidates are the target's own posting), the posting's earlier patches
+    that touched the conflicting files are candidates beside the blamed ones: a posting's
+    steps build on each other in ways blame does not always show (a step that moved or
+    deleted what the next one edits)."""
     candidates = blame_candidates(ctx, member, files, is_candidate)
     how = "blame of the conflicting lines"
-    unit = "upstream batch" if series == "batch" else "posting"
     if series:
         for commit, paths in history_candidates(ctx, member, files, is_candidate).items():
             candidates.setdefault(commit, set()).update(paths)
-        how = f"blame of the conflicting lines and the {unit}'s earlier patches"
+        how = "blame of the conflicting lines and the posting's earlier patches"
     ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
     chosen = _fewest(ctx, member, state, ordered, files) if ordered else []
     if not chosen and series:
@@ -130,7 +129,7 @@ def conflict_prerequisites(
         # takes the posting's earlier patches to the same files with it, adapting them too
         # (the maintainers' series on real history: docs/accuracy.md).
         chosen = [c for c in ordered if order_key(c) < order_key(member)]
-        how = f"the {unit}'s earlier patch to the same files, taken with it"
+        how = "the posting's earlier patch to the same files, taken with it"
     if not chosen and not series:
         # Blame sees only the lines that are there: a commit that *deleted* lines the member's
         # context depended on is invisible to it. Fall back to the files' own history.
