@@ -91,7 +91,9 @@ def test_failed_mail_reply_names_the_series(ima: ImaFixture, archive: Archive) -
 
     numbered = re.findall(r"^\s+\d+\. ([0-9a-f]{12}) ", body, re.MULTILINE)
     assert numbered == [ima.ids[n][:12] for n in (A1175, DB1D1, F8A92)]
-    assert max(len(line) for line in body.splitlines()) <= 80
+    # lines wrap at 80, but never inside a path or a link (this test's tree path is long)
+    long = [ln for ln in body.splitlines() if len(ln) > 80 and max(map(len, ln.split())) < 40]
+    assert not long, long
     flat = " ".join(body.split())  # the target's posting and the siblings the branch lacks
     link = "https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org"
     assert f"3/8 of posting {link}; the branch lacks" in flat  # a link, not a bare stem
