@@ -12,7 +12,7 @@ from backportr.lazyload import lazy_names
 
 if TYPE_CHECKING:
     from backportr.model import Presence, StatusResult
-    from backportr.trailers import parse_message
+    from backportr.text.trailers import parse_message
 
 __version__ = "0.1.0"
 
@@ -31,7 +31,7 @@ __all__ = [
 _HOMES = {
     "Presence": "backportr.model",
     "StatusResult": "backportr.model",
-    "parse_message": "backportr.trailers",
+    "parse_message": "backportr.text.trailers",
 }
 
 

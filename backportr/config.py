@@ -28,4 +28,4 @@ class Settings:
     culprits: CulpritPolicy = "auto"
     fixes_patterns: tuple[str, ...] = ()
     """The project's own ways of naming a culprit (`backportr.fixesPattern`), beside the
-    default forms of `relationforms.FORMS`."""
+    default forms of `relation_forms.FORMS`."""

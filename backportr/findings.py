@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from backportr.errors import BackportrError
 from backportr.model import Member, Oid, Reason
-from backportr.trailers import parse_version
+from backportr.text.trailers import parse_version
 
 KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
 

@@ -24,7 +24,7 @@ def no_progress(stage: str, done: int, total: int | None) -> None:
 @dataclass(frozen=True, slots=True)
 class FixesTag:
     """One named culprit: the id as written (6-40 hex, lowercased), the quoted subject, and
-    the form that named it (`Fixes:`, `Follow-up for`, ...: `relationforms.py`)."""
+    the form that named it (`Fixes:`, `Follow-up for`, ...: `text/relation_forms.py`)."""
 
     ref: str
     subject: str | None = None

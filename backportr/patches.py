@@ -19,7 +19,7 @@ from typing import Literal
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport, Member, Oid
-from backportr.trailers import parse_version
+from backportr.text.trailers import parse_version
 
 Annotation = Literal["greg", "sasha"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from backportr.git.repo import Ref, Repo
 from backportr.index import CommitIndex
 from backportr.model import Oid, Presence
-from backportr.patchid import paths_key
+from backportr.text.patch_id import paths_key
 
 _MAX_REVERT_DEPTH = 8
 _LIST_PATHS_AFTER = 50  # patch-ids asked about a branch before its commits' paths are listed

@@ -46,7 +46,7 @@ from backportr.model import (
     no_progress,
 )
 from backportr.prune import branch_status, feature_to_adapt_instead, other_way_out, prune_unhelpful
-from backportr.trailers import parse_version
+from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")

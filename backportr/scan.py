@@ -43,7 +43,7 @@ from backportr.model import (
 )
 from backportr.resolve import Resolver
 from backportr.scan_answers import Answers
-from backportr.trailers import parse_version
+from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")

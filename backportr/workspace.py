@@ -16,7 +16,7 @@ from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Ref, Repo
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
-from backportr.relationforms import Vocabulary
+from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
 

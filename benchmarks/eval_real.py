@@ -57,8 +57,8 @@ from typing import Any
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.deps import Context
 from backportr.errors import BackportrError
-from backportr.relationforms import DEFAULT
 from backportr.resolve import Resolver
+from backportr.text.relation_forms import DEFAULT
 from backportr.workspace import open_workspace
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"

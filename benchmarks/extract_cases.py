@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pygit2
 
-from backportr.trailers import parse_message
+from backportr.text.trailers import parse_message
 
 UPSTREAM_REF = re.compile(
     rb"^\s*(?:\[\s*upstream commit ([0-9a-f]{12,40})\s*\]"
@@ -131,7 +131,7 @@ def extract(
 
     def culprits(commit: pygit2.Commit) -> list[str]:
         found = []
-        if every_form:  # every form of backportr's vocabulary (relationforms.py)
+        if every_form:  # every form of backportr's vocabulary (text/relation_forms.py)
             named = [f.ref for f in parse_message(commit.message).fixes]
         else:
             named = [prefix.decode().lower() for prefix in FIXES.findall(commit.raw_message)]

@@ -20,7 +20,7 @@ from pathlib import Path
 from backportr.errors import BackportrError
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
-from backportr.trailers import parse_message
+from backportr.text.trailers import parse_message
 
 
 def main() -> int:

@@ -987,7 +987,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
 }
 
 
-# A follow-up written in each form of relationforms.FORMS ({id}: the target's 12-digit id).
+# A follow-up written in each form of relation_forms.FORMS ({id}: the target's 12-digit id).
 FOLLOW_UP_LINES = {
     "Follow-up for": "Follow-up for {id}.\n",
     "Fixup for": "Fixup for {id}, as requested in review.\n",

@@ -19,7 +19,7 @@ from backportr.git.repo import Repo
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
 from backportr.presence import PresenceChecker
-from backportr.relationforms import Vocabulary
+from backportr.text.relation_forms import Vocabulary
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
 from tests.scenarios import presence_repo

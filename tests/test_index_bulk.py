@@ -25,7 +25,13 @@ from backportr.index.parsing import commit_rows, parse_batch
 from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
 from backportr.model import StableTag
-from backportr.trailers import _CC_LINE, _FIXES, _MASTER_COMMIT, _UPSTREAM_LINE, _lines_matching
+from backportr.text.trailers import (
+    _CC_LINE,
+    _FIXES,
+    _MASTER_COMMIT,
+    _UPSTREAM_LINE,
+    _lines_matching,
+)
 
 _LINES = [
     'Fixes: 0123456789ab ("subsystem: a fix")',

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,32 +36,36 @@ def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
     assert not runs_git, f"git run outside the git layer: {runs_git}"
 
 
-_GIT_MAY_IMPORT = ("backportr.git", "backportr.errors", "backportr.model", "backportr.keptfiles")
-_GIT_MAY_IMPORT_TEXT = ("backportr.patchid",)  # the pure text parsers below it
+_FLOORS = {  # a package: what it may import besides itself (the lowest floors first)
+    "text": ("backportr.errors", "backportr.model"),
+    "git": ("backportr.errors", "backportr.model", "backportr.keptfiles", "backportr.text"),
+}
 
 
-def test_the_git_layer_imports_nothing_above_it() -> None:
-    """`backportr/git/` is the lowest floor: it may import itself, the errors, the model and
-    the pure text parsers, never the index, the resolver, the scan, mail, output or the CLI."""
+def _imports(module: Path) -> list[str]:
     import ast
 
-    allowed = _GIT_MAY_IMPORT + _GIT_MAY_IMPORT_TEXT
-    upward = []
-    for module in sorted((ROOT / "backportr" / "git").glob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            names = (
-                [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else []
-            )
-            upward += [
-                f"{module.name}: {name}"
-                for name in names
-                if name.startswith("backportr")
-                and not any(name == a or name.startswith(a + ".") for a in allowed)
-            ]
+    names: list[str] = []
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return [n for n in names if n.startswith("backportr")]
+
+
+@pytest.mark.parametrize("floor", sorted(_FLOORS))
+def test_a_floor_imports_nothing_above_it(floor: str) -> None:
+    """`backportr/text/` (pure parsing) and `backportr/git/` (the only code that touches
+    git) are the lowest floors: each may import itself and what lies below it, never the
+    index, the resolver, the scan, mail, output or the command line."""
+    allowed = (f"backportr.{floor}", *_FLOORS[floor])
+    upward = [
+        f"{module.name}: {name}"
+        for module in sorted((ROOT / "backportr" / floor).glob("*.py"))
+        for name in _imports(module)
+        if not any(name == a or name.startswith(a + ".") for a in allowed)
+    ]
     assert not upward, upward
 
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
-from backportr.patchid import UNSURE, patch_id
-from backportr.postings import message_key, posting_keys, posting_keys_of_raw
-from backportr.trailers import mentions_relations, parse_message, parse_stable_comment
+from backportr.text.patch_id import UNSURE, patch_id
+from backportr.text.postings import message_key, posting_keys, posting_keys_of_raw
+from backportr.text.trailers import mentions_relations, parse_message, parse_stable_comment
 
 # Pieces that real trailers and mail headers are made of: prefixes that make a pattern start
 # matching, and fillers that make a backtracking pattern try every split.
@@ -41,7 +41,7 @@ _HEADS = [
     "Link: https://patch.msgid.link/",
     "20230124193025.185781-",
     "20240131-topic-v",
-    # the other ways of naming a culprit (relationforms.FORMS)
+    # the other ways of naming a culprit (relation_forms.FORMS)
     "Follow-up for ",
     "follow up to commit ",
     "Fixup for ",

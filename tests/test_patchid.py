@@ -16,7 +16,7 @@ from backportr.git import proc as gitproc
 from backportr.git import streams as gitstream
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
-from backportr.patchid import UNSURE, patch_id
+from backportr.text.patch_id import UNSURE, patch_id
 from tests.conftest import git
 
 

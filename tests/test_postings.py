@@ -10,7 +10,7 @@ import pytest
 
 from backportr.examples.ima import A1175, B836C, ImaFixture
 from backportr.git.builder import RepoBuilder
-from backportr.postings import MessageKey, message_ids, message_key, positions, posting_keys
+from backportr.text.postings import MessageKey, message_ids, message_key, positions, posting_keys
 from tests.conftest import backportr
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from backportr.errors import UsageError
 from backportr.model import StableTag
-from backportr.relationforms import FORMS, RelationForm, Vocabulary
-from backportr.relationwords import RELATION_WORDS
-from backportr.trailers import (
+from backportr.text.relation_forms import FORMS, RelationForm, Vocabulary
+from backportr.text.relation_words import RELATION_WORDS
+from backportr.text.trailers import (
     mentions_relations,
     parse_message,
     parse_stable_comment,
@@ -110,7 +110,7 @@ def test_an_indented_stable_tag_is_quoted_text() -> None:
     assert len(parse_message(own).stable_tags) == 1
 
 
-# -- the other ways of naming a culprit (relationforms.FORMS) --------------------------------
+# -- the other ways of naming a culprit (relation_forms.FORMS) --------------------------------
 
 
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)

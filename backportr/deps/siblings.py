@@ -1,4 +1,4 @@
-"""Siblings: the other patches of the posting a member came from (backportr.postings says how
+"""Siblings: the other patches of the posting a member came from (backportr.text.postings says how
 a posting is read from the history), their state on the branch, and, with `--with-siblings`,
 the absent ones as members ("same posting")."""
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from backportr.deps import Context, Direction, Finding
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
-from backportr.postings import is_b4, message_ids, message_key, message_link, positions
+from backportr.text.postings import is_b4, message_ids, message_key, message_link, positions
 
 _MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting
 

@@ -25,7 +25,7 @@ from backportr.git.proc import GitAccess, git_env, patch_id_pipeline
 from backportr.git.range_history import Changes, parse_changes
 from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
 from backportr.model import Oid
-from backportr.patchid import UNSURE, patch_id
+from backportr.text.patch_id import UNSURE, patch_id
 
 if TYPE_CHECKING:
     from backportr.git.repo import Repo
@@ -49,7 +49,7 @@ _DIFF = [
     "--indent-heuristic",
     "--format=commit %H",
 ]
-# SHA-1 ids only: patchid.py hashes as git does in a SHA-1 repository; in another, every
+# SHA-1 ids only: text/patch_id.py hashes as git does in a SHA-1 repository; in another, every
 # commit is left to git's own patch-id.
 _COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40})\n")
 
@@ -249,7 +249,7 @@ class Streams(GitAccess):
 
 class DiffServer:
     """One long-running `git diff-tree --stdin -p` for the patch-ids of a few commits at a
-    time, computed in-process (`patchid.py`, git's own algorithm). Each question is the
+    time, computed in-process (`text/patch_id.py`, git's own algorithm). Each question is the
     commits' ids and then a line that is no object name, which diff-tree echoes after
     their diffs: where the answer ends. A process that fails (an object it cannot read)
     answers None and is started again for the next question; one inherited by a forked

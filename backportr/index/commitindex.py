@@ -20,7 +20,7 @@ from backportr.index.schema import (
 )
 from backportr.index.transaction import held
 from backportr.index.writer import IndexWriter
-from backportr.relationforms import DEFAULT, Vocabulary
+from backportr.text.relation_forms import DEFAULT, Vocabulary
 
 _log = logging.getLogger("backportr")
 

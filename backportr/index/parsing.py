@@ -10,10 +10,10 @@ from backportr.git.log_records import LogRecord, log_record
 from backportr.index.preparing import PreparedBatch, prepare_batch
 from backportr.index.schema import tags_json
 from backportr.model import ParsedMessage
-from backportr.postings import posting_keys_of_raw
-from backportr.relationforms import DEFAULT, Vocabulary
-from backportr.relationwords import lowered_mentions_relations
-from backportr.trailers import parse_message
+from backportr.text.postings import posting_keys_of_raw
+from backportr.text.relation_forms import DEFAULT, Vocabulary
+from backportr.text.relation_words import lowered_mentions_relations
+from backportr.text.trailers import parse_message
 
 COMMIT_COLUMNS = 8
 

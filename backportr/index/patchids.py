@@ -12,7 +12,7 @@ from backportr.dbfault import unless_read_only
 from backportr.errors import BackportrError
 from backportr.index.afterfork import AfterForkReader
 from backportr.model import Oid
-from backportr.patchid import paths_key
+from backportr.text.patch_id import paths_key
 
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 

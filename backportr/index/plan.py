@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from backportr.git.repo import Ref, Repo
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
-from backportr.trailers import names_upstream
+from backportr.text.trailers import names_upstream
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
 _PIPELINES = max(1, min(2, os.cpu_count() or 1))  # pipelines at once

@@ -11,8 +11,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from backportr.postings import keys_of_posting_lines, posting_lines, usual_link_keys
-from backportr.relationwords import RELATION_WORDS
+from backportr.text.postings import keys_of_posting_lines, posting_lines, usual_link_keys
+from backportr.text.relation_words import RELATION_WORDS
 
 BATCH = 5000  # records a batch
 

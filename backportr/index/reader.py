@@ -23,7 +23,7 @@ from backportr.index.schema import (
     tag_from_json,
 )
 from backportr.model import CommitInfo, Oid, StableTag
-from backportr.relationforms import Vocabulary
+from backportr.text.relation_forms import Vocabulary
 
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
@@ -69,7 +69,7 @@ class IndexReader:
         return f"{SCHEMA_VERSION}:{self.vocabulary.fingerprint}"
 
     def fix_form_counts(self) -> dict[str, int]:
-        """How many indexed commits name a culprit in each form (`relationforms.py`), most
+        """How many indexed commits name a culprit in each form (`text/relation_forms.py`), most
         first: a project that writes its fixes another way shows here."""
         rows = self.db.execute(
             "SELECT form, COUNT(DISTINCT commit_id) AS n FROM fixes GROUP BY form "

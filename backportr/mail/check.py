@@ -20,7 +20,7 @@ from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve import Resolver
-from backportr.trailers import parse_version
+from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")

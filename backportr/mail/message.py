@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Literal
 
-from backportr.trailers import parse_message
+from backportr.text.trailers import parse_message
 
 Kind = Literal["submission", "failed", "patch", "skip"]
 

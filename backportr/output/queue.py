@@ -24,7 +24,7 @@ from pathlib import Path
 from backportr.errors import BackportrError
 from backportr.model import Oid
 from backportr.output import inside, make_directory, write_atomically
-from backportr.trailers import parse_message
+from backportr.text.trailers import parse_message
 
 RECORD = ".backportr-series"  # what backportr wrote into the directory, per owner
 COVER = "0000-cover-letter.patch"  # as git format-patch names it

@@ -1,12 +1,12 @@
 """The ways projects write that a commit fixes an earlier one, as data.
 
-The kernel writes `Fixes: <id> ("subject")` (parsed in `trailers.py`, with its wrapped
+The kernel writes `Fixes: <id> ("subject")` (parsed in `text/trailers.py`, with its wrapped
 subjects); other projects write `Follow-up for <id>`, `Fixup for <id>`, `Fixes commit <id>`,
 `This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, or name the culprit in prose,
 `commit <id> ("subject") broke ...`. Each of those forms is a row of `FORMS`: where its match
 starts (a lowercase word, searched literally), its pattern (matched at that word only, with
 bounded gaps: linear on any message), the words a message holds whenever it matches (the
-bulk indexer's cheap test, `relationwords.py`) and a real commit line it reads.
+bulk indexer's cheap test, `text/relation_words.py`) and a real commit line it reads.
 
 A project's own forms come from `backportr.fixesPattern` (multi-valued git config): a regular
 expression whose one group is the id, searched in the whole message. A `Vocabulary` is the
@@ -115,7 +115,7 @@ FORMS: tuple[RelationForm, ...] = (
     ),
 )
 FIXES_FORM = "Fixes:"
-"""The kernel's trailer, parsed by `trailers.py` (its subject may wrap)."""
+"""The kernel's trailer, parsed by `text/trailers.py` (its subject may wrap)."""
 
 
 @dataclass(frozen=True, slots=True)

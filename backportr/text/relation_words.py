@@ -1,5 +1,5 @@
 """The words a commit message names whenever it may name a relation (Fixes, stable, upstream,
-revert): a cheap test that lets the bulk indexer skip the trailer parse (`trailers.py`) of
+revert): a cheap test that lets the bulk indexer skip the trailer parse (`text/trailers.py`) of
 most commits. Pure, and imports nothing: the index's reader process uses it.
 """
 
@@ -15,7 +15,7 @@ RELATION_WORDS = (
     b"mainline",
     b"master commit",
     b"main commit",
-    # The words of relationforms.FORMS (a test holds the two together).
+    # The words of relation_forms.FORMS (a test holds the two together).
     b"follow",
     b"fixup",
     b"fix-up",

@@ -19,8 +19,8 @@ from backportr.model import (
     UpstreamRef,
     Version,
 )
-from backportr.relationforms import DEFAULT, Vocabulary
-from backportr.relationwords import lowered_mentions_relations
+from backportr.text.relation_forms import DEFAULT, Vocabulary
+from backportr.text.relation_words import lowered_mentions_relations
 
 T = TypeVar("T")
 
@@ -91,7 +91,7 @@ def parse_message(
     keyword test says it can match: most kernel commits carry only Signed-off-by lines.
     `trailers=False` leaves out the generic trailer list and the links (the bulk indexer
     stores neither). The culprits are the `Fixes:` lines', then those the vocabulary's other
-    forms name (`relationforms.py`), each id once.
+    forms name (`text/relation_forms.py`), each id once.
     """
     first, _, body = message.partition("\n")
     subject = first.strip()
