@@ -1,6 +1,6 @@
 """A backportr module's `main` run in a child interpreter, as a process of its own.
 
-The index's bulk reader (`index/worker.py`) and a scan's read-ahead (`readahead.py`) run
+The index's bulk reader (`index/worker.py`) and a scan's read-ahead (`scan/prefetch.py`) run
 beside the process that starts them. The child imports backportr as its parent does: the
 parent's module search path goes with it in the environment (a `-c` entry, not `-m`, so
 that a site hook or a path the parent set up by hand is not lost), and it runs

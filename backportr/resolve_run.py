@@ -1,4 +1,4 @@
-"""The resolve workflow, as `scan_run` is the scan's: a workspace opened for the branches asked
+"""The resolve workflow, as `scan.run` is the scan's: a workspace opened for the branches asked
 about, the targets resolved into one series per branch (covers read from an archive when
 asked), and what needs the workspace while it is open (a script's steps, the patches). The
 command line parses options into it and renders what it returns."""

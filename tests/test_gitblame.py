@@ -216,7 +216,7 @@ def test_a_resolve_after_a_scan_blames_from_what_the_scan_kept(
     blames' diffs) serves a later `resolve` of a conflicting commit: its blames need no
     `git blame` process (up to a second each on a large file's history), and it answers as
     a resolve without them does. Nothing is read there that no scan kept."""
-    from backportr import readahead
+    from backportr.scan import prefetch as readahead
     from tests.conftest import backportr
     from tests.resolve_scenarios import BRANCH, conflict_resolved_by_one
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from backportr.examples.ima import A1175, B836C, ImaFixture
-from backportr.scan_run import _chunks
+from backportr.scan.run import _chunks
 from tests.browser import browser, dump_dom, screenshot
 from tests.resolve_scenarios import BRANCH, Kernel
 
@@ -230,7 +230,7 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
     """`--jobs 0`, the default: one process per core this process may use, at most
     `AUTO_JOBS`, and one alone where a branch has few targets that no earlier run
     answered; a number given is kept to the cores and the targets."""
-    from backportr import scan_run
+    from backportr.scan import run as scan_run
 
     enough, few = (lambda: scan_run.AUTO_MIN_TARGETS), (lambda: scan_run.AUTO_MIN_TARGETS - 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
@@ -246,8 +246,8 @@ def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_pat
     """With several processes (the default on more than one core) the progress line still
     counts the targets done, chunk by chunk, up to all of them."""
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan_run import run_scan_parallel
+    from backportr.scan.findings import Policy
+    from backportr.scan.run import run_scan_parallel
 
     told: list[tuple[str, int, int | None]] = []
     settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
@@ -265,10 +265,10 @@ def test_a_warm_rescan_by_default_starts_no_process(
 ) -> None:
     """The default `--jobs 0` on a rescan whose answers are all kept: nothing to spread,
     so no process is started (it would cost more than the rescan), the same findings."""
-    from backportr import scan_run
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan import run as scan_run
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
 
     settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
     first = scan_run.run_scan(settings, Policy(), read_ahead=False)
@@ -297,9 +297,9 @@ def test_jobs_where_no_process_can_start_scan_in_one(
 ) -> None:
     """A confined machine without the semaphores or sockets a process pool needs: the
     default scan warns and answers from one process, as `--jobs 1` does."""
-    from backportr import scan_run
     from backportr.config import Settings
-    from backportr.findings import Policy
+    from backportr.scan import run as scan_run
+    from backportr.scan.findings import Policy
 
     def no_pool(*args: object, **kwargs: object) -> None:
         raise OSError(38, "Function not implemented")
@@ -390,8 +390,8 @@ def test_json_carries_the_run(repo: Kernel, tmp_path: Path) -> None:
 
 def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, str, str, list[str]]]:
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
@@ -432,11 +432,11 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(
     """Every target's findings are kept under a key naming all its inputs: the same scan
     again resolves nothing and reports the same findings; whether they are written target
     by target or together (`held`)."""
-    from backportr import scan as scanning
     from backportr.config import Settings
-    from backportr.findings import Policy
     from backportr.resolve import Resolver
-    from backportr.scan import Scanner
+    from backportr.scan import scanner as scanning
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     monkeypatch.setattr(scanning, "FINDINGS_HELD", held)
@@ -518,10 +518,10 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     release (an unrelated backport in another file), the incremental scan resolves only the
     targets those touch, and reports exactly what a scan with a fresh index reports; whether
     the answers are kept one by one or together at the end (`held`)."""
-    from backportr import scan_answers as scanning
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan import answers as scanning
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     monkeypatch.setattr(scanning, "RECORDS_HELD", held)
@@ -566,8 +566,8 @@ def test_a_nightly_scan_forgets_the_findings_kept_in_earlier_states(tmp_path: Pa
     import sqlite3
 
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan_run import run_scan
+    from backportr.scan.findings import Policy
+    from backportr.scan.run import run_scan
 
     k = Kernel(tmp_path / "repo", functions=6)
     k.b.branch("linux-5.15.y", "master")
@@ -610,8 +610,8 @@ def test_a_nightly_scan_sees_a_reverted_fix_landed_again(tmp_path: Path) -> None
     again (a new commit, not a revert of the revert), the next nightly scan reports both, as
     a scan with a fresh index does: the kept answers do not outlive the re-landing."""
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     k = Kernel(tmp_path / "repo")
@@ -651,8 +651,8 @@ def test_the_range_read_has_a_progress_line(ima: ImaFixture, tmp_path: Path) -> 
     """The conflict search reads the fork's history once per scan (seconds at kernel scale):
     the progress line says so, once, instead of standing still on the first target."""
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     stages: list[str] = []
@@ -705,8 +705,8 @@ def test_a_backported_fix_is_checked_as_a_backport_too(tmp_path: Path) -> None:
 
 def _scan_findings(k: Kernel, index: Path) -> list[tuple[str, str, str, list[str]]]:
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan import Scanner
+    from backportr.scan.findings import Policy
+    from backportr.scan.scanner import Scanner
     from backportr.workspace import open_workspace
 
     settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=index)

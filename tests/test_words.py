@@ -394,7 +394,7 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
 
     from backportr.config import Settings
     from backportr.git.search import _load_range
-    from backportr.readahead import ReadAhead
+    from backportr.scan.prefetch import ReadAhead
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})
@@ -427,10 +427,10 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
     as they are, the read-ahead (here called in this process) neither loads them nor asks
     libgit2 for the merge base again: seconds at kernel scale, in which the process cannot
     be stopped, and a rescan waited for it at its end. A moved tip is not trusted."""
-    from backportr import readahead
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan_run import run_scan
+    from backportr.scan import prefetch as readahead
+    from backportr.scan.findings import Policy
+    from backportr.scan.run import run_scan
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})
@@ -512,8 +512,8 @@ def test_a_scan_forgets_the_sets_and_histories_no_branch_asks_for(tmp_path: Path
     kept for trees no indexed tip has, or for an earlier upstream tip, goes; what the
     current tips use stays."""
     from backportr.config import Settings
-    from backportr.findings import Policy
-    from backportr.scan_run import run_scan
+    from backportr.scan.findings import Policy
+    from backportr.scan.run import run_scan
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})

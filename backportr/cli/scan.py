@@ -109,7 +109,6 @@ def scan_command(
     """Which fixes each branch lacks, and which of its backports are incomplete.
 
     Exit 0: no findings; 4: findings; 1: errors."""
-    from backportr.findings import Policy
     from backportr.output.scan import (
         RunInfo,
         render_scan_html,
@@ -117,8 +116,9 @@ def scan_command(
         render_scan_markdown,
         render_scan_text,
     )
-    from backportr.scan_run import run_scan, run_scan_parallel
-    from backportr.scan_state import ScanState
+    from backportr.scan.findings import Policy
+    from backportr.scan.run import run_scan, run_scan_parallel
+    from backportr.scan.state import ScanState
 
     branch = branch or default_branches(repo, branch_pattern)
     if since and range_:

@@ -20,7 +20,7 @@ from backportr.cves.records import BEGINNING, CveRecord
 from backportr.git.repo import Ref
 from backportr.model import BranchReport, Oid
 from backportr.resolve import Resolver
-from backportr.scan_answers import Answers
+from backportr.scan.answers import Answers
 
 Outcome = Literal["not-affected", "fixed", "missing", "unknown"]
 OUTCOMES: tuple[Outcome, ...] = ("missing", "unknown", "fixed", "not-affected")

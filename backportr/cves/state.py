@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from backportr.cves.classify import CveOutcome
-from backportr.findings import series_from_json, series_to_json
 from backportr.model import BranchReport
+from backportr.scan.findings import series_from_json, series_to_json
 from backportr.statefile import open_state
 
 

@@ -136,7 +136,7 @@ class WordLookup:
 
 def keep_identifier_set(repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path) -> None:
     """Read and keep the tip's identifier set unless it is kept already (a scan's
-    read-ahead: `readahead`). A kept one is not loaded: the scan loads it, and checks it."""
+    read-ahead: `scan.prefetch`). A kept one is not loaded: the scan loads it, and checks it."""
     lookup = WordLookup(repo, tip, patterns, cache, eager=True)
     if not lookup._cached_file():
         lookup._load_or_build()

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backportr import __version__
-from backportr.findings import KINDS, BranchScan, ScanFinding
 from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 from backportr.output.safe import markdown, terminal
 from backportr.output.safe import xml as escape
+from backportr.scan.findings import KINDS, BranchScan, ScanFinding
 
 SCAN_SCHEMA = 1
 

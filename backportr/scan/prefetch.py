@@ -43,7 +43,7 @@ class ReadAhead:
             args += settings.branches
             try:
                 self._proc = start_main(
-                    "backportr.readahead",
+                    "backportr.scan.prefetch",
                     args,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,

@@ -24,14 +24,6 @@ from backportr import __version__
 from backportr.deps.declared import declared, recorded
 from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
-from backportr.findings import (
-    BranchScan,
-    Policy,
-    ScanFinding,
-    finding_from_json,
-    finding_to_json,
-    prioritize,
-)
 from backportr.git.repo import GitError, Ref
 from backportr.git.trial import TreeState
 from backportr.index.reader import result_key
@@ -42,7 +34,15 @@ from backportr.model import (
     no_progress,
 )
 from backportr.resolve import Resolver
-from backportr.scan_answers import Answers
+from backportr.scan.answers import Answers
+from backportr.scan.findings import (
+    BranchScan,
+    Policy,
+    ScanFinding,
+    finding_from_json,
+    finding_to_json,
+    prioritize,
+)
 from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from backportr.findings import ScanFinding
+from backportr.scan.findings import ScanFinding
 from backportr.statefile import open_state
 
 

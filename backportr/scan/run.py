@@ -15,11 +15,11 @@ from queue import Queue
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
-from backportr.findings import BranchScan, Policy, prioritize
 from backportr.git.repo import Ref
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.readahead import ReadAhead, prune_kept
-from backportr.scan import Scanner, log_scanned
+from backportr.scan.findings import BranchScan, Policy, prioritize
+from backportr.scan.prefetch import ReadAhead, prune_kept
+from backportr.scan.scanner import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
 
 _log = logging.getLogger("backportr")
