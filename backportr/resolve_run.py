@@ -19,7 +19,7 @@ from backportr.workspace import Workspace, open_workspace
 if TYPE_CHECKING:
     from backportr.output.patchset import MboxOptions
     from backportr.patches import Annotation, Step
-    from backportr.resolve import Resolver
+    from backportr.resolve.resolver import Resolver
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ class ResolveRun:
         self._resolver: Resolver | None = None
 
     def __enter__(self) -> ResolveRun:
-        from backportr.resolve import Resolver  # networkx costs 0.1 s to import: when needed
+        from backportr.resolve.resolver import (
+            Resolver,  # networkx costs 0.1 s to import: when needed
+        )
 
         with ExitStack() as opening:  # closed again if anything below fails
             ws = opening.enter_context(open_workspace(self.settings, progress=self.progress))
@@ -96,7 +98,7 @@ class ResolveRun:
     def resolve(self, targets: list[str]) -> Report:
         """One series per branch for all of `targets` (each named as a user names a commit),
         with each member's posting read from the archive when one was given."""
-        from backportr.batch import resolve_batch
+        from backportr.resolve.batch import resolve_batch
 
         ws = self.ws
         oids = list(dict.fromkeys(ws.repo.names.resolve_commit(t) for t in targets))

@@ -26,7 +26,7 @@ from pathlib import Path
 from installed import BACKPORTR
 
 from backportr.config import Settings
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.workspace import open_workspace
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)

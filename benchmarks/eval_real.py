@@ -57,7 +57,7 @@ from typing import Any
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.deps import Context
 from backportr.errors import BackportrError
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.text.relation_forms import DEFAULT
 from backportr.workspace import open_workspace
 
@@ -339,16 +339,16 @@ def same_patch(repo: Path, predicted: list[str], expected: list[str]) -> list[st
 
 def without(rules: set[str]) -> None:
     """Turn rules off: their behaviour before this turn (for the per-rule gain and loss)."""
-    from backportr import closure as c
-    from backportr import resolve as r
     from backportr.deps import conflicts
+    from backportr.resolve import closure as c
+    from backportr.resolve import resolver as r
 
     if "rule1" in rules:  # conflict prerequisites searched for every member, one level
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]
             "any" if closure.conflict_depth(commit) < self.conflict_depth else None
         )
     if "larger" in rules:  # a refactor larger than what it helps taken in every project
-        from backportr import prune
+        from backportr.resolve import rules as prune
 
         prune.larger_than_helped = lambda closure, helper: None
     if "prune" in rules:  # conflicting conflict prerequisites kept in the series

@@ -43,8 +43,12 @@ _FLOORS = {  # a package: what it may import besides itself (the lowest floors f
         *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
         *("backportr.childproc", "backportr.keptfiles", "backportr.statefile", "backportr.dbfault"),
         *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
-        *("backportr.deps", "backportr.presence", "backportr.closure", "backportr.prune"),
-        *("backportr.graph", "backportr.batch", "backportr.resolve"),
+        *("backportr.deps", "backportr.presence", "backportr.resolve"),
+    ),
+    "resolve": (  # the finders and below: never the scan, output, mail or the CLI
+        *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
+        *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
+        *("backportr.deps", "backportr.presence", "backportr.keptfiles"),
     ),
 }
 
@@ -64,7 +68,8 @@ def _imports(module: Path) -> list[str]:
 @pytest.mark.parametrize("floor", sorted(_FLOORS))
 def test_a_floor_imports_nothing_above_it(floor: str) -> None:
     """`backportr/text/` (pure parsing) and `backportr/git/` (the only code that touches
-    git) are the lowest floors, `backportr/scan/` one above the resolver: each may import
+    git) are the lowest floors, `backportr/resolve/` above the finders, `backportr/scan/`
+    above the resolver: each may import
     itself and what lies below it, never what builds on it (mail, output, the CLI)."""
     allowed = (f"backportr.{floor}", *_FLOORS[floor])
     upward = [

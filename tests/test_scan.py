@@ -433,7 +433,7 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(
     again resolves nothing and reports the same findings; whether they are written target
     by target or together (`held`)."""
     from backportr.config import Settings
-    from backportr.resolve import Resolver
+    from backportr.resolve.resolver import Resolver
     from backportr.scan import scanner as scanning
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner

@@ -25,7 +25,7 @@ def demo_command(
 ) -> None:
     """Build the IMA/overlayfs example repository and resolve its backport."""
     from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
-    from backportr.resolve import Resolver
+    from backportr.resolve.resolver import Resolver
 
     with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
         path = keep if keep is not None else Path(scratch) / "linux"

@@ -19,7 +19,7 @@ from typing import Literal
 from backportr.cves.records import BEGINNING, CveRecord
 from backportr.git.repo import Ref
 from backportr.model import BranchReport, Oid
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.scan.answers import Answers
 
 Outcome = Literal["not-affected", "fixed", "missing", "unknown"]

@@ -23,7 +23,7 @@ from backportr.cves.records import (
 from backportr.cves.state import CveState
 from backportr.errors import BackportrError
 from backportr.model import ProgressCallback, no_progress
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.workspace import Workspace, open_workspace
 
 _log = logging.getLogger("backportr")

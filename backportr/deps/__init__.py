@@ -1,5 +1,5 @@
 """One finder per kind of evidence. Each takes a Context and a commit and returns Findings;
-none of them decides membership (resolve.py does) or prints anything."""
+none of them decides membership (resolve/resolver.py does) or prints anything."""
 
 from __future__ import annotations
 

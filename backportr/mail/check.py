@@ -19,7 +19,7 @@ from backportr.git.repo import Ref, branch_template
 from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 

@@ -33,7 +33,7 @@ from backportr.model import (
     ProgressCallback,
     no_progress,
 )
-from backportr.resolve import Resolver
+from backportr.resolve.resolver import Resolver
 from backportr.scan.answers import Answers
 from backportr.scan.findings import (
     BranchScan,

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from backportr.deps import Context, Finding
 from backportr.deps.fixes import culprits
-from backportr.graph import SeriesGraph
 from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
+from backportr.resolve.graph import SeriesGraph
 
 SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
 

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from backportr.closure import Closure, once
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.deps import Context, Finding
 from backportr.deps.conflicts import conflict_prerequisites
@@ -45,7 +44,13 @@ from backportr.model import (
     Suggestion,
     no_progress,
 )
-from backportr.prune import branch_status, feature_to_adapt_instead, other_way_out, prune_unhelpful
+from backportr.resolve.closure import Closure, once
+from backportr.resolve.rules import (
+    branch_status,
+    feature_to_adapt_instead,
+    other_way_out,
+    prune_unhelpful,
+)
 from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 

@@ -31,7 +31,7 @@ from backportr.model import (
 
 if TYPE_CHECKING:
     from backportr.git.repo import Ref
-    from backportr.resolve import Resolver
+    from backportr.resolve.resolver import Resolver
 
 _ROLE_RANK: dict[Role, int] = {"target": 0, "prerequisite": 1, "follow-up": 2, "sibling": 3}
 _IDLE_RANK: dict[BranchStatus, int] = {
