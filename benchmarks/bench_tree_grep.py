@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pygit2
 
-from backportr.deps.symbols import SEARCHED
 from backportr.git.repo import Repo
 from backportr.git.tree_grep import TreeGrep
+from backportr.resolve.finders.symbols import SEARCHED
 
 NAMES = ["reg_7_7_7", "CONST_42"]
 

@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
-from backportr.deps import Context
 from backportr.errors import BackportrError
+from backportr.resolve.finders import Context
 from backportr.resolve.resolver import Resolver
 from backportr.text.relation_forms import DEFAULT
 from backportr.workspace import open_workspace
@@ -339,9 +339,9 @@ def same_patch(repo: Path, predicted: list[str], expected: list[str]) -> list[st
 
 def without(rules: set[str]) -> None:
     """Turn rules off: their behaviour before this turn (for the per-rule gain and loss)."""
-    from backportr.deps import conflicts
     from backportr.resolve import closure as c
     from backportr.resolve import resolver as r
+    from backportr.resolve.finders import conflicts
 
     if "rule1" in rules:  # conflict prerequisites searched for every member, one level
         r.Resolver._conflict_scope = lambda self, closure, commit: (  # type: ignore[method-assign]

@@ -43,12 +43,12 @@ _FLOORS = {  # a package: what it may import besides itself (the lowest floors f
         *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
         *("backportr.childproc", "backportr.keptfiles", "backportr.statefile", "backportr.dbfault"),
         *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
-        *("backportr.deps", "backportr.presence", "backportr.resolve"),
+        *("backportr.presence", "backportr.resolve"),
     ),
     "resolve": (  # the finders and below: never the scan, output, mail or the CLI
         *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
         *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
-        *("backportr.deps", "backportr.presence", "backportr.keptfiles"),
+        *("backportr.presence", "backportr.keptfiles", "backportr.childproc"),
     ),
 }
 

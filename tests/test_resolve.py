@@ -438,7 +438,7 @@ def test_demo() -> None:
 
 
 def test_names_a_member_declares_are_its_own() -> None:
-    from backportr.deps.symbols import declared_names
+    from backportr.resolve.finders.symbols import declared_names
 
     assert declared_names("    size_t len = 0, opt_len = 0, data_len = 0;") == {
         "len",

@@ -13,10 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backportr.deps import symbols
-from backportr.deps import words as words_module
-from backportr.deps.symbols import SEARCHED
-from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.errors import MissingObjectError
 from backportr.git import tree_grep as gittreegrep
 from backportr.git.builder import RepoBuilder
@@ -24,6 +20,10 @@ from backportr.git.repo import Repo
 from backportr.git.search import Searches
 from backportr.git.tree_grep import TreeGrep
 from backportr.index.peeking import stored_forks
+from backportr.resolve.finders import symbols
+from backportr.resolve.finders import words as words_module
+from backportr.resolve.finders.symbols import SEARCHED
+from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 
 def _repo(path: Path) -> tuple[Repo, str]:

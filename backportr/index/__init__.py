@@ -10,7 +10,7 @@ database thanks to WAL.
 
 schema.py holds the tables and values, reader.py the questions, writer.py the updates; this
 module opens, checks and closes. It does not decide presence or dependencies: presence.py and
-deps/ ask it questions.
+resolve/finders/ ask it questions.
 """
 
 from __future__ import annotations

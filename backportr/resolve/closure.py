@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from backportr.deps import Context, Finding
-from backportr.deps.fixes import culprits
 from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
+from backportr.resolve.finders import Context, Finding
+from backportr.resolve.finders.fixes import culprits
 from backportr.resolve.graph import SeriesGraph
 
 SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together

@@ -17,19 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
-from backportr.deps import Context, Finding
-from backportr.deps.conflicts import conflict_prerequisites
-from backportr.deps.context import context_suggestions
-from backportr.deps.declared import declared, recorded
-from backportr.deps.fixes import (
-    culprits,
-    effective_upstream_reverter,
-    follow_ups,
-    stable_evidence,
-)
-from backportr.deps.siblings import posting_info, sibling_findings
-from backportr.deps.symbols import SEARCHED, symbol_prerequisites
-from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.git.repo import Ref
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
@@ -45,6 +32,19 @@ from backportr.model import (
     no_progress,
 )
 from backportr.resolve.closure import Closure, once
+from backportr.resolve.finders import Context, Finding
+from backportr.resolve.finders.conflicts import conflict_prerequisites
+from backportr.resolve.finders.context import context_suggestions
+from backportr.resolve.finders.declared import declared, recorded
+from backportr.resolve.finders.fixes import (
+    culprits,
+    effective_upstream_reverter,
+    follow_ups,
+    stable_evidence,
+)
+from backportr.resolve.finders.siblings import posting_info, sibling_findings
+from backportr.resolve.finders.symbols import SEARCHED, symbol_prerequisites
+from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 from backportr.resolve.rules import (
     branch_status,
     feature_to_adapt_instead,

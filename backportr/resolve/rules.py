@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from backportr.deps import Finding
-from backportr.deps.fixes import culprits
 from backportr.git.trial import PickResult, TreeState, TrialApplier
 from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion
 from backportr.resolve.closure import Closure, is_rename
+from backportr.resolve.finders import Finding
+from backportr.resolve.finders.fixes import culprits
 
 FEATURE_FACTOR = 10
 FEATURE_FLOOR = 5

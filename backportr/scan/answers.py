@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from backportr import __version__
-from backportr.deps.fixes import fixed_by
 from backportr.git.repo import Ref
 from backportr.index.reader import result_key
 from backportr.model import BranchReport, Member, Oid
+from backportr.resolve.finders.fixes import fixed_by
 from backportr.resolve.resolver import Resolver
 from backportr.scan.findings import series_from_json, series_to_json
 from backportr.workspace import Workspace

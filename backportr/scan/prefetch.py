@@ -1,17 +1,17 @@
-"""What a scan reads first, read beside the index update: each branch tip's identifier set
-and the history since each branch's fork.
+"""What a scan reads first, read beside the index update: each branch tip's identifier set and
+the history since each branch's fork.
 
 A scan's symbol finder reads the tip's whole identifier set at its first question
-(`deps/words.py`: 0.6-0.9 s on FRR), and its conflict search the history since the fork at
-its first blame (`repo.search.remember_history`: 0.6 s on FRR), every `--jobs` worker at once. The
-index update leaves a core partly idle (FRR's 27 branches: 1.4 of 2 cores), so a process of
-its own reads both then and keeps them under the index directory, where the scan's first
-questions find them (or wait for them: one process reads each at a time, `keptfiles`). What
-is kept makes the read-ahead a lookup; a scan that ends first stops it, and nothing
-half-written stays.
+(`resolve/finders/words.py`: 0.6-0.9 s on FRR), and its conflict search the history since
+the fork at its first blame (`repo.search.remember_history`: 0.6 s on FRR), every `--jobs`
+worker at once. The index update leaves a core partly idle (FRR's 27 branches: 1.4 of 2
+cores), so a process of its own reads both then and keeps them under the index directory,
+where the scan's first questions find them (or wait for them: one process reads each at a
+time, `keptfiles`). What is kept makes the read-ahead a lookup; a scan that ends first stops
+it, and nothing half-written stays.
 
-It is only a cache: the process's failures are its own (the scan reads the set itself).
-Once a scan has updated the index, what no branch asks for any more goes (`prune_kept`).
+It is only a cache: the process's failures are its own (the scan reads the set itself). Once
+a scan has updated the index, what no branch asks for any more goes (`prune_kept`).
 """
 
 from __future__ import annotations
@@ -84,13 +84,13 @@ def prune_kept(kept: Path, trees: set[str], upstream_tip: str) -> int:
 
 def main(argv: list[str]) -> int:
     """The read-ahead process: REPO INDEX-PATH UPSTREAM ('' for the defaults) BRANCH..."""
-    from backportr.deps.symbols import SEARCHED
-    from backportr.deps.words import keep_identifier_set
     from backportr.errors import BackportrError
     from backportr.git.repo import GitError, Repo
     from backportr.git.search import range_file
     from backportr.index.commitindex import default_index_path
     from backportr.index.peeking import stored_forks
+    from backportr.resolve.finders.symbols import SEARCHED
+    from backportr.resolve.finders.words import keep_identifier_set
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(1)  # through the set's writer, which removes its temporary file

@@ -21,8 +21,6 @@ import logging
 from collections.abc import Callable
 
 from backportr import __version__
-from backportr.deps.declared import declared, recorded
-from backportr.deps.fixes import effective_upstream_reverter, fixed_by
 from backportr.errors import BackportrError
 from backportr.git.repo import GitError, Ref
 from backportr.git.trial import TreeState
@@ -33,6 +31,8 @@ from backportr.model import (
     ProgressCallback,
     no_progress,
 )
+from backportr.resolve.finders.declared import declared, recorded
+from backportr.resolve.finders.fixes import effective_upstream_reverter, fixed_by
 from backportr.resolve.resolver import Resolver
 from backportr.scan.answers import Answers
 from backportr.scan.findings import (

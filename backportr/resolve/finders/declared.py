@@ -7,8 +7,8 @@ already took that commit for the member in another branch.
 
 from __future__ import annotations
 
-from backportr.deps import Context, Finding
 from backportr.model import Oid, Reason
+from backportr.resolve.finders import Context, Finding
 
 
 def declared(ctx: Context, commit: Oid) -> list[Finding]:

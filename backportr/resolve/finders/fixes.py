@@ -4,10 +4,10 @@ that are in force."""
 
 from __future__ import annotations
 
-from backportr.deps import Context, Finding
 from backportr.git.trial import TreeState
 from backportr.index import CommitIndex, Relation
 from backportr.model import Oid, Reason
+from backportr.resolve.finders import Context, Finding
 
 _CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from backportr.deps import Context
 from backportr.git.diff_model import DiffHunk
 from backportr.model import Oid, Reason, Suggestion
+from backportr.resolve.finders import Context
 
 _FUNCTION = re.compile(r"@@[^@]*@@\s*(.*)$")
 _DEFINITION_START = re.compile(r"^[A-Za-z_][^;]*\b([A-Za-z_][A-Za-z0-9_]*)\s*\([^;]*$")

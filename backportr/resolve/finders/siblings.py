@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backportr.deps import Context, Direction, Finding
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
+from backportr.resolve.finders import Context, Direction, Finding
 from backportr.text.postings import is_b4, message_ids, message_key, message_link, positions
 
 _MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting

@@ -10,10 +10,10 @@ a pickaxe search limited to the files of the parent's tree that mention it, pref
 file that defines it. Identifiers the member introduces itself are in no file of its parent,
 so no commit is found for them and they do not count.
 
-Cost: the branch tip's identifiers are looked up through deps/words.py (a bounded `git grep`
-for a few names, the tip's identifier set, built once and cached by tree id, for many), and
-pickaxe searches run only for the few identifiers that are missing. No file is scanned per
-identifier with a process per call.
+Cost: the branch tip's identifiers are looked up through resolve/finders/words.py (a bounded
+`git grep` for a few names, the tip's identifier set, built once and cached by tree id, for
+many), and pickaxe searches run only for the few identifiers that are missing. No file is
+scanned per identifier with a process per call.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import functools
 import re
 from collections.abc import Callable
 
-from backportr.deps import Context, Finding
 from backportr.git.trial import TreeState
 from backportr.model import Oid, Reason
+from backportr.resolve.finders import Context, Finding
 
 _C_FILES = (".c", ".h", ".S")
 # Names defined outside C: Kconfig symbols (used in C as CONFIG_<name>) and what the build

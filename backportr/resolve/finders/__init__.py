@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backportr.deps.words import FileIdentifiers, WordLookup
 from backportr.git.repo import Ref, Repo
 from backportr.git.trial import TrialApplier
 from backportr.index import CommitIndex
 from backportr.model import Oid, Reason, Version
 from backportr.presence import PresenceChecker
+from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 Direction = Literal["prerequisite", "follow-up"]  # before the commit asked about, or after
 

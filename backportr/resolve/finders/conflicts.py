@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from backportr.deps import Context, Finding
 from backportr.git.trial import TreeState
 from backportr.model import Oid, Reason
+from backportr.resolve.finders import Context, Finding
 
 _MAX_CANDIDATES = 8
 _DOC_DIRECTORIES = ("doc/", "docs/", "Documentation/", "man/")
