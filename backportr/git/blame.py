@@ -142,7 +142,7 @@ class LineBlame:
             try:
                 old_blob = read_object(self._git, old, need).peel(pygit2.Blob)
                 new_blob = read_object(self._git, new, need).peel(pygit2.Blob)
-            except (ValueError, pygit2.InvalidSpecError):  # not a file (a submodule): no lines
+            except ValueError:  # not a file (a submodule): no lines
                 return None
             hunks = _diff(old_blob, new_blob)
             self._unkept.append((old, new, hunks))
