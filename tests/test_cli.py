@@ -253,6 +253,17 @@ def test_a_key_error_that_looks_like_an_object_id_is_a_bug(
     assert code == 3 and "internal error (KeyError" in err and "lacks" not in err, err
 
 
+def test_the_error_line_shows_data_escaped(scenario: RepoBuilder) -> None:
+    """The boundary's one line quotes data (here a commit name a user pasted from a mail):
+    an escape sequence or a bidi override in it is shown escaped, never sent to the
+    terminal (it printed them raw)."""
+    hostile = "x\x1b[31my\u202e"
+    proc = run("status", hostile, "-b", "linux-5.10.y", "--repo", str(scenario.path))
+    assert proc.returncode == 1, proc.stderr  # an unknown commit (docs/cli.md)
+    assert "\x1b" not in proc.stderr and "\u202e" not in proc.stderr
+    assert "x\\x1b[31my\\u202e" in proc.stderr, proc.stderr
+
+
 def test_version() -> None:
     proc = run("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("backportr ")

@@ -23,6 +23,7 @@ from backportr.cli.app import app
 from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode
 from backportr.git.repo import GitError
+from backportr.output.safe import terminal
 
 __all__ = ["app", "main", "run"]
 _COMMANDS = (cves, demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
@@ -58,7 +59,7 @@ class _LevelFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         kind = "warning: " if record.levelno >= logging.WARNING else ""
-        return f"backportr: {kind}{record.getMessage()}"
+        return terminal(f"backportr: {kind}{record.getMessage()}")  # names from data in it
 
 
 def _verbose_first(args: list[str]) -> list[str]:
@@ -121,7 +122,9 @@ def run() -> None:
 
 
 def _say(line: str) -> None:
-    sys.stderr.write(line.rstrip("\n") + "\n")
+    """The boundary's one line; what it quotes (a commit name, a path, git's own words) is
+    data: control bytes and bidi overrides shown escaped."""
+    sys.stderr.write(terminal(line.rstrip("\n")) + "\n")
 
 
 def _write_crash_log() -> str:
