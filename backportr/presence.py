@@ -52,14 +52,14 @@ class PresenceChecker:
                 reverted_by=reverter,
             )
         candidates: list[tuple[Oid, str]] = [
-            (c, "annotation") for c in self.index.carriers(commit, branch.refname)
+            (c, "annotation") for c in self.index.reader.carriers(commit, branch.refname)
         ]
         if not candidates and self._may_share_patch_id(commit, branch):
-            patch_id = self.index.patch_id(commit)
+            patch_id = self.index.patch_ids.patch_id(commit)
             if patch_id:
                 candidates = [
                     (c, "patch-id")
-                    for c in self.index.branch_commits_with_patch_id(
+                    for c in self.index.patch_ids.branch_commits_with_patch_id(
                         commit, patch_id, branch.refname
                     )
                     if not self._carries_a_reverted_original(c, commit)
@@ -94,7 +94,7 @@ class PresenceChecker:
         """Would a presence check of `commit` in `branch` ask for its patch-id?"""
         return (
             not self.contains(commit, branch)
-            and not self.index.carriers(commit, branch.refname)
+            and not self.index.reader.carriers(commit, branch.refname)
             and self._may_share_patch_id(commit, branch)
         )
 
@@ -111,7 +111,9 @@ class PresenceChecker:
             if asked < _LIST_PATHS_AFTER:
                 return True
             if branch.refname not in self._own:
-                self._own[branch.refname] = self.index.branch_commits_patched(branch.refname)
+                self._own[branch.refname] = self.index.patch_ids.branch_commits_patched(
+                    branch.refname
+                )
             own = self._own[branch.refname]
             if asked < len(own) // _LIST_PATHS_SHARE:
                 return True
@@ -124,7 +126,7 @@ class PresenceChecker:
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
         """Is the commit itself in the branch's history?"""
-        answer = self.index.in_branch(commit, branch.refname)
+        answer = self.index.after_fork.in_branch(commit, branch.refname)
         if answer is None:
             return self.repo.has_ancestor(branch.tip, commit)
         return answer
@@ -133,11 +135,11 @@ class PresenceChecker:
         """The branch commit that reverts `commit` and is not itself reverted, if any."""
         if depth > _MAX_REVERT_DEPTH:
             return None
-        reverters = [r.commit for r in self.index.reverted_by(commit)]
+        reverters = [r.commit for r in self.index.reader.reverted_by(commit)]
         for reverter in reverters:
-            if self.index.is_upstream(reverter) and not self.contains(reverter, branch):
+            if self.index.reader.is_upstream(reverter) and not self.contains(reverter, branch):
                 # An upstream revert counts only where the branch carries it.
-                carried = self.index.carriers(reverter, branch.refname)
+                carried = self.index.reader.carriers(reverter, branch.refname)
                 if not carried:
                     continue
                 reverter = carried[-1]
@@ -151,17 +153,17 @@ class PresenceChecker:
         """The branch commit is the backport of another upstream commit, one that upstream
         reverted: `commit` is then its re-application after the revert (same patch, same
         subject), and that backport says nothing about it."""
-        named = self.index.carried_upstream(carrier)
+        named = self.index.reader.carried_upstream(carrier)
         return (
             named is not None
             and named != commit
-            and bool(self.index.reverted_by(named, upstream_only=True))
+            and bool(self.index.reader.reverted_by(named, upstream_only=True))
         )
 
     def _subject_matches(self, commit: Oid, branch: Ref) -> list[Oid]:
-        info = self.index.info(commit)
+        info = self.index.reader.info(commit)
         subject = info.subject if info else self.repo.message(commit).split("\n", 1)[0].strip()
-        matches = self.index.branch_commits_with_subject(subject, branch.refname)
+        matches = self.index.reader.branch_commits_with_subject(subject, branch.refname)
         if not matches:
             return []
         files = set(self.repo.diffs.files_touched(commit))

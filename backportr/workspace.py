@@ -39,7 +39,9 @@ class Workspace:
         and the diffs of a blame. Nothing is read here that was not kept (`Repo.use_kept_history`):
         for a single resolve, after a nightly scan, its blames without a git process each."""
         self.repo.search.use_kept_history(self.upstream.tip, self.index.path.parent / "ranges")
-        self.repo.search.keep_blame_diffs((self.index.blame_hunks, self.index.keep_blame_hunks))
+        self.repo.search.keep_blame_diffs(
+            (self.index.kept.blame_hunks, self.index.kept.keep_blame_hunks)
+        )
 
     def close(self) -> None:
         self.index.close()
@@ -106,7 +108,7 @@ def _open(
     try:
         # The branches worked on get their patch-ids now (a scan's, every commit's; the
         # others', those of the commits that name no upstream commit); the rest when asked.
-        stats = index.update(
+        stats = index.writer.update(
             upstream,
             indexed,
             progress=progress,

@@ -182,7 +182,7 @@ def main() -> int:
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    figures["who_fixes_index"] = per_query(index.fixed_by, sample)
+    figures["who_fixes_index"] = per_query(index.reader.fixed_by, sample)
     figures["who_fixes_git"] = per_query(
         lambda x: subprocess.run(
             [*git, "log", "--format=%H", f"--grep=Fixes: {x[:12]}", args.upstream],

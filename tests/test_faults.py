@@ -813,7 +813,7 @@ def test_a_polling_bot_reads_the_branches_again(tmp_path: Path) -> None:
 
     def run_once():  # type: ignore[no-untyped-def]
         branch = next(b for b in bot.ws.branches if b.name == BRANCH)
-        indexed = bot.ws.index.info(k.b.ids["upstream-work"]) is not None if seen else False
+        indexed = bot.ws.index.reader.info(k.b.ids["upstream-work"]) is not None if seen else False
         seen.append((bot.ws.upstream.tip, branch.tip, indexed))
         return original_run_once()
 

@@ -185,7 +185,7 @@ def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
     def blamed(repo: Repo) -> dict[str, dict[str, int]]:
         index = CommitIndex(repo, tmp_path / "ix.sqlite")
         repo.search.remember_history(tip)
-        repo.search.keep_blame_diffs((index.blame_hunks, index.keep_blame_hunks))
+        repo.search.keep_blame_diffs((index.kept.blame_hunks, index.kept.keep_blame_hunks))
         return {
             p: repo.search.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
             for p in _PATHS

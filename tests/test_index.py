@@ -33,7 +33,7 @@ def scenario(tmp_path: Path) -> RepoBuilder:
 def _open(b: RepoBuilder) -> tuple[Repo, CommitIndex]:
     repo = Repo(b.path)
     index = CommitIndex(repo)
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     return repo, index
 
 
@@ -45,20 +45,22 @@ def test_index_lives_under_git_dir(scenario: RepoBuilder) -> None:
 
 def test_who_fixes(scenario: RepoBuilder) -> None:
     _, index = _open(scenario)
-    fixers = {r.commit: r.how for r in index.fixed_by(scenario.ids["culprit"])}
+    fixers = {r.commit: r.how for r in index.reader.fixed_by(scenario.ids["culprit"])}
     # by id, and by exact subject where the written id is wrong
     assert fixers == {scenario.ids["fix"]: "id", scenario.ids["wrongid"]: "subject"}
-    assert [r.target for r in index.fixes_of(scenario.ids["fix"])] == [scenario.ids["culprit"]]
+    assert [r.target for r in index.reader.fixes_of(scenario.ids["fix"])] == [
+        scenario.ids["culprit"]
+    ]
 
 
 def test_who_reverts_and_carriers(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
-    assert [r.commit for r in index.reverted_by(scenario.ids["reverted-bp"])] == [
+    assert [r.commit for r in index.reader.reverted_by(scenario.ids["reverted-bp"])] == [
         scenario.ids["reverted-revert"]
     ]
     refname = repo.branch("linux-5.10.y").refname
-    assert index.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
-    assert index.carried_upstream(scenario.ids["sasha-bp"]) == scenario.ids["sasha"]
+    assert index.reader.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
+    assert index.reader.carried_upstream(scenario.ids["sasha-bp"]) == scenario.ids["sasha"]
 
 
 def test_fixes_naming_a_backport_maps_to_upstream(scenario: RepoBuilder) -> None:
@@ -69,48 +71,48 @@ def test_fixes_naming_a_backport_maps_to_upstream(scenario: RepoBuilder) -> None
         name="fixfix",
     )
     _, index = _open(scenario)
-    rel = index.fixes_of(scenario.ids["fixfix"])[0]
+    rel = index.reader.fixes_of(scenario.ids["fixfix"])[0]
     assert rel.target == scenario.ids["fix"]
 
 
 def test_ancestry_from_index(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
     refname = repo.branch("linux-5.10.y").refname
-    assert index.in_branch(scenario.ids["culprit"], refname) is True
-    assert index.in_branch(scenario.ids["fix"], refname) is False
-    assert index.in_branch(scenario.ids["fix-bp"], refname) is True
+    assert index.after_fork.in_branch(scenario.ids["culprit"], refname) is True
+    assert index.after_fork.in_branch(scenario.ids["fix"], refname) is False
+    assert index.after_fork.in_branch(scenario.ids["fix-bp"], refname) is True
 
 
 def test_incremental_update_reads_only_new_commits(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
-    before = index.count()
+    before = index.reader.count()
     for i in range(5):
         scenario.commit(f"mm: churn {i}", {f"mm/file{i}.c": f"int v{i};\n"})
     scenario.cherry_pick("absent", "linux-5.10.y", name="absent-bp")
     repo = Repo(scenario.path)
-    stats = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    stats = index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert stats.new_commits == {"master": 5, "linux-5.10.y": 1}
     assert stats.rewritten == ()
-    assert index.count() == before + 6
+    assert index.reader.count() == before + 6
     refname = repo.branch("linux-5.10.y").refname
     # new upstream commits are known to be outside the branch
-    assert index.in_branch(repo.names.resolve_commit("master"), refname) is False
-    again = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert index.after_fork.in_branch(repo.names.resolve_commit("master"), refname) is False
+    again = index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert again.new_commits == {"master": 0, "linux-5.10.y": 0}
 
 
 def test_force_pushed_branch_is_reindexed(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
     refname = repo.branch("linux-5.10.y").refname
-    assert index.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
+    assert index.reader.carriers(scenario.ids["fix"], refname) == [scenario.ids["fix-bp"]]
     # rewrite: the branch drops everything after the first backport
     scenario.branch("linux-5.10.y", "v5.10")
     scenario.cherry_pick("sasha", "linux-5.10.y", annotation="sasha", name="sasha-bp2")
     repo = Repo(scenario.path)
-    stats = index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    stats = index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert stats.rewritten == ("linux-5.10.y",)
-    assert index.carriers(scenario.ids["fix"], refname) == []
-    assert index.carriers(scenario.ids["sasha"], refname) == [scenario.ids["sasha-bp2"]]
+    assert index.reader.carriers(scenario.ids["fix"], refname) == []
+    assert index.reader.carriers(scenario.ids["sasha"], refname) == [scenario.ids["sasha-bp2"]]
 
 
 def test_unreadable_index_is_reported(scenario: RepoBuilder, tmp_path: Path) -> None:
@@ -132,7 +134,7 @@ def test_concurrent_updates_do_not_corrupt(scenario: RepoBuilder) -> None:
     repo = Repo(scenario.path)
     index = CommitIndex(repo)
     total = int(git(scenario.path, "rev-list", "--count", "--all").strip())
-    assert index.count() == total
+    assert index.reader.count() == total
     assert index.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -167,23 +169,57 @@ def test_many_runs_creating_one_index_at_once_all_succeed(
 
 def test_an_index_of_another_schema_version_is_redone(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
-    assert index.count() > 0
+    assert index.reader.count() > 0
     index.db.execute("UPDATE meta SET value='0' WHERE key='schema'")
     index.close()
     with CommitIndex(repo) as again:
-        assert again.count() == 0  # dropped, to be read again
+        assert again.reader.count() == 0  # dropped, to be read again
         row = again.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         assert row[0] == f"{SCHEMA_VERSION}:{Vocabulary().fingerprint}" == again.schema_mark
-        again.update(repo.upstream(), [repo.branch("linux-5.10.y")])
-        assert again.count() > 0
+        again.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+        assert again.reader.count() > 0
     # Read with other fix forms (backportr.fixesPattern), it is read again, and so back.
     own = Vocabulary([r"^Amends: ([0-9a-f]+)"])
     with CommitIndex(repo, vocabulary=own) as other:
-        assert other.count() == 0
-        other.update(repo.upstream(), [repo.branch("linux-5.10.y")])
-        assert other.count() > 0
+        assert other.reader.count() == 0
+        other.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+        assert other.reader.count() > 0
     with CommitIndex(repo) as default:
-        assert default.count() == 0
+        assert default.reader.count() == 0
+
+
+def test_the_reader_writes_nothing(scenario: RepoBuilder) -> None:
+    """Every question of the index's reader is answered by a connection that may not write
+    (`query_only`): what is kept for later is the `kept` part's, and a question that
+    computes rows when first asked (patch-ids, after-fork rows) is its part's, not the
+    reader's."""
+    repo, index = _open(scenario)
+    ids = scenario.ids
+    refname = repo.branch("linux-5.10.y").refname
+    index.db.execute("PRAGMA query_only=1")
+    reader = index.reader
+    reader.forget()
+    assert reader.count() > 0
+    assert [r.name for r in reader.refs()] == ["linux-5.10.y", "master"]
+    assert reader.stored_ref(refname) is not None
+    info, row = reader.info(ids["fix"]), reader.row(ids["fix"])
+    assert info is not None and row is not None and info.subject == row.subject
+    assert reader.is_upstream(ids["fix"]) and reader.upstream_seq(ids["fix"]) is not None
+    assert [r.target for r in reader.fixes_of(ids["fix"])] == [ids["culprit"]]
+    assert ids["fix"] in [r.commit for r in reader.fixed_by(ids["culprit"])]
+    assert reader.reverts_of(ids["fix"]) == [] and reader.reverted_by(ids["init"]) == []
+    assert reader.copies_upstream(ids["fix"]) == [] and reader.stable_deps_naming(ids["fix"]) == []
+    assert reader.stable_tags_of(ids["fix"]) == []
+    carriers = reader.carriers(ids["fix"], refname)
+    assert carriers and reader.carried_upstream(carriers[0]) == ids["fix"]
+    assert reader.branches_of(carriers[0]) == ["linux-5.10.y"]
+    assert (carriers[0], ids["fix"]) in reader.backports_in(refname)
+    assert reader.upstream_by_subject(info.subject) == [ids["fix"]]
+    assert reader.branch_commits_with_subject(info.subject, refname)
+    assert reader.posting_of(ids["fix"]) is None
+    assert sum(reader.fix_form_counts().values()) > 0
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):  # the connection is so
+        index.db.execute("DELETE FROM results")
 
 
 def test_a_project_fact_is_counted_once_per_state_of_the_refs(
@@ -193,25 +229,25 @@ def test_a_project_fact_is_counted_once_per_state_of_the_refs(
     process reads the kept answer until a ref moves or the rule's threshold changes, and then
     counts again."""
     repo, index = _open(scenario)
-    assert index.has_stable_tags() is False  # its one fix carries no stable tag
-    assert index.takes_fixes_only() is False  # too few backports to say
+    assert index.facts.has_stable_tags() is False  # its one fix carries no stable tag
+    assert index.facts.takes_fixes_only() is False  # too few backports to say
 
     def not_again() -> bool:
         raise AssertionError("counted again with nothing moved")
 
     later = CommitIndex(repo)
-    monkeypatch.setattr(later, "_count_tagging", not_again)
-    monkeypatch.setattr(later, "_count_fixes_only", not_again)
-    assert later.has_stable_tags() is False
-    assert later.takes_fixes_only() is False
+    monkeypatch.setattr(later.facts, "_count_tagging", not_again)
+    monkeypatch.setattr(later.facts, "_count_fixes_only", not_again)
+    assert later.facts.has_stable_tags() is False
+    assert later.facts.takes_fixes_only() is False
     monkeypatch.undo()
 
-    from backportr.index import reader
+    from backportr.index import facts
 
-    monkeypatch.setattr(reader, "TAGGING_SHARE", 0.5)  # another rule: counted anew
+    monkeypatch.setattr(facts, "TAGGING_SHARE", 0.5)  # another rule: counted anew
     other_rule = CommitIndex(repo)
-    monkeypatch.setattr(other_rule, "_count_tagging", lambda: True)
-    assert other_rule.has_stable_tags() is True
+    monkeypatch.setattr(other_rule.facts, "_count_tagging", lambda: True)
+    assert other_rule.facts.has_stable_tags() is True
     monkeypatch.undo()
 
     culprit = scenario.ids["culprit"]
@@ -222,9 +258,9 @@ def test_a_project_fact_is_counted_once_per_state_of_the_refs(
     )
     repo = Repo(scenario.path)
     moved = CommitIndex(repo)
-    moved.update(repo.upstream(), [repo.branch("linux-5.10.y")])
-    assert moved.has_stable_tags() is True  # one of its two fixes is tagged now
-    assert CommitIndex(repo).has_stable_tags() is True  # and kept so
+    moved.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    assert moved.facts.has_stable_tags() is True  # one of its two fixes is tagged now
+    assert CommitIndex(repo).facts.has_stable_tags() is True  # and kept so
 
 
 def test_a_branch_with_two_merge_bases_keeps_libgit2s_fork(tmp_path: Path) -> None:
@@ -254,9 +290,9 @@ def test_a_branch_with_two_merge_bases_keeps_libgit2s_fork(tmp_path: Path) -> No
     repo = Repo(path)
     index = CommitIndex(repo, tmp_path / "index.sqlite")
     upstream, branch = repo.upstream("master"), repo.branch("stable")
-    index.update(upstream, [branch])
+    index.writer.update(upstream, [branch])
     fork = repo.merge_base(branch.tip, upstream.tip)
-    assert {r.refname: r.fork for r in index.refs()}[branch.refname] == fork
+    assert {r.refname: r.fork for r in index.reader.refs()}[branch.refname] == fork
     after = set(git(path, "rev-list", "master", f"^{fork}").split())
     rows = index.db.execute(
         "SELECT c.oid FROM after_fork a JOIN commits c ON c.id=a.commit_id WHERE a.refname=?",
@@ -279,13 +315,13 @@ def test_a_first_build_is_filled_with_a_rollback_journal_and_left_in_wal(
     index = CommitIndex(repo, tmp_path / "index.sqlite")
     modes: list[str] = []
     index.db.set_trace_callback(lambda sql: modes.append(sql) if "journal_mode" in sql else None)
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert modes == ["PRAGMA journal_mode=DELETE", "PRAGMA journal_mode=WAL"]
     assert _journal_mode(index.path) == "wal"
-    assert index.fixed_by(scenario.ids["culprit"])
+    assert index.reader.fixed_by(scenario.ids["culprit"])
     modes.clear()
     scenario.commit("foo: later\n", {"late.txt": "late\n"})
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert modes == [] and _journal_mode(index.path) == "wal"
 
 
@@ -296,15 +332,17 @@ def test_a_first_build_beside_an_open_reader_stays_in_wal(
     waits for it nor fails, and the reader then sees the whole index."""
     repo = Repo(scenario.path)
     reader = CommitIndex(repo, tmp_path / "index.sqlite")
-    assert reader.count() == 0
+    assert reader.reader.count() == 0
     writer = CommitIndex(repo, tmp_path / "index.sqlite")
     modes: list[str] = []
     writer.db.set_trace_callback(lambda sql: modes.append(sql) if "journal_mode" in sql else None)
-    writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    writer.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     assert modes == ["PRAGMA journal_mode=DELETE"]  # tried, refused: the reader holds it
     assert _journal_mode(writer.path) == "wal"
-    assert reader.count() == writer.count() > 0
-    assert reader.fixed_by(scenario.ids["culprit"]) == writer.fixed_by(scenario.ids["culprit"])
+    assert reader.reader.count() == writer.reader.count() > 0
+    assert reader.reader.fixed_by(scenario.ids["culprit"]) == writer.reader.fixed_by(
+        scenario.ids["culprit"]
+    )
 
 
 def _long_history(path: Path, commits: int) -> None:
@@ -377,32 +415,32 @@ def test_a_sibling_indexed_beside_gets_its_patch_ids_when_asked(tmp_path: Path) 
     branches = [repo.branch(BRANCH), repo.branch("linux-5.15.y")]
     worked_on, sibling = (b.refname for b in branches)
     eager = CommitIndex(repo, tmp_path / "eager.sqlite")
-    eager.update(repo.upstream(), branches)
+    eager.writer.update(repo.upstream(), branches)
     expected = _patch_ids(eager, sibling)
     assert len(expected) == 2 and all(expected.values())
 
     lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
-    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
+    lazy.writer.update(repo.upstream(), branches, worked_on=[worked_on])
     assert set(_patch_ids(lazy, sibling).values()) == {None}
     assert _patch_ids(lazy, worked_on) == _patch_ids(eager, worked_on)
     answer = [("linux-5.15.y", s.ids["culprit-5.15"])]
-    assert lazy.backports_elsewhere(s.ids["culprit"], worked_on) == answer
-    assert eager.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    assert lazy.patch_ids.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    assert eager.patch_ids.backports_elsewhere(s.ids["culprit"], worked_on) == answer
     after = _patch_ids(lazy, sibling)  # the commit of the same paths got its own, only it
     assert after == {**expected, s.builder.tip("linux-5.15.y"): None}
     pid = expected[s.ids["culprit-5.15"]]
     assert pid is not None
-    assert lazy.branch_commits_with_patch_id(s.ids["culprit"], pid, sibling) == [
+    assert lazy.patch_ids.branch_commits_with_patch_id(s.ids["culprit"], pid, sibling) == [
         s.ids["culprit-5.15"]
     ]
     assert _patch_ids(lazy, sibling) == after  # a question about the sibling itself: the same
-    lazy.complete_patch_ids([sibling])
+    lazy.patch_ids.complete([sibling])
     assert _patch_ids(lazy, sibling) == expected
     assert not lazy.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
     later = CommitIndex(repo, tmp_path / "later.sqlite")
-    later.update(repo.upstream(), branches, worked_on=[worked_on])
-    later.update(repo.upstream(), branches)  # a command working on every branch
+    later.writer.update(repo.upstream(), branches, worked_on=[worked_on])
+    later.writer.update(repo.upstream(), branches)  # a command working on every branch
     assert _patch_ids(later, sibling) == expected
     assert not later.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
@@ -430,7 +468,7 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     answers = {}
     for named in (False, True):
         index = CommitIndex(repo, tmp_path / f"named-{named}.sqlite")
-        index.update(repo.upstream(), [branch], named_patch_ids=named)
+        index.writer.update(repo.upstream(), [branch], named_patch_ids=named)
         ids = _patch_ids(index, branch.refname)
         assert ids[b.ids["unnamed-bp"]] is not None
         assert (ids[b.ids["named-bp"]] is not None) is named
@@ -444,7 +482,7 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     # The pending commits' paths were kept: a later command reads them, git lists none.
     lazy_path = tmp_path / "lazy-again.sqlite"
     index = CommitIndex(repo, lazy_path)
-    index.update(repo.upstream(), [branch])
+    index.writer.update(repo.upstream(), [branch])
     b.commit("fs: b is short", {"fs/b.c": "short b;\n"}, name="short")
     assert not PresenceChecker(repo, index).check(b.ids["short"], branch).present
     kept = index.db.execute("SELECT COUNT(*) FROM commit_paths").fetchone()[0]
@@ -465,7 +503,7 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     assert listed and all(not oids for oids in listed)
 
     index = CommitIndex(repo, tmp_path / "named-False.sqlite")  # a scan's update completes it
-    index.update(repo.upstream(), [branch], named_patch_ids=True)
+    index.writer.update(repo.upstream(), [branch], named_patch_ids=True)
     assert not index.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
 
@@ -499,34 +537,34 @@ def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_pa
     worked_on, sibling, other = (x.refname for x in branches)
 
     lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")
-    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
+    lazy.writer.update(repo.upstream(), branches, worked_on=[worked_on])
     assert _after_fork(lazy, sibling) == set()
     assert len(_after_fork(lazy, worked_on)) == 1
     b.commit("upstream 5", {"a.c": "6\n"})  # upstream moves before anything is asked
-    lazy.update(repo.upstream(), branches, worked_on=[worked_on])
+    lazy.writer.update(repo.upstream(), branches, worked_on=[worked_on])
     upstream = repo.run_git("rev-list", "master").split()
     for oid in upstream:  # the sibling's rows listed at the first question
         ancestor = subprocess.run(
             ["git", "-C", str(b.path), "merge-base", "--is-ancestor", oid, "stable-old"],
             check=False,
         ).returncode
-        assert lazy.in_branch(oid, sibling) is (ancestor == 0)
+        assert lazy.after_fork.in_branch(oid, sibling) is (ancestor == 0)
     assert lazy.db.execute("SELECT * FROM after_fork_pending").fetchall() == [(other,)]
 
     eager = CommitIndex(repo, tmp_path / "eager.sqlite")
-    eager.update(repo.upstream(), branches)
+    eager.writer.update(repo.upstream(), branches)
     expected = repo.run_git("rev-list", "master", "^stable-old").split()
     assert _after_fork(eager, sibling) == set(expected) == _after_fork(lazy, sibling)
     assert len(expected) == 4
 
     later = CommitIndex(repo, tmp_path / "later.sqlite")
-    later.update(repo.upstream(), branches, worked_on=[worked_on])
-    assert later.fixes_after_fork(sibling) == []  # a question of the scan's kind lists them
+    later.writer.update(repo.upstream(), branches, worked_on=[worked_on])
+    assert later.after_fork.fixes(sibling) == []  # a question of the scan's kind lists them
     assert _after_fork(later, sibling) == set(expected)
     again = CommitIndex(repo, tmp_path / "again.sqlite")
-    again.update(repo.upstream(), branches, worked_on=[worked_on])
+    again.writer.update(repo.upstream(), branches, worked_on=[worked_on])
     b.commit("upstream 6", {"a.c": "7\n"})
-    again.update(repo.upstream(), branches)  # a command working on every branch: both listed
+    again.writer.update(repo.upstream(), branches)  # a command working on every branch: both listed
     assert not again.db.execute("SELECT * FROM after_fork_pending").fetchall()
     for refname, name in ((sibling, "stable-old"), (other, "stable-mid")):
         assert _after_fork(again, refname) == set(
@@ -571,7 +609,7 @@ def test_a_branch_read_whole_holds_what_upstream_does_not(tmp_path: Path) -> Non
     b.commit("upstream 3", {"a.c": "3\n"})
     repo = Repo(b.path)
     index = CommitIndex(repo)
-    index.update(repo.upstream("master"), [repo.branch("stable")])
+    index.writer.update(repo.upstream("master"), [repo.branch("stable")])
     own = index.db.execute(
         "SELECT c.oid FROM branch_commits b JOIN commits c ON c.id=b.commit_id ORDER BY b.seq DESC"
     ).fetchall()
@@ -620,7 +658,7 @@ def test_a_replaced_upstream_rebuilds_the_index(tmp_path: Path, how: str) -> Non
     repo = Repo(b.path)
     branches = [repo.branch("stable"), repo.branch("sibling")]
     index = CommitIndex(repo, tmp_path / "index.sqlite")
-    index.update(repo.upstream("master"), branches, worked_on=[branches[0].refname])
+    index.writer.update(repo.upstream("master"), branches, worked_on=[branches[0].refname])
     if how == "rewritten":
         b.branch("master", "master~1")
         b.commit("mm: other work", {"b.c": "1\n"})
@@ -631,13 +669,13 @@ def test_a_replaced_upstream_rebuilds_the_index(tmp_path: Path, how: str) -> Non
         upstream = "next"
     repo = Repo(b.path)
     branches = [repo.branch("stable"), repo.branch("sibling")]
-    stats = index.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    stats = index.writer.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
     assert stats.replaced_upstream == "master"
     fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
-    fresh.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    fresh.writer.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
     assert _tables(index) == _tables(fresh)
-    assert index.fixed_by(culprit) == fresh.fixed_by(culprit) != []
-    again = index.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
+    assert index.reader.fixed_by(culprit) == fresh.reader.fixed_by(culprit) != []
+    again = index.writer.update(repo.upstream(upstream), branches, worked_on=[branches[0].refname])
     assert again.replaced_upstream is None and again.new_commits[upstream] == 0
 
 
@@ -650,17 +688,17 @@ def test_a_branch_gone_from_the_repository_is_no_evidence(tmp_path: Path) -> Non
     branches = [repo.branch(BRANCH), repo.branch("linux-5.15.y")]
     worked_on, sibling = (b.refname for b in branches)
     index = CommitIndex(repo, tmp_path / "index.sqlite")
-    index.update(repo.upstream(), branches, worked_on=[worked_on])
+    index.writer.update(repo.upstream(), branches, worked_on=[worked_on])
     answer = [("linux-5.15.y", s.ids["culprit-5.15"])]
-    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == answer
-    left_out = index.update(repo.upstream(), branches[:1], worked_on=[worked_on])
+    assert index.patch_ids.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    left_out = index.writer.update(repo.upstream(), branches[:1], worked_on=[worked_on])
     assert left_out.dropped == ()
-    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == answer
+    assert index.patch_ids.backports_elsewhere(s.ids["culprit"], worked_on) == answer
     subprocess.run(["git", "-C", str(s.path), "branch", "-q", "-D", "linux-5.15.y"], check=True)
     repo = Repo(s.path)
-    stats = index.update(repo.upstream(), [repo.branch(BRANCH)], worked_on=[worked_on])
+    stats = index.writer.update(repo.upstream(), [repo.branch(BRANCH)], worked_on=[worked_on])
     assert stats.dropped == ("linux-5.15.y",)
-    assert index.backports_elsewhere(s.ids["culprit"], worked_on) == []
+    assert index.patch_ids.backports_elsewhere(s.ids["culprit"], worked_on) == []
     for table in (
         "refs",
         "branch_commits",
@@ -680,20 +718,20 @@ def _answers(
     as they arrive, so commits an update brings in through a merge, older than upstream's
     earlier tip, come after every earlier one, where a fresh read takes them by date."""
     answers: dict[str, object] = {
-        "refs": sorted((r.refname, r.kind, r.tip, r.fork) for r in index.refs()),
+        "refs": sorted((r.refname, r.kind, r.tip, r.fork) for r in index.reader.refs()),
     }
     for oid in repo.run_git("rev-list", "master").split():
-        fixers = [(r.commit, r.target, r.how) for r in index.fixed_by(oid)]
+        fixers = [(r.commit, r.target, r.how) for r in index.reader.fixed_by(oid)]
         answers[oid] = (
             fixers if fixers_in_order else sorted(fixers),
             [  # a revert of an upstream or branch commit (one upstream left stays stored)
                 (r.commit, r.target)
-                for r in index.reverted_by(oid)
-                if index.is_upstream(r.commit) or index.branches_of(r.commit)
+                for r in index.reader.reverted_by(oid)
+                if index.reader.is_upstream(r.commit) or index.reader.branches_of(r.commit)
             ],
-            [index.in_branch(oid, b) for b in refnames],
-            [index.carriers(oid, b) for b in refnames],
-            [index.backports_elsewhere(oid, b) for b in refnames],
+            [index.after_fork.in_branch(oid, b) for b in refnames],
+            [index.reader.carriers(oid, b) for b in refnames],
+            [index.patch_ids.backports_elsewhere(oid, b) for b in refnames],
         )
     return answers
 
@@ -785,9 +823,9 @@ def test_an_index_kept_up_to_date_answers_as_one_built_afresh(tmp_path: Path, se
         # evidence), or on every one; the fresh index works on every one
         worked_on = rng.choice([[x.refname for x in branches[:1]], [], None])
         kept = CommitIndex(repo, tmp_path / "kept.sqlite")
-        kept.update(repo.upstream("master"), branches, worked_on=worked_on)
+        kept.writer.update(repo.upstream("master"), branches, worked_on=worked_on)
         fresh = CommitIndex(repo, tmp_path / f"fresh-{step}.sqlite")
-        fresh.update(repo.upstream("master"), branches)
+        fresh.writer.update(repo.upstream("master"), branches)
         refnames = [x.refname for x in branches]
         in_order = not merged
         assert _answers(kept, repo, refnames, fixers_in_order=in_order) == _answers(
@@ -847,9 +885,9 @@ def test_a_siblings_fork_found_from_the_upstream_commits_its_own_reach(tmp_path:
     assert expected["refs/heads/stable-remerged"] == repo.names.resolve_commit("master~1")
 
     eager = CommitIndex(repo, tmp_path / "eager.sqlite")  # every branch probed by git
-    eager.update(repo.upstream(), branches)
+    eager.writer.update(repo.upstream(), branches)
     lazy = CommitIndex(repo, tmp_path / "lazy.sqlite")  # the siblings' found from the index
-    lazy.update(repo.upstream(), branches, worked_on=[branches[0].refname])
+    lazy.writer.update(repo.upstream(), branches, worked_on=[branches[0].refname])
     assert _forks(eager) == expected == _forks(lazy)
     own = "SELECT c.oid, b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id"
     assert sorted(lazy.db.execute(own).fetchall()) == sorted(eager.db.execute(own).fetchall())
@@ -881,7 +919,7 @@ def test_the_fork_among_several_merge_bases_is_libgit2s_without_its_walk(
         chosen = repo.newest_committed(bases)
         assert chosen == (None if newer == "neither" else repo.merge_base(tip, upstream))
         index = CommitIndex(repo, tmp_path / f"{newer}.sqlite")
-        index.update(repo.upstream(), [repo.branch("stable")])
+        index.writer.update(repo.upstream(), [repo.branch("stable")])
         assert _forks(index) == {"refs/heads/stable": repo.merge_base(tip, upstream)}
 
 
@@ -900,19 +938,19 @@ def test_a_branch_upstream_took_gets_its_new_fork(tmp_path: Path) -> None:
     repo = Repo(b.path)
     branches = [repo.branch("stable-taken"), repo.branch("stable-kept")]
     kept = CommitIndex(repo, tmp_path / "kept.sqlite")
-    kept.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    kept.writer.update(repo.upstream(), branches, worked_on=[branches[1].refname])
     b.merge("master", "stable-taken", "Merge the stable fixes")
     b.commit("upstream 3", {"a.c": "3\n"})
-    kept.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    kept.writer.update(repo.upstream(), branches, worked_on=[branches[1].refname])
     fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
-    fresh.update(repo.upstream(), branches, worked_on=[branches[1].refname])
+    fresh.writer.update(repo.upstream(), branches, worked_on=[branches[1].refname])
     taken = repo.branch("stable-taken").tip
     assert _forks(kept) == _forks(fresh)
     assert _forks(kept)["refs/heads/stable-taken"] == taken  # all of it upstream's now
     own = "SELECT b.refname, c.oid FROM branch_commits b JOIN commits c ON c.id=b.commit_id"
     assert sorted(kept.db.execute(own).fetchall()) == sorted(fresh.db.execute(own).fetchall())
     for branch in branches:
-        assert kept.fixes_after_fork(branch.refname) == fresh.fixes_after_fork(branch.refname)
+        assert kept.after_fork.fixes(branch.refname) == fresh.after_fork.fixes(branch.refname)
         assert _after_fork(kept, branch.refname) == _after_fork(fresh, branch.refname)
 
 
@@ -927,6 +965,6 @@ def test_a_cache_write_is_skipped_only_where_the_index_takes_no_writes(
         pages = index.db.execute("PRAGMA page_count").fetchone()[0]
         index.db.execute(f"PRAGMA max_page_count={pages}")  # no room for one more page
         with pytest.raises(sqlite3.OperationalError) as full:
-            index.keep_results([(f"key{n}", "x" * 4000) for n in range(20)])
+            index.kept.keep_results([(f"key{n}", "x" * 4000) for n in range(20)])
         assert full.value.sqlite_errorname == "SQLITE_FULL"
-        assert index.cached_result("key0") is None
+        assert index.kept.cached_result("key0") is None

@@ -162,17 +162,17 @@ def test_a_long_history_read_by_the_worker_gives_the_same_index(
     b.branch("linux-5.10.y", "master~3")
     repo = Repo(b.path)
     whole = CommitIndex(repo, tmp_path / "whole.sqlite")
-    whole.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
+    whole.writer.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
     monkeypatch.setattr(writer_module, "_LOG_SLICE", per_process)
     split = CommitIndex(repo, tmp_path / "split.sqlite")
-    split.worker_after = 4  # the first 4 commits here, the rest by the worker
-    split.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
+    split.writer.worker_after = 4  # the first 4 commits here, the rest by the worker
+    split.writer.update(repo.upstream("master"), [repo.branch("linux-5.10.y")])
     expected = _dump(whole.path)
     assert len(expected["commits"]) > 20 and expected["fixes"] and expected["postings"]
     assert _dump(split.path) == expected
     base = repo.names.resolve_commit("master~0")
     first = repo.run_git("rev-list", "--max-parents=0", base).split()[0]
-    assert split.fixed_by(first) == whole.fixed_by(first) != []
+    assert split.reader.fixed_by(first) == whole.reader.fixed_by(first) != []
 
 
 def test_a_worker_that_cannot_read_the_history_is_a_one_line_error(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_where_no_worker_can_start_the_rest_is_read_here(
     b = _history(tmp_path / "repo")
     repo = Repo(b.path)
     whole = CommitIndex(repo, tmp_path / "whole.sqlite")
-    whole.update(repo.upstream("master"))
+    whole.writer.update(repo.upstream("master"))
 
     def no_process(*args: object, **kwargs: object) -> None:
         raise OSError("no interpreter to start")
@@ -227,8 +227,8 @@ def test_where_no_worker_can_start_the_rest_is_read_here(
     monkeypatch.setattr(writer_module, "BulkWorker", no_process)
     monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
     alone = CommitIndex(repo, tmp_path / "alone.sqlite")
-    alone.worker_after = 4
-    alone.update(repo.upstream("master"))
+    alone.writer.worker_after = 4
+    alone.writer.update(repo.upstream("master"))
     assert _dump(alone.path) == _dump(whole.path)
 
 
@@ -266,7 +266,7 @@ def test_what_the_worker_prints_cannot_corrupt_its_batches(
     b = _history(tmp_path / "repo")
     repo = Repo(b.path)
     whole = CommitIndex(repo, tmp_path / "whole.sqlite")
-    whole.update(repo.upstream("master"))
+    whole.writer.update(repo.upstream("master"))
     hooks = (
         "print('a site hook says hello'); import backportr.index.worker as w; "
         "p = w.prepare_batch; "
@@ -276,8 +276,8 @@ def test_what_the_worker_prints_cannot_corrupt_its_batches(
     monkeypatch.setattr(childproc, "_ENTRY", f"{before}{hooks}from {{module}} import main{after}")
     monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
     split = CommitIndex(repo, tmp_path / "split.sqlite")
-    split.worker_after = 4
-    split.update(repo.upstream("master"))
+    split.writer.worker_after = 4
+    split.writer.update(repo.upstream("master"))
     assert _dump(split.path) == _dump(whole.path)
 
 

@@ -1,12 +1,11 @@
-"""The structure the linters cannot see: which modules may touch git, which may import the
-command-line package. (ruff, its complexity limits and `mypy --strict` over the package,
-tests and benchmarks are steps of their own in `.ci/run`, each failing CI.)"""
+"""The structure the linters cannot see: the floors of the package and what each may import,
+which modules may touch git, that classes compose rather than inherit state. (ruff, its
+complexity limits and `mypy --strict` over the package, tests and benchmarks are steps of
+their own in `.ci/run`, each failing CI.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,21 +35,34 @@ def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
     assert not runs_git, f"git run outside the git layer: {runs_git}"
 
 
-_FLOORS = {  # a package: what it may import besides itself (the lowest floors first)
-    "text": ("backportr.errors", "backportr.model"),
-    "git": ("backportr.errors", "backportr.model", "backportr.keptfiles", "backportr.text"),
-    "scan": (  # everything below the answers' rendering: never output, mail, cves, the CLI
-        *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
-        *("backportr.childproc", "backportr.keptfiles", "backportr.statefile", "backportr.dbfault"),
-        *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
-        *("backportr.presence", "backportr.resolve"),
+_FLOORS: tuple[tuple[str, ...], ...] = (  # the lowest first; a floor's names are packages or
+    # top-level modules, and each may import its own floor and those below, never one above
+    (
+        *("errors", "model", "lazyload", "dbfault", "keptfiles", "statefile", "childproc"),
+        "progress",
     ),
-    "resolve": (  # the finders and below: never the scan, output, mail or the CLI
-        *("backportr.errors", "backportr.model", "backportr.config", "backportr.progress"),
-        *("backportr.text", "backportr.git", "backportr.index", "backportr.workspace"),
-        *("backportr.presence", "backportr.keptfiles", "backportr.childproc"),
-    ),
-}
+    ("text",),  # pure parsing
+    ("git", "config", "patches", "examples"),  # the only code that touches git, and its users
+    ("index",),
+    ("presence",),
+    ("workspace",),
+    ("resolve",),  # the resolver, the closure, the rules, the finders
+    ("scan",),
+    ("cves",),
+    ("output",),  # renders what the floors below answer
+    ("mail",),  # the bot, lore, covers: answers in mail
+    ("resolve_run",),  # the resolve workflow (covers from lore, patches written)
+    ("cli", "__main__"),
+)
+
+
+def _floor_of(name: str) -> int:
+    """The floor of a module under backportr/ (a dotted name past `backportr.`)."""
+    top = name.split(".")[0]
+    for level, names in enumerate(_FLOORS):
+        if top in names:
+            return level
+    raise AssertionError(f"backportr.{top} is on no floor of tests/test_lint.py")
 
 
 def _imports(module: Path) -> list[str]:
@@ -62,24 +74,69 @@ def _imports(module: Path) -> list[str]:
             names.append(node.module or "")
         elif isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
-    return [n for n in names if n.startswith("backportr")]
+    return [n for n in names if n.startswith("backportr.")]
 
 
-@pytest.mark.parametrize("floor", sorted(_FLOORS))
-def test_a_floor_imports_nothing_above_it(floor: str) -> None:
-    """`backportr/text/` (pure parsing) and `backportr/git/` (the only code that touches
-    git) are the lowest floors, `backportr/resolve/` above the finders, `backportr/scan/`
-    above the resolver: each may import
-    itself and what lies below it, never what builds on it (mail, output, the CLI)."""
-    allowed = (f"backportr.{floor}", *_FLOORS[floor])
-    upward = [
-        f"{module.name}: {name}"
-        for module in sorted((ROOT / "backportr" / floor).glob("*.py"))
-        for name in _imports(module)
-        if name != "backportr"  # its version
-        and not any(name == a or name.startswith(a + ".") for a in allowed)
-    ]
+def test_no_floor_imports_one_above_it() -> None:
+    """Every module of the package sits on a floor (`_FLOORS`): `text/` and `git/` at the
+    bottom, the index, presence and the resolver above them, the scan and the CVE view above
+    the resolver, output, mail and the workflows above what they render, the CLI on top. An
+    import from a higher floor (the resolver reading the scan, the index rendering output) is
+    an arrow running back up, and fails here."""
+    upward = []
+    for module in _modules():
+        own = module.relative_to(ROOT / "backportr").with_suffix("")
+        if own.parts == ("__init__",):
+            continue  # the package's names, loaded lazily
+        floor = _floor_of(".".join(own.parts))
+        upward += [
+            f"{'/'.join(own.parts)}.py imports {name}"
+            for name in _imports(module)
+            if _floor_of(name.removeprefix("backportr.")) > floor
+        ]
     assert not upward, upward
+
+
+def test_the_floors_form_no_cycle_between_packages() -> None:
+    """No two packages import each other, directly or through others (a cycle at package
+    level is one `_FLOORS` cannot show inside one floor)."""
+    import networkx as nx
+
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    for module in _modules():
+        own = module.relative_to(ROOT / "backportr").parts[0].removesuffix(".py")
+        for name in _imports(module):
+            other = name.removeprefix("backportr.").split(".")[0]
+            if other != own and own != "__init__":
+                graph.add_edge(own, other)
+    assert list(nx.simple_cycles(graph)) == []
+
+
+def test_no_class_inherits_state_from_a_chain_of_project_classes() -> None:
+    """Composition, not inheritance chains: a class has at most one project class among its
+    bases, and that one derives from no other (a part such as `StorePart` or `GitAccess`).
+    Exceptions are exempt: their hierarchy is what callers catch."""
+    import ast
+
+    bases: dict[str, list[str]] = {}
+    for module in _modules():
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = [ast.unparse(b).split(".")[-1] for b in node.bases]
+
+    def is_error(name: str) -> bool:
+        return name.endswith(("Error", "Exception")) or any(
+            is_error(b) for b in bases.get(name, [])
+        )
+
+    chains = []
+    for name, of in sorted(bases.items()):
+        own = [b for b in of if b in bases]
+        if is_error(name) or not own:
+            continue
+        if len(own) > 1 or any(b in bases for b in bases[own[0]]):
+            chains.append(f"{name}({', '.join(of)})")
+    assert not chains, chains
 
 
 def test_the_command_modules_import_the_app_never_the_package() -> None:

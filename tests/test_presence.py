@@ -23,7 +23,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> RepoBuilder:
 def checker(scenario: RepoBuilder, tmp_path: Path) -> PresenceChecker:
     repo = Repo(scenario.path)
     index = CommitIndex(repo, tmp_path / "index.sqlite")
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     return PresenceChecker(repo, index)
 
 
@@ -73,7 +73,7 @@ def test_reapplied_after_revert(tmp_path: Path) -> None:
     b.revert("reverted-revert", "linux-5.10.y", name="reapply")
     repo = Repo(b.path)
     index = CommitIndex(repo)
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     p = PresenceChecker(repo, index).check(b.ids["reverted"], repo.branch("linux-5.10.y"))
     assert p.present and not p.reverted_in_branch
 
@@ -116,7 +116,7 @@ def test_other_reference_forms(tmp_path: Path, form: str) -> None:
     carrier = b.commit(message, {"drivers/foo.c": text}, branch="linux-5.10.y")
     repo = Repo(b.path)
     index = CommitIndex(repo)
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
     assert (p.present, p.how, p.as_commit) == (True, "annotation", carrier)
 
@@ -138,7 +138,7 @@ def test_a_change_libgit2_diffs_differently_is_found_by_its_patch_id(tmp_path: P
     carrier = b.commit("b: a helper for the stable branch", {"b.c": after}, branch="linux-5.10.y")
     repo = Repo(b.path)
     index = CommitIndex(repo)
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     p = PresenceChecker(repo, index).check(upstream, repo.branch("linux-5.10.y"))
     assert (p.present, p.how, p.as_commit) == (True, "patch-id", carrier)
 
@@ -161,7 +161,7 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     b.commit("c: a change of the branch", {"c.c": "int c1;\n"}, branch="linux-5.10.y")
     repo = Repo(b.path)
     index = CommitIndex(repo, tmp_path / "index.sqlite")
-    index.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    index.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     branch = repo.branch("linux-5.10.y")
     commits = [only_a, picked, both]
     expected = [PresenceChecker(repo, index).check(c, branch) for c in commits]
@@ -172,17 +172,17 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     ]
 
     fresh = CommitIndex(repo, tmp_path / "fresh.sqlite")
-    fresh.update(repo.upstream(), [repo.branch("linux-5.10.y")])
+    fresh.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
     monkeypatch.setattr(presence, "_LIST_PATHS_AFTER", 1)
     bulk = PresenceChecker(Repo(b.path), fresh)
     asked: list[str] = []
-    real = fresh.patch_id
+    real = fresh.patch_ids.patch_id
 
     def patch_id(oid: str) -> str | None:
         asked.append(oid)
         return real(oid)
 
-    monkeypatch.setattr(fresh, "patch_id", patch_id)
+    monkeypatch.setattr(fresh.patch_ids, "patch_id", patch_id)
     assert [bulk.check(c, branch) for c in commits] == expected
     assert asked == [picked]  # a.c alone, and b.c with c.c: no branch commit changes those
     assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]

@@ -63,10 +63,10 @@ def index_command(
                 typer.echo(
                     f"{name}: rewritten history detected, re-indexed from its fork point", err=True
                 )
-            commits = ws.index.count()
+            commits = ws.index.reader.count()
             typer.echo(f"{commits} commits in {ws.index.path}")
             log = logging.getLogger("backportr")
-            for form, count in ws.index.fix_form_counts().items():
+            for form, count in ws.index.reader.fix_form_counts().items():
                 log.info("%d commits name a culprit as %s", count, form)
             if commits >= _GRAPH_HINT and not ws.repo.has_commit_graph():
                 typer.echo(
@@ -112,7 +112,7 @@ def status_command(
             results = []
             for spec in commits:
                 oid = ws.repo.names.resolve_commit(spec)
-                info = ws.index.info(oid)
+                info = ws.index.reader.info(oid)
                 subject = info.subject if info else ws.repo.message(oid).split("\n", 1)[0]
                 presences = tuple(ws.presence.check(oid, b) for b in ws.branches)
                 results.append(StatusResult(oid, subject, presences))

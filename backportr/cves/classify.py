@@ -71,7 +71,7 @@ class CveClassifier:
                 carrier = found.as_commit or fix
                 how = f"{fix[:12]} is in the branch as {carrier[:12]} (by {found.how})"
                 return outcome("fixed", how, fix=fix, as_commit=carrier)
-        upstream_fix = next((f for f in known_fixes if self.ws.index.is_upstream(f)), None)
+        upstream_fix = next((f for f in known_fixes if self.ws.index.reader.is_upstream(f)), None)
         introducing = [i for i in record.introduced if i not in BEGINNING]
         known = [i for i in introducing if repo.has_commit(i)]
         if upstream_fix is None:

@@ -94,7 +94,7 @@ def _parsed(
     key naming its content (`RecordFile.key`), so a later run reads only what changed."""
     found = list(files)
     keys = {f.name: f"cve-record:{__version__}:{f.key}" for f in found}
-    kept = ws.index.cached_results(list(keys.values()))
+    kept = ws.index.kept.cached_results(list(keys.values()))
     records, bad, fresh = [], [], []
     for file in found:
         value = kept.get(keys[file.name])
@@ -112,7 +112,7 @@ def _parsed(
         record = record_from_json(data["record"])
         if not wanted or record.cve in wanted:
             records.append(record)
-    ws.index.keep_results(fresh)
+    ws.index.kept.keep_results(fresh)
     _log.info("cves: %d record files, %d read anew", len(found), len(fresh))
     return records, bad
 

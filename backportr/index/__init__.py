@@ -8,9 +8,11 @@ Updates are incremental (only commits new since the stored tips are read) and a 
 branch is re-read from its fork point. Writers hold a file lock; readers see a consistent
 database thanks to WAL.
 
-schema.py holds the tables and values, reader.py the questions, writer.py the updates; this
-module opens, checks and closes. It does not decide presence or dependencies: presence.py and
-resolve/finders/ ask it questions.
+`store.py` opens, checks and closes it; each question goes to one of the store's parts
+(`reader`, `kept`, `facts`, `patch_ids`, `after_fork`, `writer`), and schema.py holds the
+tables and values. It does not decide presence or dependencies: presence.py and
+resolve/finders/ ask it questions. It may import the git layer, text/, model, errors and the
+small shared modules (dbfault, keptfiles, lazyload), never what asks it (`tests/test_lint.py`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import TYPE_CHECKING
 from backportr.lazyload import lazy_names
 
 if TYPE_CHECKING:
-    from backportr.index.commitindex import CommitIndex, default_index_path
     from backportr.index.schema import SCHEMA_VERSION, IndexedRef, Relation, UpdateStats
+    from backportr.index.store import CommitIndex, default_index_path
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -35,8 +37,8 @@ __all__ = [
 # The names are loaded when first asked for (PEP 562): the index's reader process imports
 # this package for its parsing modules only, and so needs neither pygit2 nor SQLite's side.
 _HOMES = {
-    "CommitIndex": "backportr.index.commitindex",
-    "default_index_path": "backportr.index.commitindex",
+    "CommitIndex": "backportr.index.store",
+    "default_index_path": "backportr.index.store",
     "SCHEMA_VERSION": "backportr.index.schema",
     "IndexedRef": "backportr.index.schema",
     "Relation": "backportr.index.schema",

@@ -11,22 +11,21 @@ import sqlite3
 from collections.abc import Sequence
 
 from backportr.errors import BackportrError
-from backportr.index.reader import IndexReader
+from backportr.index.part import StorePart
 from backportr.model import Oid
 
 
-class AfterForkReader(IndexReader):
+class AfterFork(StorePart):
     """The questions answered by the after-fork rows, and the rows they need."""
 
     _unlisted: set[str] | None = None  # branches without their rows, until the next update
 
-    def _forget(self) -> None:
-        super()._forget()
+    def forget(self) -> None:
         self._unlisted = None
 
     def in_branch(self, oid: Oid, refname: str) -> bool | None:
         """Is the commit in the branch's history? None when the index cannot tell."""
-        row = self._row(oid)
+        row = self.store.reader.row(oid)
         if row is None:
             return None
         cid, seq = row.id, row.upstream_seq
@@ -36,10 +35,10 @@ class AfterForkReader(IndexReader):
             return True
         if seq is None:
             return False
-        stored = self._stored_ref(refname)
+        stored = self.store.reader.stored_ref(refname)
         if stored is None or stored.fork is None:
             return None
-        self.complete_after_fork([refname])
+        self.complete([refname])
         return (
             self.db.execute(
                 "SELECT 1 FROM after_fork WHERE refname=? AND commit_id=?", (refname, cid)
@@ -47,9 +46,9 @@ class AfterForkReader(IndexReader):
             is None
         )
 
-    def fixes_after_fork(self, refname: str) -> list[Oid]:
+    def fixes(self, refname: str) -> list[Oid]:
         """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""
-        self.complete_after_fork([refname])
+        self.complete([refname])
         rows = self.db.execute(
             "SELECT DISTINCT c.oid, c.upstream_seq FROM fixes f JOIN commits c ON c.id=f.commit_id "
             "JOIN after_fork a ON a.commit_id=c.id AND a.refname=? "
@@ -58,7 +57,7 @@ class AfterForkReader(IndexReader):
         ).fetchall()
         return [r[0] for r in rows]
 
-    def complete_after_fork(self, refnames: Sequence[str]) -> None:
+    def complete(self, refnames: Sequence[str]) -> None:
         """List and keep the rows of those of `refnames` stored without them. Each is
         listed from the nearest fork whose rows are known (upstream's tip, which has none,
         a branch already listed, or one listed before it here): with D1 the commits of that
@@ -90,7 +89,7 @@ class AfterForkReader(IndexReader):
                 if self.db.execute(  # not already listed by another process meanwhile
                     "DELETE FROM after_fork_pending WHERE refname=?", (refname,)
                 ).rowcount:
-                    self._add_after_fork_from(refname, base, d1, d2)
+                    self._add_from(refname, base, d1, d2)
             if began:
                 self.db.execute("COMMIT")
         except sqlite3.OperationalError as error:
@@ -98,7 +97,7 @@ class AfterForkReader(IndexReader):
                 with contextlib.suppress(sqlite3.Error):
                     self.db.execute("ROLLBACK")
             raise BackportrError(
-                f"{self.path}: cannot keep the upstream commits after the fork of "
+                f"{self.store.path}: cannot keep the upstream commits after the fork of "
                 f"{', '.join(todo)}: {error}"
             ) from error
         self._unlisted.difference_update(todo)
@@ -150,9 +149,7 @@ class AfterForkReader(IndexReader):
             known.append((seq, fork, refname))
         return steps
 
-    def _add_after_fork_from(
-        self, refname: str, base: str | None, d1: list[Oid], d2: list[Oid]
-    ) -> None:
+    def _add_from(self, refname: str, base: str | None, d1: list[Oid], d2: list[Oid]) -> None:
         """The branch's rows: the base branch's (none for upstream's tip) less D2, plus D1."""
         if base is not None:
             self.db.execute("CREATE TEMP TABLE IF NOT EXISTS listed(oid TEXT NOT NULL)")
@@ -164,9 +161,9 @@ class AfterForkReader(IndexReader):
                 (refname, base),
             )
             self.db.execute("DELETE FROM listed")
-        self._add_after_fork_of(refname, d1)
+        self.add_listed(refname, d1)
 
-    def _add_after_fork_of(self, refname: str, oids: list[Oid]) -> None:
+    def add_listed(self, refname: str, oids: list[Oid]) -> None:
         """The branch's rows of upstream commits after its fork, given by id: a branch
         read whole lists every upstream commit after its fork (tens of thousands), joined
         with the commits table by SQLite from a scratch table rather than looked up and

@@ -10,28 +10,25 @@ from collections.abc import Collection, Sequence
 
 from backportr.dbfault import unless_read_only
 from backportr.errors import BackportrError
-from backportr.index.afterfork import AfterForkReader
+from backportr.index.part import StorePart
 from backportr.model import Oid
 from backportr.text.patch_id import paths_key
 
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 
 
-class PatchIdReader(AfterForkReader):
+class PatchIds(StorePart):
     """The questions answered by patch-id, and the patch-ids they need."""
 
     _pending: set[str] | None = None  # branches without (all) their patch-ids
     _unpatched: dict[str, dict[str, list[Oid]]] | None = None  # their commits without one,
     # by branch and the digest of their paths
 
-    def _forget(self) -> None:
-        super()._forget()
+    def forget(self) -> None:
         self._pending = None
         self._unpatched = None
 
-    def complete_patch_ids(
-        self, refnames: Sequence[str] | None = None, *, named: bool = True
-    ) -> None:
+    def complete(self, refnames: Sequence[str] | None = None, *, named: bool = True) -> None:
         """Compute the patch-ids a branch was indexed without (every such branch, or those
         of `refnames`), and keep them; without `named`, only those of its commits that name
         no upstream commit (the branch stays pending). A fault keeping them (the index
@@ -90,13 +87,15 @@ class PatchIdReader(AfterForkReader):
             for cid, oid in unknown.items()
         }
         with unless_read_only():  # a read-only index: listed again
-            self._write_all("INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items()))
+            self.store.kept.write_all(
+                "INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items())
+            )
         for refname, listed in rows.items():
             by_paths = self._unpatched[refname] = {}
             for cid, oid, paths in listed:
                 by_paths.setdefault(paths or found[cid], []).append(oid)
 
-    def _mark_patch_ids_pending(self, refname: str) -> None:
+    def mark_pending(self, refname: str) -> None:
         """The branch has commits without a patch-id (inside an update's transaction)."""
         self.db.execute("INSERT OR IGNORE INTO patch_ids_pending VALUES(?)", (refname,))
         self._pending_refs().add(refname)
@@ -124,10 +123,10 @@ class PatchIdReader(AfterForkReader):
 
     def _keep_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
         try:
-            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.store.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
         except sqlite3.OperationalError as error:
             raise BackportrError(
-                f"{self.path}: cannot keep the patch-ids of {whose}: {error}"
+                f"{self.store.path}: cannot keep the patch-ids of {whose}: {error}"
             ) from error
 
     def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
@@ -184,7 +183,7 @@ class PatchIdReader(AfterForkReader):
                 self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
         return value
 
-    def fill_patch_ids(self, oids: list[Oid]) -> None:
+    def fill(self, oids: list[Oid]) -> None:
         """Compute the missing patch-ids of these commits in one git pipeline and keep them
         (a scan asks for thousands of upstream patch-ids; one diff each would be minutes)."""
         missing = [
@@ -192,7 +191,7 @@ class PatchIdReader(AfterForkReader):
         ]
         rows = self._computed_patch_ids(missing)
         with unless_read_only():  # a read-only index: not cached
-            self._write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.store.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 
     def _computed_patch_ids(self, oids: list[Oid]) -> list[tuple[str, Oid]]:
         """(patch-id, commit) of these commits, '' for one that has none; a commit git

@@ -26,7 +26,7 @@ class PatchIdPass:
 
     Without `named`, the commits whose messages name their upstream commit are left out:
     a question finds those by their upstream reference, and a question by patch-id computes
-    the few that could share its commit's (`PatchIdReader`). On a stable branch they are
+    the few that could share its commit's (`PatchIds`). On a stable branch they are
     most commits (FRR's `stable/10.2`: 308 of 357; a kernel branch nearly all of its
     25,000), and their diffs most of the pass."""
 
@@ -242,7 +242,7 @@ def branch_plans(
     holds is planned from its fork now (libgit2's merge base, whose commits the ancestry
     tests then find in its cache); the forks of branches new to it are found by git in the
     background, those of `worked_on` (refnames) first and with the upstream commits after
-    them listed (a sibling's are listed when asked for: `complete_after_fork`). With
+    them listed (a sibling's are listed when asked for: `AfterFork.complete`). With
     `upstream_among` (which of these commits are upstream's, asked once upstream is read),
     a sibling's merge bases are found from it instead (`ForkProbes`).
 
@@ -258,7 +258,7 @@ def branch_plans(
     tips = [branches[i].tip for i in new]
     # A probe lists the upstream commits after its fork for a few branches worked on (it
     # runs beside the upstream read); many are listed at the update's end instead, each
-    # from the nearest fork known (`complete_after_fork`): a walk of upstream from its tip
+    # from the nearest fork known (`AfterFork.complete`): a walk of upstream from its tip
     # each would cost as much as the rest of the build (FRR's 27 branches).
     listed = set(first) if len(first) <= _PIPELINES else set()
     later = None

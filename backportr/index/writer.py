@@ -14,8 +14,14 @@ from backportr.errors import IndexCorruptError
 from backportr.git.log_records import LogRecord
 from backportr.git.repo import Ref
 from backportr.git.walk import Walk
-from backportr.index.dropping import Drops
+from backportr.index.dropping import (
+    drop_all,
+    drop_deleted_branches,
+    execute_script,
+    replaced_upstream,
+)
 from backportr.index.parsing import BatchRows, CommitRows, commit_rows, finish_batch
+from backportr.index.part import StorePart
 from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
 from backportr.index.preparing import BATCH, batches, prepare_batch
 from backportr.index.schema import (
@@ -23,7 +29,9 @@ from backportr.index.schema import (
     UpdateStats,
     in_chunks,
 )
+from backportr.index.transaction import writing
 from backportr.index.worker import BulkWorker
+from backportr.index.written import resolve_pending
 from backportr.model import Oid, ProgressCallback, no_progress
 
 _log = logging.getLogger("backportr")
@@ -32,14 +40,14 @@ _LOG_SLICE = 50_000  # commits per git process of the bulk read (git waits on th
 _BULK_CACHE_KIB = 256 * 1024  # the page cache of a bulk load (memory, not disk)
 
 
-class IndexWriter(Drops):
-    """Updates (the lifecycle class, CommitIndex, opens the database)."""
+class IndexWriter(StorePart):
+    """Updates (the store, CommitIndex, opens the database)."""
 
     worker_after = 10_000
     """A full read longer than this many commits goes on in a worker process."""
     _worked_on_refs: set[str] | None = None
     _named_patch_ids = False
-    read_only = False  # opened as it is where nothing can be written (CommitIndex)
+    _bulk = False  # filling an empty index: nothing stored is looked up
 
     def update(
         self,
@@ -56,35 +64,35 @@ class IndexWriter(Drops):
         or the new one, never an empty one). The branches named in `worked_on` (refnames;
         every branch when None) are stored whole: their patch-ids computed beside the
         upstream read, the upstream commits after their forks listed. The others (siblings,
-        for evidence) get these as questions need them (`PatchIdReader`,
-        `complete_after_fork`): a command on one branch asks few of its siblings' patch-ids
+        for evidence) get these as questions need them (`PatchIds`,
+        `AfterFork.complete`): a command on one branch asks few of its siblings' patch-ids
         (a backport that names nothing) and rarely whether an upstream commit is in one, and
         on a repository of many branches the two were most of a first run.
 
         Of a branch worked on, the commits that name their upstream commit get their
         patch-ids now only with `named_patch_ids` (a scan compares each backport with its
         upstream commit); otherwise a question by patch-id computes those that could share
-        its commit's (`PatchIdReader`), and the branch stays in `patch_ids_pending`."""
-        if self.read_only:
+        its commit's (`PatchIds`), and the branch stays in `patch_ids_pending`."""
+        if self.store.read_only:
             return self._as_it_is(upstream, branches, rebuild)
-        self._forget()
+        self.store.forget()
         self._worked_on_refs = None if worked_on is None else set(worked_on)
         self._named_patch_ids = named_patch_ids
         try:
             return self._update(upstream, branches, progress, rebuild)
         finally:
-            self._forget()  # what was read while writing is not what now stands
+            self.store.forget()  # what was read while writing is not what now stands
 
     def _as_it_is(self, upstream: Ref, branches: Sequence[Ref], rebuild: bool) -> UpdateStats:
         """A read-only index is used only when it is up to date with every ref asked about
         (an answer from a stale one would be a guess)."""
-        stored = {r.refname: r.tip for r in self.refs()}
+        stored = {r.refname: r.tip for r in self.store.reader.refs()}
         behind = [r.name for r in (upstream, *branches) if stored.get(r.refname) != r.tip]
         if rebuild or behind:
             why = f"is behind {', '.join(behind)} and cannot be updated"
             why = "cannot be rebuilt" if rebuild else why
             raise IndexCorruptError(
-                f"the index {self.path} {why} here (a read-only file system): run backportr "
+                f"the index {self.store.path} {why} here (a read-only file system): run backportr "
                 "index where it is writable, or give --index PATH on a writable one"
             )
         return UpdateStats(new_commits={r.name: 0 for r in (upstream, *branches)}, rewritten=())
@@ -101,15 +109,15 @@ class IndexWriter(Drops):
     ) -> UpdateStats:
         new: dict[str, int] = {}
         rewritten: list[str] = []
-        with self._writing(first_fill=not rebuild):
+        with writing(self.store, first_fill=not rebuild):
             if rebuild:
-                self._drop_all()
-            replaced = self._replaced_upstream(upstream)
+                drop_all(self.db, self.store.schema_mark)
+            replaced = replaced_upstream(self.db, self.repo, upstream)
             if replaced is not None:
-                self._drop_all()
-                self._forget()
-            dropped = self._drop_deleted_branches()
-            stored_upstream = self._stored_ref(upstream.refname)
+                drop_all(self.db, self.store.schema_mark)
+                self.store.forget()
+            dropped = drop_deleted_branches(self.db, self.repo)
+            stored_upstream = self.store.reader.stored_ref(upstream.refname)
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
             forward = (
                 upstream_moved
@@ -118,7 +126,7 @@ class IndexWriter(Drops):
             )
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
-            stored = [self._stored_ref(b.refname) for b in branches]
+            stored = [self.store.reader.stored_ref(b.refname) for b in branches]
             first = [b.refname for b in branches if self._worked_on(b.refname)]
             plans = branch_plans(
                 self.repo,
@@ -142,16 +150,16 @@ class IndexWriter(Drops):
                 refname = plan.branch.refname
                 if not self._worked_on(refname):
                     if new[plan.branch.name]:  # its new commits have none yet
-                        self._mark_patch_ids_pending(refname)
+                        self.store.patch_ids.mark_pending(refname)
                 else:
                     if plan.pass_ is not None and plan.pass_.left_out():  # those naming upstream
-                        self._mark_patch_ids_pending(refname)
+                        self.store.patch_ids.mark_pending(refname)
                     # what an earlier update left without them: completed now
-                    self.complete_patch_ids([refname], named=self._named_patch_ids)
-            self.complete_after_fork(
+                    self.store.patch_ids.complete([refname], named=self._named_patch_ids)
+            self.store.after_fork.complete(
                 [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
             )
-            self._resolve_pending(progress)
+            resolve_pending(self.db, progress)
         return UpdateStats(
             new_commits=new, rewritten=tuple(rewritten), replaced_upstream=replaced, dropped=dropped
         )
@@ -182,7 +190,7 @@ class IndexWriter(Drops):
                 )
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
-        stored = self._stored_ref(upstream.refname)
+        stored = self.store.reader.stored_ref(upstream.refname)
         if stored is not None and stored.tip == upstream.tip:
             return []
         if stored is not None and self.repo.is_ancestor(upstream.tip, stored.tip):
@@ -231,7 +239,7 @@ class IndexWriter(Drops):
             if bulk:
                 self._bulk = False
                 progress("building the index's lookup tables", 0, None)
-                self._execute_script(_COMMIT_INDEXES)
+                execute_script(self.db, _COMMIT_INDEXES)
                 self.db.execute("PRAGMA cache_size=-2000")  # SQLite's default again
                 with contextlib.suppress(sqlite3.OperationalError):
                     self.db.execute("PRAGMA temp_store=DEFAULT")
@@ -253,7 +261,9 @@ class IndexWriter(Drops):
             for raw in self.repo.streams.walk_step(walk, self.worker_after):
                 read.append(raw)
                 if worker is None and len(read) == first:
-                    worker = _start_worker(self.repo.path, self.vocabulary.reads_every_message)
+                    worker = _start_worker(
+                        self.repo.path, self.store.vocabulary.reads_every_message
+                    )
             if worker is not None and not walk.done:
                 worker.walk_on(walk)  # it is told what this process read (`walk.seen`)
             for batch in batches(read, first):
@@ -264,7 +274,7 @@ class IndexWriter(Drops):
                 return ids
             rest: Iterator[BatchRows]
             if worker is not None:
-                vocabulary = self.vocabulary
+                vocabulary = self.store.vocabulary
                 rest = (finish_batch(prepared, vocabulary) for prepared in worker.batches())
             else:
                 records = self.repo.streams.walk_all(walk, _LOG_SLICE)
@@ -278,8 +288,8 @@ class IndexWriter(Drops):
                 worker.close()
 
     def _parse(self, batch: list[bytes]) -> BatchRows:
-        every = self.vocabulary.reads_every_message
-        return finish_batch(prepare_batch(batch, every=every), self.vocabulary)
+        every = self.store.vocabulary.reads_every_message
+        return finish_batch(prepare_batch(batch, every=every), self.store.vocabulary)
 
     def _insert_bulk(self, rows: BatchRows, top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
@@ -294,7 +304,9 @@ class IndexWriter(Drops):
         )
         last = first + len(rows.commits) - 1
         if rows.commits and self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] != last:
-            raise IndexCorruptError(f"{self.path}: commit ids not consecutive; rebuild the index")
+            raise IndexCorruptError(
+                f"{self.store.path}: commit ids not consecutive; rebuild the index"
+            )
         self.db.execute(
             "UPDATE commits SET upstream_seq=? - id WHERE id BETWEEN ? AND ?",
             (top_seq + first, first, last),
@@ -343,9 +355,9 @@ class IndexWriter(Drops):
             fork = plan.fork
             after = plan.after_fork() if fork is not None else None
             if after is not None:  # listed by its probe, beside the upstream read
-                self._add_after_fork_of(branch.refname, after)
+                self.store.after_fork.add_listed(branch.refname, after)
             elif fork is not None:  # listed from a near fork at the update's end (a branch
-                # worked on: `complete_after_fork`), or when a question needs them
+                # worked on: `AfterFork.complete`), or when a question needs them
                 self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
         records = list(self.repo.streams.log(branch.tip, plan.own_commits_exclude()))
         self._store_branch(branch, records, top, progress, plan.patch_ids())
@@ -446,7 +458,7 @@ class IndexWriter(Drops):
                     self.db.execute("UPDATE commits SET upstream_seq=? WHERE id=?", (seq, cid))
                 continue
             ids.append(next_id)
-            new.append((next_id, seq, commit_rows(record, self.vocabulary)))
+            new.append((next_id, seq, commit_rows(record, self.store.vocabulary)))
             next_id += 1
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))

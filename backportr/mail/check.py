@@ -95,7 +95,7 @@ class Checker:
             target = submitted[-1]  # a series is checked as a whole, through its last part
         resolver = Resolver(self.ws)
         checks = [self._branch(resolver, mail, target, b, submitted) for b in branches]
-        info = self.ws.index.info(target)
+        info = self.ws.index.reader.info(target)
         subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
         members = [target, *(m.commit for b in checks for m in b.members)]
         return MailCheck(
@@ -127,7 +127,7 @@ class Checker:
                 if is_own(entry.message_id, entry.author, self.own):
                     _log.info("skipped our own reply <%s> in the archive", entry.message_id)
                     continue
-                if self.ws.index.upstream_by_subject(_patch_subject(entry.title)):
+                if self.ws.index.reader.upstream_by_subject(_patch_subject(entry.title)):
                     continue  # merged upstream already: the resolver saw it
                 out.append((commit, entry.message_id, entry.title))
         return out
@@ -140,7 +140,7 @@ class Checker:
         if mail.upstream:
             return self.ws.repo.names.resolve_commit(mail.upstream)
         if mail.patch_subject:
-            found = self.ws.index.upstream_by_subject(mail.patch_subject)
+            found = self.ws.index.reader.upstream_by_subject(mail.patch_subject)
             return found[-1] if found else None
         return None
 
@@ -235,7 +235,7 @@ class Checker:
                 seen.setdefault(member.commit, member)
 
         def order(member: Member) -> tuple[int, str]:
-            seq = self.ws.index.upstream_seq(member.commit)
+            seq = self.ws.index.reader.upstream_seq(member.commit)
             return (seq if seq is not None else 1 << 40, member.commit)
 
         return tuple(sorted(seen.values(), key=order))
@@ -245,7 +245,7 @@ class Checker:
         if not mail.diff:
             return []
         submitted = self.ws.repo.patch_id_of_diff(mail.diff)
-        upstream = self.ws.index.patch_id(target)
+        upstream = self.ws.index.patch_ids.patch_id(target)
         if submitted and upstream and submitted != upstream:
             return [
                 f"the submitted patch differs from upstream {target[:12]} (patch-id): "

@@ -26,11 +26,11 @@ def with_covers(report: Report, lore: Lore, ws: Workspace) -> Report:
 
     def thread_of(p: PostingInfo) -> Thread:
         if p.key not in seen:
-            kept = ws.index.posting_cover(p.key)
+            kept = ws.index.kept.posting_cover(p.key)
             if kept is None and p.message_id is not None:
                 kept = _read_thread(lore, p.message_id)
                 if kept is not None:
-                    ws.index.keep_posting_cover(p.key, *kept)
+                    ws.index.kept.keep_posting_cover(p.key, *kept)
             seen[p.key] = kept or (None, None, [])
         return seen[p.key]
 
@@ -75,7 +75,7 @@ def _with_posted(
     for number, subject in patches:
         if subject.casefold() in known:
             continue
-        found = ws.index.upstream_by_subject(subject)
+        found = ws.index.reader.upstream_by_subject(subject)
         state: SiblingState
         if len(found) != 1:
             out.append(Sibling("", number, subject, "not-upstream"))

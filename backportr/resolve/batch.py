@@ -51,7 +51,7 @@ def resolve_batch(resolver: Resolver, targets: Sequence[Oid], branches: Sequence
     index = resolver.ws.index
 
     def seq(commit: Oid) -> int:
-        value = index.upstream_seq(commit)
+        value = index.reader.upstream_seq(commit)
         return value if value is not None else 1 << 40
 
     reports = []

@@ -41,7 +41,7 @@ class Closure:
     went_deeper: bool = False  # whether it searched past the first level
 
     def seq(self, commit: Oid) -> int:
-        value = self.ctx.index.upstream_seq(commit)
+        value = self.ctx.index.reader.upstream_seq(commit)
         return value if value is not None else 1 << 40
 
     def add(self, commit: Oid, role: Role, reason: Reason | None) -> bool:
@@ -123,14 +123,14 @@ class Closure:
         return any(
             self.in_closure(c)
             or self.ctx.is_present(c)
-            or self.in_closure(self.ctx.index.carried_upstream(c) or "")
+            or self.in_closure(self.ctx.index.reader.carried_upstream(c) or "")
             for c in named
         )
 
     def same_series(self, commit: Oid) -> bool:
         """Same author as the target, committed upstream within hours of it: one posting."""
-        ours = self.ctx.index.info(commit)
-        target = self.ctx.index.info(self.target)
+        ours = self.ctx.index.reader.info(commit)
+        target = self.ctx.index.reader.info(self.target)
         return (
             ours is not None
             and target is not None
@@ -140,7 +140,7 @@ class Closure:
 
     def is_candidate(self, commit: Oid) -> bool:
         ctx = self.ctx
-        if commit == self.target or not ctx.index.is_upstream(commit):
+        if commit == self.target or not ctx.index.reader.is_upstream(commit):
             return False
         if commit in self.graph:
             return True

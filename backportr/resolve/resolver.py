@@ -108,7 +108,7 @@ class Resolver:
         """The culprit policy in force: `auto` is `evidence` in a project that tags fixes
         for stable and `always` in one that never does."""
         if self.culprits == "auto":
-            return "evidence" if self.ws.index.has_stable_tags() else "always"
+            return "evidence" if self.ws.index.facts.has_stable_tags() else "always"
         return self.culprits
 
     def context(self, branch: Ref) -> Context:
@@ -134,7 +134,7 @@ class Resolver:
     def _fork(self, branch: Ref) -> Oid | None:
         """The branch's fork point from upstream (kept by the index; computed once otherwise)."""
         if branch.refname not in self._forks:
-            stored = {r.refname: r for r in self.ws.index.refs()}.get(branch.refname)
+            stored = {r.refname: r for r in self.ws.index.reader.refs()}.get(branch.refname)
             if stored is not None and stored.tip == branch.tip and stored.fork:
                 self._forks[branch.refname] = stored.fork
             else:
@@ -149,7 +149,7 @@ class Resolver:
             self.progress(f"resolving on {branch.name}", done, len(branches))
             reports.append(self.resolve_branch(target, branch))
         self.progress("resolving", len(branches), len(branches))
-        info = self.ws.index.info(target)
+        info = self.ws.index.reader.info(target)
         subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
         return Report(target, subject, tuple(reports))
 
@@ -274,10 +274,10 @@ class Resolver:
         """`commit` is in the branch as a backport that differs from upstream: find what it
         lacked, on the branch as it was just before that backport."""
         ctx = closure.ctx
-        upstream_pid = ctx.index.patch_id(commit)
-        if upstream_pid is not None and upstream_pid == ctx.index.patch_id(backport):
+        upstream_pid = ctx.index.patch_ids.patch_id(commit)
+        if upstream_pid is not None and upstream_pid == ctx.index.patch_ids.patch_id(backport):
             return
-        known = ctx.index.adapted_conflicts(commit, backport)  # kept by a scan or a resolve
+        known = ctx.index.kept.adapted_conflicts(commit, backport)  # kept by a scan or a resolve
         if known is False:
             return
         parents = ctx.repo.parents(backport)
@@ -286,7 +286,7 @@ class Resolver:
         state = TreeState(parents[0])
         result = self.applier.pick(commit, state)
         if known is None:
-            ctx.index.keep_adapted_conflicts(commit, backport, result.result == "conflict")
+            ctx.index.kept.keep_adapted_conflicts(commit, backport, result.result == "conflict")
         if result.result != "conflict":
             return
         for finding in conflict_prerequisites(

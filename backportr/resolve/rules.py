@@ -43,7 +43,7 @@ def prune_unhelpful(
     optional = {  # and not a fix the branch needs in its own right
         commit
         for commit in helpers
-        if not fixes_here(closure, commit) and not closure.ctx.index.stable_tags_of(commit)
+        if not fixes_here(closure, commit) and not closure.ctx.index.reader.stable_tags_of(commit)
     }
     resolving = {  # pulled in only to resolve a conflict
         c for c in helpers if all(r.kind == "conflict" for r in closure.graph.reasons(c))
@@ -107,10 +107,10 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     adapt the member instead (measured on the three shared projects: docs/accuracy.md).
     Why, or None when it stays."""
     ctx = closure.ctx
-    ours, target = ctx.index.info(helper), ctx.index.info(closure.target)
+    ours, target = ctx.index.reader.info(helper), ctx.index.reader.info(closure.target)
     if ours is None or target is None or ours.author_email == target.author_email:
         return None
-    if ctx.index.reverts_of(helper):
+    if ctx.index.reader.reverts_of(helper):
         return None
     helped = helped_by(closure, helper)
     tip = TreeState(ctx.branch.tip)
@@ -131,19 +131,19 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
 
 
 def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
-    """In a project whose stable branches take fixes (`IndexReader.takes_fixes_only`), a
+    """In a project whose stable branches take fixes (`ProjectFacts.takes_fixes_only`), a
     commit found only to resolve a conflict (and not a fix: the caller asks only of those)
     that changes more lines than the members it helps is a refactor the maintainers adapt
     those members around rather than take; unless it is a revert or another stable branch
     of the repository carries it (the stable team took it before). Measured on the three
     shared projects: docs/accuracy.md. Why, or None when it stays."""
     ctx = closure.ctx
-    if not ctx.index.takes_fixes_only() or ctx.index.reverts_of(helper):
+    if not ctx.index.facts.takes_fixes_only() or ctx.index.reader.reverts_of(helper):
         return None
     helped = helped_by(closure, helper)
     ours = sum(map(len, ctx.applier.changed_lines(helper)))
     theirs = sum(sum(map(len, ctx.applier.changed_lines(m))) for m in helped)
-    if ours <= theirs or ctx.index.backports_elsewhere(helper, ctx.branch.refname):
+    if ours <= theirs or ctx.index.patch_ids.backports_elsewhere(helper, ctx.branch.refname):
         return None
     names = " and ".join(m[:12] for m in helped)
     return (
@@ -175,7 +175,7 @@ def feature_to_adapt_instead(
     shown as a suggestion instead of joining the series."""
     ctx = closure.ctx
     commit = finding.commit
-    if commit in closure.graph or culprits(ctx, commit) or ctx.index.stable_tags_of(commit):
+    if commit in closure.graph or culprits(ctx, commit) or ctx.index.reader.stable_tags_of(commit):
         return False
     removed, added = applier.changed_lines(commit)
     size = len(removed) + len(added)

@@ -13,7 +13,7 @@ from typing import Any
 
 from backportr import __version__
 from backportr.git.repo import Ref
-from backportr.index.reader import result_key
+from backportr.index.kept import result_key
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve.finders.fixes import fixed_by
 from backportr.resolve.resolver import Resolver
@@ -62,7 +62,7 @@ class Answers:
         """The resolver's answer, or the one an earlier run kept when nothing that moved
         since can change it (see `still_holds`)."""
         scope = self._scope(branch, commit)
-        kept = self.ws.index.cached_result(scope)
+        kept = self.ws.index.kept.cached_result(scope)
         if kept is not None:
             record = json.loads(kept)
             if self.still_holds(branch, record):
@@ -86,7 +86,7 @@ class Answers:
         held, self._held = self._held, []
         records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
         self.ws.repo.diffs.learn_paths(c for closure in records.values() for c in closure)
-        self.ws.index.keep_results(
+        self.ws.index.kept.keep_results(
             [
                 (scope, json.dumps(self._record(branch, records[scope], report)))
                 for scope, branch, _, report in held
@@ -121,11 +121,11 @@ class Answers:
         todo = list(closure)
         while todo and len(closure) < _MOST_WEIGHED:
             c = todo.pop()
-            for r in (*fixed_by(index, c), *index.reverted_by(c, upstream_only=True)):
+            for r in (*fixed_by(index, c), *index.reader.reverted_by(c, upstream_only=True)):
                 if r.commit not in closure:
                     closure.add(r.commit)
                     todo.append(r.commit)
-        closure |= {r.target for c in list(closure) for r in index.fixes_of(c) if r.target}
+        closure |= {r.target for c in list(closure) for r in index.reader.fixes_of(c) if r.target}
         return closure
 
     def _record(self, branch: Ref, closure: set[Oid], report: BranchReport) -> dict[str, object]:
@@ -177,12 +177,14 @@ class Answers:
         index, repo = self.ws.index, self.ws.repo
         for c in closure:
             follow = fixed_by(index, c)
-            reverts = index.reverted_by(c, upstream_only=True)
-            related = (*follow, *reverts, *index.stable_deps_naming(c))
+            reverts = index.reader.reverted_by(c, upstream_only=True)
+            related = (*follow, *reverts, *index.reader.stable_deps_naming(c))
             if any(r.commit in delta.commits for r in related):
                 return True
             undone = [c] if reverts else []
-            undone += [r.commit for r in follow if index.reverted_by(r.commit, upstream_only=True)]
+            undone += [
+                r.commit for r in follow if index.reader.reverted_by(r.commit, upstream_only=True)
+            ]
             if any(delta.files.intersection(repo.diffs.files_touched(u)) for u in undone):
                 return True
         return False
@@ -204,5 +206,7 @@ class Answers:
                 return None
         repo.diffs.learn_paths(commits)
         files = {f for c in commits for f in repo.diffs.files_touched(c)}
-        carried = {u for c in commits if (u := self.ws.index.carried_upstream(c)) is not None}
+        carried = {
+            u for c in commits if (u := self.ws.index.reader.carried_upstream(c)) is not None
+        }
         return _Delta(frozenset(commits), frozenset(files), frozenset(carried))

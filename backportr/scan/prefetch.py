@@ -87,8 +87,8 @@ def main(argv: list[str]) -> int:
     from backportr.errors import BackportrError
     from backportr.git.repo import GitError, Repo
     from backportr.git.search import range_file
-    from backportr.index.commitindex import default_index_path
     from backportr.index.peeking import stored_forks
+    from backportr.index.store import default_index_path
     from backportr.resolve.finders.symbols import SEARCHED
     from backportr.resolve.finders.words import keep_identifier_set
 

@@ -24,7 +24,7 @@ from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.git.repo import GitError, Ref
 from backportr.git.trial import TreeState
-from backportr.index.reader import result_key
+from backportr.index.kept import result_key
 from backportr.model import (
     CulpritPolicy,
     Oid,
@@ -102,7 +102,7 @@ class Scanner:
             kept=ws.index.path.parent / "ranges",
         )
         ws.repo.search.expect_many_greps()  # the symbol finder's "which files mention it"
-        ws.repo.search.keep_blame_diffs((ws.index.blame_hunks, ws.index.keep_blame_hunks))
+        ws.repo.search.keep_blame_diffs((ws.index.kept.blame_hunks, ws.index.kept.keep_blame_hunks))
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None
@@ -163,7 +163,7 @@ class Scanner:
         """How many of the targets no earlier run's kept answer covers: the scan's work (a
         warm rescan has none)."""
         fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-        kept = self.ws.index.kept_findings([*fix_keys, *backport_keys])
+        kept = self.ws.index.kept.kept_findings([*fix_keys, *backport_keys])
         self._looked_up[branch.name] = (fixes, backports, fix_keys, backport_keys, kept)
         return len(fix_keys) + len(backport_keys) - len(kept)
 
@@ -172,7 +172,7 @@ class Scanner:
         tip, upstream's or a sibling's moved, another version): no key of this scan can
         name them."""
         for branch in self.ws.branches:
-            self.ws.index.forget_findings(branch.name, self._state(branch.name))
+            self.ws.index.kept.forget_findings(branch.name, self._state(branch.name))
 
     def _target_keys(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
@@ -190,7 +190,7 @@ class Scanner:
             fix_keys, backport_keys, kept = looked_up[2:]  # `unanswered` asked for them
         else:
             fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-            kept = self.ws.index.kept_findings([*fix_keys, *backport_keys])
+            kept = self.ws.index.kept.kept_findings([*fix_keys, *backport_keys])
         if self.staged:
             self.prepare(
                 [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
@@ -229,7 +229,7 @@ class Scanner:
     def _keep_found(self) -> None:
         """Keep the targets' findings held so far, in one transaction."""
         found, self._found = self._found, []
-        self.ws.index.keep_findings(found)
+        self.ws.index.kept.keep_findings(found)
 
     def _keys(self, branch: str) -> Callable[[str, Oid], str]:
         """The key of a target's kept findings on the branch, from the check and the target:
@@ -259,14 +259,14 @@ class Scanner:
     # -- candidates from the index ----------------------------------------------------------
 
     def _fix_candidates(self, branch: Ref, limit: list[Oid] | None) -> list[Oid]:
-        commits = self.ws.index.fixes_after_fork(branch.refname)
+        commits = self.ws.index.after_fork.fixes(branch.refname)
         if limit is not None:
             wanted = set(limit)
             commits = [c for c in commits if c in wanted]
         return commits
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
-        return self.ws.index.backports_in(branch.refname)
+        return self.ws.index.reader.backports_in(branch.refname)
 
     # -- the three kinds --------------------------------------------------------------------
 
@@ -274,7 +274,7 @@ class Scanner:
         presence = self.ws.presence
         if presence.check(commit, branch).present:
             return
-        culprits = [r.target for r in self.ws.index.fixes_of(commit) if r.target]
+        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
         present = [c for c in culprits if c and presence.check(c, branch).present]
         if not present:
             return
@@ -302,7 +302,7 @@ class Scanner:
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
-        oldest = min((self.ws.index.upstream_seq(c) or 0 for c in present), default=0)
+        oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
         result.findings.append(
             ScanFinding(
                 "missing-fix",
@@ -361,7 +361,7 @@ class Scanner:
                         f"{len(series)} commit(s) its closure needs",
                     ),
                     tagged,
-                    self.ws.index.upstream_seq(upstream) or 0,
+                    self.ws.index.reader.upstream_seq(upstream) or 0,
                 )
             )
 
@@ -382,7 +382,7 @@ class Scanner:
             seen.add(commit)
             for relation in (
                 *fixed_by(index, commit),
-                *index.reverted_by(commit, upstream_only=True),
+                *index.reader.reverted_by(commit, upstream_only=True),
             ):
                 if not presence.check(relation.commit, branch).present:
                     return True
@@ -391,27 +391,27 @@ class Scanner:
             return True
         if any(not presence.check(f.commit, branch).present for f in recorded(ctx, upstream)):
             return True
-        upstream_pid = index.patch_id(upstream)
-        if upstream_pid is None or upstream_pid == index.patch_id(carrier):
+        upstream_pid = index.patch_ids.patch_id(upstream)
+        if upstream_pid is None or upstream_pid == index.patch_ids.patch_id(carrier):
             return False
-        conflicts = index.adapted_conflicts(upstream, carrier)
+        conflicts = index.kept.adapted_conflicts(upstream, carrier)
         if conflicts is None:
             parents = self.ws.repo.parents(carrier)
             conflicts = bool(parents) and (
                 self.resolver.applier.pick(upstream, TreeState(parents[0])).result == "conflict"
             )
-            index.keep_adapted_conflicts(upstream, carrier, conflicts)
+            index.kept.keep_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
 
     def prepare(self, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> None:
         """Stage 1's bulk work: the patch-ids of every fix and backported upstream commit, in
         git pipelines (kept in the index, so the next scan pays nothing): half the fixes are
         looked for in the branch by patch-id, and one diff each in Python costs more."""
-        self.ws.index.fill_patch_ids([*fixes, *(u for _, u in backports)])
+        self.ws.index.patch_ids.fill([*fixes, *(u for _, u in backports)])
 
     def _tagged(self, commit: Oid) -> bool:
         """Tagged for stable: a `Cc: stable@...` line (any project's stable address)."""
-        return any(not t.noautosel for t in self.ws.index.stable_tags_of(commit))
+        return any(not t.noautosel for t in self.ws.index.reader.stable_tags_of(commit))
 
     def _wanted(self, branch: Ref, commit: Oid) -> bool:
         """The policy: not dropped by the stable queue, not only in ignored paths, and not
@@ -421,7 +421,7 @@ class Scanner:
         if self.policy.ignored(self.ws.repo.diffs.files_touched(commit)):
             return False
         version = parse_version(branch.name)
-        tags = [t for t in self.ws.index.stable_tags_of(commit) if t.since or t.until]
+        tags = [t for t in self.ws.index.reader.stable_tags_of(commit) if t.since or t.until]
         return not (version and tags and not any(t.covers(version) for t in tags))
 
     def _culprit_evidence(self, culprit: Oid, branch: Ref) -> str:
@@ -432,5 +432,5 @@ class Scanner:
         return f"Fixes: {culprit[:12]} ({self._subject(culprit)}), in the branch {where}"
 
     def _subject(self, commit: Oid) -> str:
-        info = self.ws.index.info(commit)
+        info = self.ws.index.reader.info(commit)
         return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]

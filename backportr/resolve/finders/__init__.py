@@ -49,7 +49,7 @@ class Context:
         return self._present[commit]
 
     def subject(self, commit: Oid) -> str:
-        info = self.index.info(commit)
+        info = self.index.reader.info(commit)
         if info is not None:
             return info.subject
         return self.repo.message(commit).split("\n", 1)[0].strip()

@@ -55,7 +55,7 @@ def _candidates(
     member that changes code, no documentation-only commit); their patch-ids, which the
     presence check asks for, computed by one git pipeline first."""
     found_commits = dict.fromkeys(c for c, _ in found)
-    ctx.index.fill_patch_ids(
+    ctx.index.patch_ids.fill(
         [c for c in found_commits if ctx.presence.needs_patch_id(c, ctx.branch)]
     )
     docs_too = documentation_only(ctx.repo.diffs.files_touched(member))

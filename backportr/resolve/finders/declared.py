@@ -13,7 +13,7 @@ from backportr.resolve.finders import Context, Finding
 
 def declared(ctx: Context, commit: Oid) -> list[Finding]:
     found: list[Finding] = []
-    for tag in ctx.index.stable_tags_of(commit):
+    for tag in ctx.index.reader.stable_tags_of(commit):
         if tag.prerequisite is None:
             continue
         if ctx.version is not None and not tag.covers(ctx.version):
@@ -28,11 +28,11 @@ def declared(ctx: Context, commit: Oid) -> list[Finding]:
 
 def recorded(ctx: Context, commit: Oid) -> list[Finding]:
     found: list[Finding] = []
-    for relation in ctx.index.stable_deps_naming(commit):
-        original = ctx.index.carried_upstream(relation.commit)
+    for relation in ctx.index.reader.stable_deps_naming(commit):
+        original = ctx.index.reader.carried_upstream(relation.commit)
         if original is None or original == commit:
             continue
-        branches = ", ".join(ctx.index.branches_of(relation.commit)) or "a stable branch"
+        branches = ", ".join(ctx.index.reader.branches_of(relation.commit)) or "a stable branch"
         detail = (
             f"{branches} took it as {relation.commit[:12]} with "
             f"Stable-dep-of: {ctx.describe(commit)}"
@@ -44,10 +44,10 @@ def recorded(ctx: Context, commit: Oid) -> list[Finding]:
 def _resolve(ctx: Context, ref: str, subject: str | None) -> Oid | None:
     oid = ctx.repo.names.try_resolve_commit(ref)
     if oid is not None:
-        carried = ctx.index.carried_upstream(oid)
+        carried = ctx.index.reader.carried_upstream(oid)
         return carried or oid
     if subject:
-        matches = ctx.index.upstream_by_subject(subject)
+        matches = ctx.index.reader.upstream_by_subject(subject)
         if matches:
             return matches[-1]
     return None

@@ -15,7 +15,7 @@ _CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
 def culprits(ctx: Context, commit: Oid) -> list[Oid]:
     """The resolved culprits of a commit's Fixes: lines (unresolvable ones are skipped)."""
     out: list[Oid] = []
-    for relation in ctx.index.fixes_of(commit):
+    for relation in ctx.index.reader.fixes_of(commit):
         if relation.target and relation.target != commit and relation.target not in out:
             out.append(relation.target)
     return out
@@ -25,13 +25,13 @@ def fixed_by(index: CommitIndex, commit: Oid) -> list[Relation]:
     """Upstream commits whose Fixes: names `commit` or an upstream copy of it (a commit that
     says it was cherry-picked from it), one per patch: a fix and its upstream cherry-pick
     count once, as the original."""
-    relations = list(index.fixed_by(commit))
-    for copy in index.copies_upstream(commit):
-        relations += index.fixed_by(copy)
+    relations = list(index.reader.fixed_by(commit))
+    for copy in index.reader.copies_upstream(commit):
+        relations += index.reader.fixed_by(copy)
     fixes = {r.commit for r in relations}
     out: list[Relation] = []
     for relation in relations:
-        original = index.carried_upstream(relation.commit)
+        original = index.reader.carried_upstream(relation.commit)
         if original != relation.commit and original in fixes:
             continue  # the upstream copy of another fix listed here
         if all(r.commit != relation.commit for r in out):
@@ -50,7 +50,7 @@ def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
         how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
         detail = f"Fixes: {ctx.describe(commit)}{how}"
         found.append(Finding(relation.commit, "follow-up", Reason("follow-up", detail, commit)))
-    reverts = ctx.index.reverted_by(commit, upstream_only=True)
+    reverts = ctx.index.reader.reverted_by(commit, upstream_only=True)
     if reverts and not stands_upstream(ctx, commit):
         for relation in reverts:
             detail = f"reverts {ctx.describe(commit)} upstream"
@@ -64,7 +64,7 @@ def effective_upstream_reverter(ctx: Context, commit: Oid, depth: int = 0) -> Oi
     another subject), so that the change no longer stands at upstream's tip."""
     if depth > 8:
         return None
-    reverts = ctx.index.reverted_by(commit, upstream_only=True)
+    reverts = ctx.index.reader.reverted_by(commit, upstream_only=True)
     if not reverts or stands_upstream(ctx, commit):
         return None
     for relation in reverts:
@@ -99,14 +99,14 @@ def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
             return f"it fixes {ctx.describe(culprit)}, which the branch has"
         if stable_evidence(ctx, culprit, depth + 1) is not None:
             return f"it fixes {ctx.describe(culprit)}, which the branch needs"
-    for tag in ctx.index.stable_tags_of(commit):
+    for tag in ctx.index.reader.stable_tags_of(commit):
         if not tag.noautosel and (ctx.version is None or tag.covers(ctx.version)):
             return "it is tagged for stable (Cc: stable)"
-    elsewhere = ctx.index.backports_elsewhere(commit, ctx.branch.refname)
+    elsewhere = ctx.index.patch_ids.backports_elsewhere(commit, ctx.branch.refname)
     if elsewhere:
         name, carrier = elsewhere[0]
         return f"{name} took it as {carrier[:12]}"
-    for relation in ctx.index.stable_deps_naming(commit):
-        branches = ", ".join(ctx.index.branches_of(relation.commit)) or "a stable branch"
+    for relation in ctx.index.reader.stable_deps_naming(commit):
+        branches = ", ".join(ctx.index.reader.branches_of(relation.commit)) or "a stable branch"
         return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
     return None

@@ -29,7 +29,7 @@ class Posting:
 
 def posting(ctx: Context, commit: Oid) -> Posting | None:
     """By the Message-ID its trailers name; else by the merge (request) that brought it."""
-    found = ctx.index.posting_of(commit)
+    found = ctx.index.reader.posting_of(commit)
     if found is not None:
         stem, numbered = found
         where = positions([n for n, _ in numbered], 0 if is_b4(stem) else None)

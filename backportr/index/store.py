@@ -1,4 +1,5 @@
-"""The index of one repository: opened, checked, closed (`backportr.index` re-exports it)."""
+"""The index of one repository, the store its parts share: opened, checked, closed
+(`backportr.index` re-exports it)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,19 @@ from pathlib import Path
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.git.repo import Repo
+from backportr.index.afterfork import AfterFork
+from backportr.index.dropping import drop_all
+from backportr.index.facts import ProjectFacts
+from backportr.index.kept import KeptAnswers
+from backportr.index.patchids import PatchIds
+from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
     BUSY_MS,
+    SCHEMA_VERSION,
 )
-from backportr.index.transaction import held
+from backportr.index.transaction import held, writing
 from backportr.index.writer import IndexWriter
 from backportr.text.relation_forms import DEFAULT, Vocabulary
 
@@ -29,8 +37,14 @@ def default_index_path(repo: Repo) -> Path:
     return repo.path / "backportr" / "index.sqlite"
 
 
-class CommitIndex(IndexWriter):
-    """The index of one repository. Use as a context manager, or call close()."""
+class CommitIndex:
+    """The index of one repository. Use as a context manager, or call close().
+
+    It owns the connection and the locks; what is asked of it is asked of its parts, each
+    owning the state of its own questions: `reader` (what the tables say; it writes
+    nothing), `kept` (answers kept for later), `facts` (the project's practice), `patch_ids`
+    and `after_fork` (the rows a question computes when it first needs them), `writer`
+    (updates)."""
 
     def __init__(
         self,
@@ -45,15 +59,19 @@ class CommitIndex(IndexWriter):
         the fix forms messages are read with (an index read with others is built again)."""
         self.repo = repo
         self.vocabulary = vocabulary
-        self._bulk = False
-        self._forget()
+        self.reader = IndexReader(self)
+        self.kept = KeptAnswers(self)
+        self.facts = ProjectFacts(self)
+        self.patch_ids = PatchIds(self)
+        self.after_fork = AfterFork(self)
+        self.writer = IndexWriter(self)
         self.path = path or default_index_path(repo)
         self.read_only = False  # opened as it is, on a file system that takes no writes
-        self._lock_path = self.path.with_suffix(".lock")
-        self._open_lock_path = self.path.with_suffix(".open-lock")
+        self.lock_path = self.path.with_suffix(".lock")
+        self.open_lock_path = self.path.with_suffix(".open-lock")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self._open_lock_path, "a+"):
+            with open(self.open_lock_path, "a+"):
                 pass  # the lock every opening takes: can it be written here?
         except OSError as error:
             if error.errno not in _NO_WRITES or not self.path.is_file():
@@ -68,7 +86,7 @@ class CommitIndex(IndexWriter):
             # answers one of them "database is locked" at once, without waiting (its deadlock
             # rule). The writers' lock is not the one: an update holds it for minutes, and
             # readers must not wait for that.
-            with held(self._open_lock_path):
+            with held(self.open_lock_path):
                 if recover and self.path.exists() and not _readable(self.path):
                     _move_aside(self.path)
                 self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -77,9 +95,9 @@ class CommitIndex(IndexWriter):
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 stale = self._ensure_schema()
             if stale:
-                with self._writing():
+                with writing(self):
                     if self._stored_schema() != self.schema_mark:  # not redone by another
-                        self._drop_all()
+                        drop_all(self.db, self.schema_mark)
         except sqlite3.DatabaseError as error:
             if hasattr(self, "db"):
                 self.db.close()
@@ -106,6 +124,17 @@ class CommitIndex(IndexWriter):
             )
         self.read_only = True
         _log.info("the index %s is read-only: answering from it as it is", self.path)
+
+    @property
+    def schema_mark(self) -> str:
+        """What `meta` records as the index's schema: the tables' version and the fix
+        forms' fingerprint (another vocabulary reads every message again)."""
+        return f"{SCHEMA_VERSION}:{self.vocabulary.fingerprint}"
+
+    def forget(self) -> None:
+        """Every part drops what it read of the tables an update writes."""
+        for part in (self.reader, self.facts, self.patch_ids, self.after_fork):
+            part.forget()
 
     def __enter__(self) -> CommitIndex:
         return self
