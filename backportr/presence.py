@@ -11,7 +11,8 @@ then kept) and for the files of subject candidates.
 
 from __future__ import annotations
 
-from backportr.git.repo import Ref, Repo
+from backportr.git.names import Ref
+from backportr.git.repo import Repo
 from backportr.index import CommitIndex
 from backportr.model import Oid, Presence
 from backportr.text.patch_id import paths_key

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
-from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Ref, Repo
+from backportr.git.names import Ref
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker

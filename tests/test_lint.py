@@ -112,6 +112,26 @@ def test_the_floors_form_no_cycle_between_packages() -> None:
     assert list(nx.simple_cycles(graph)) == []
 
 
+def test_no_two_modules_import_each_other() -> None:
+    """Not even for types: a collaborator needs what it uses of its owner (a protocol such as
+    `git.proc.GitHandle`, the shared `index.part.IndexFile`), never the owner's module, so
+    no module imports one that imports it back, directly or through others."""
+    import networkx as nx
+
+    modules = {
+        ".".join(m.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): m
+        for m in _modules()
+    }
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    for name, module in modules.items():
+        if module.name == "__init__.py":
+            continue  # a package's names, loaded lazily from its modules
+        for imported in _imports(module):
+            if imported in modules and modules[imported].name != "__init__.py":
+                graph.add_edge(name, imported)
+    assert list(nx.simple_cycles(graph)) == []
+
+
 def test_no_class_inherits_state_from_a_chain_of_project_classes() -> None:
     """Composition, not inheritance chains: a class has at most one project class among its
     bases, and that one derives from no other (a part such as `StorePart` or `GitAccess`).

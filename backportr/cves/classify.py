@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from backportr.cves.records import BEGINNING, CveRecord
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 from backportr.model import BranchReport, Oid
 from backportr.resolve.resolver import Resolver
 from backportr.scan.answers import Answers

@@ -16,13 +16,13 @@ from pygit2.enums import DeltaStatus
 
 from backportr.errors import BackportrError
 from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
-from backportr.git.proc import GitAccess, read_object
+from backportr.git.proc import GitAccess, GitHandle, read_object
 from backportr.git.range_history import parse_changes
 from backportr.model import Oid
 
 if TYPE_CHECKING:
     from backportr.git.range_history import RangeHistory
-    from backportr.git.repo import Repo
+    from backportr.git.search import Searches
 
 Entry = tuple[pygit2.Oid, int]  # a file's blob and mode (as a tree diff's delta gives them)
 FileEntries = tuple[str, Entry | None, Entry | None]
@@ -38,8 +38,10 @@ class Diffs(GitAccess):
     """A commit's change (`repo.diffs`): the libgit2 diffs, the diff model and the paths
     a commit touches, kept for the commits asked about."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: GitHandle, search: Searches) -> None:
+        """`search`: the repository's (whose remembered ranges hold commits' paths)."""
         super().__init__(repo)
+        self.search = search
         self._diff_cache: OrderedDict[Oid, CommitDiff] = OrderedDict()
         self._raw_diffs: OrderedDict[Oid, pygit2.Diff] = OrderedDict()
         self._files: dict[Oid, tuple[str, ...]] = {}
@@ -180,7 +182,7 @@ class Diffs(GitAccess):
 
     def _range_of(self, oid: Oid) -> RangeHistory | None:
         """The remembered range that holds the commit, if any."""
-        return self.repo.search.range_holding(oid)
+        return self.search.range_holding(oid)
 
     def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
         """One file's change as the tree diff gives it (three lines of context). The blobs

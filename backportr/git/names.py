@@ -9,8 +9,8 @@ matches blobs and trees as well as the one commit meant.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -18,11 +18,17 @@ from backportr.errors import AmbiguousCommitError, UnknownCommitError
 from backportr.git.proc import GitAccess
 from backportr.model import Oid
 
-if TYPE_CHECKING:
-    from backportr.git.repo import Ref
-
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A resolved branch or upstream: the name the user knows and the full ref name."""
+
+    name: str
+    refname: str
+    tip: Oid
 
 
 class Names(GitAccess):

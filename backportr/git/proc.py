@@ -15,21 +15,46 @@ import tempfile
 import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
 from backportr.errors import BackportrError, MissingObjectError
 
 if TYPE_CHECKING:
     import pygit2
 
-    from backportr.git.repo import Repo
+
+class GitHandle(Protocol):
+    """What a collaborator of `Repo` uses of it: the repository's handle and path, its git
+    processes, its commits. (A protocol, so that the collaborators need not import the
+    `Repo` that is made of them.)"""
+
+    git: pygit2.Repository
+    path: Path
+
+    def run_git(
+        self,
+        *args: str,
+        check: bool = True,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str: ...
+
+    def run_git_bytes(
+        self,
+        *args: str,
+        check: bool = True,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> bytes: ...
+
+    def commit(self, oid: str) -> pygit2.Commit: ...
 
 
 class GitAccess:
     """A collaborator of `Repo` (its names, streams, searches, diffs), owning its own state;
     it runs git and reads commits through the `Repo` that owns it (`self.repo`)."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: GitHandle) -> None:
         self.repo = repo
         self.git: pygit2.Repository = repo.git
         self.path: Path = repo.path

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -30,7 +29,7 @@ from backportr.errors import (
 )
 from backportr.git.diffs import Diffs
 from backportr.git.merge import TreeMerge, cherry_pick_tree
-from backportr.git.names import Names
+from backportr.git.names import Names, Ref
 from backportr.git.proc import git_env, missing_object
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
@@ -57,15 +56,6 @@ def branch_template(pattern: str) -> str:
     if "{v}" in pattern:
         return pattern
     return pattern.replace("*", "{v}", 1) if "*" in pattern else "{v}"
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    """A resolved branch or upstream: the name the user knows and the full ref name."""
-
-    name: str
-    refname: str
-    tip: Oid
 
 
 def _looks_like_a_date(text: str) -> bool:
@@ -123,8 +113,8 @@ class Repo:
         self._objects: str | None = None  # the object directory, as git names it
         self.names = Names(self)
         self.streams = Streams(self)
-        self.search = Searches(self)
-        self.diffs = Diffs(self)
+        self.search = Searches(self, self.streams)
+        self.diffs = Diffs(self, self.search)
         self._merges_on: dict[Oid, bool] = {}  # tip -> its first-parent line has a merge
 
     def find_ref(self, name: str) -> Ref | None:

@@ -13,20 +13,17 @@ import marshal
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pygit2
 
 from backportr.errors import BackportrError
 from backportr.git.blame import KeptDiffs, LineBlame
-from backportr.git.proc import GitAccess
+from backportr.git.proc import GitAccess, GitHandle
 from backportr.git.range_history import Changes, RangeHistory
+from backportr.git.streams import Streams
 from backportr.git.tree_grep import WORD_SPACES, TreeGrep, whole_word
 from backportr.keptfiles import prune, read_once
 from backportr.model import Oid
-
-if TYPE_CHECKING:
-    from backportr.git.repo import Repo
 
 _GREP_PATTERNS = 200
 _GREPS_IN_GIT = 12
@@ -40,8 +37,10 @@ class Searches(GitAccess):
     """Searches of history and trees (`repo.search`): blame, greps, pickaxe, path-limited
     logs, and the fork's range read once for them."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: GitHandle, streams: Streams) -> None:
+        """`streams`: the repository's (a range's history is one of its passes)."""
         super().__init__(repo)
+        self.streams = streams
         self._history_tip: Oid | None = None  # see remember_history
         self._history_reading: Callable[[], None] | None = None
         self._history_kept: Path | None = None
@@ -121,7 +120,7 @@ class Searches(GitAccess):
         def read() -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
             if self._history_reading is not None:  # not when another process kept it
                 self._history_reading()
-            records = list(self.repo.streams.range_changes(oldest, tip))
+            records = list(self.streams.range_changes(oldest, tip))
             if kept is not None:  # earlier tips' passes from this fork, their free locks
                 this, fork = f"{oldest}-{tip}.", f"{oldest}-"
                 prune(kept, lambda name: name.startswith(this) or not name.startswith(fork))

@@ -17,18 +17,14 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backportr.errors import MissingObjectError
 from backportr.git.log_records import LogRecord, log_record
-from backportr.git.proc import GitAccess, git_env, patch_id_pipeline
+from backportr.git.proc import GitAccess, GitHandle, git_env, patch_id_pipeline
 from backportr.git.range_history import Changes, parse_changes
 from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
 from backportr.model import Oid
 from backportr.text.patch_id import UNSURE, patch_id
-
-if TYPE_CHECKING:
-    from backportr.git.repo import Repo
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
@@ -57,7 +53,7 @@ _COMMIT_LINE = re.compile(rb"commit ([0-9a-f]{40})\n")
 class Streams(GitAccess):
     """History as git streams it (`repo.streams`): log passes, patch-id pipelines."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: GitHandle) -> None:
         super().__init__(repo)
         self.unreadable: list[Oid] = []  # commits whose diff git could not read
         self.diff_server = DiffServer(self.path)  # a few patch-ids at a time, started when asked

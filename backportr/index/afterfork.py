@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from backportr.errors import BackportrError
-from backportr.index.part import StorePart
+from backportr.index.part import IndexFile, StorePart
+from backportr.index.reader import IndexReader
 from backportr.model import Oid
 
 
@@ -20,12 +21,16 @@ class AfterFork(StorePart):
 
     _unlisted: set[str] | None = None  # branches without their rows, until the next update
 
+    def __init__(self, file: IndexFile, reader: IndexReader) -> None:
+        super().__init__(file)
+        self.reader = reader
+
     def forget(self) -> None:
         self._unlisted = None
 
     def in_branch(self, oid: Oid, refname: str) -> bool | None:
         """Is the commit in the branch's history? None when the index cannot tell."""
-        row = self.store.reader.row(oid)
+        row = self.reader.row(oid)
         if row is None:
             return None
         cid, seq = row.id, row.upstream_seq
@@ -35,7 +40,7 @@ class AfterFork(StorePart):
             return True
         if seq is None:
             return False
-        stored = self.store.reader.stored_ref(refname)
+        stored = self.reader.stored_ref(refname)
         if stored is None or stored.fork is None:
             return None
         self.complete([refname])
@@ -97,7 +102,7 @@ class AfterFork(StorePart):
                 with contextlib.suppress(sqlite3.Error):
                     self.db.execute("ROLLBACK")
             raise BackportrError(
-                f"{self.store.path}: cannot keep the upstream commits after the fork of "
+                f"{self.file.path}: cannot keep the upstream commits after the fork of "
                 f"{', '.join(todo)}: {error}"
             ) from error
         self._unlisted.difference_update(todo)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from backportr.git.repo import Ref, Repo
+from backportr.git.names import Ref
+from backportr.git.repo import Repo
 from backportr.index.schema import _COMMIT_INDEXES, _SCHEMA
 
 

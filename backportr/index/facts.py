@@ -9,8 +9,9 @@ import math
 from collections.abc import Callable
 
 from backportr import __version__
-from backportr.index.kept import result_key
-from backportr.index.part import StorePart
+from backportr.index.kept import KeptAnswers, result_key
+from backportr.index.part import IndexFile, StorePart
+from backportr.index.reader import IndexReader
 
 FIXES_ONLY_SHARE = 0.8  # takes_fixes_only: the share of fixes among what branches carry
 FIXES_ONLY_FLOOR = 20  # and how many carried commits it needs to say so
@@ -22,6 +23,11 @@ class ProjectFacts(StorePart):
 
     _tagging: bool | None = None  # has_stable_tags, until the next update
     _fixes_only: bool | None = None  # takes_fixes_only, until the next update
+
+    def __init__(self, file: IndexFile, reader: IndexReader, kept: KeptAnswers) -> None:
+        super().__init__(file)
+        self.reader = reader
+        self.kept = kept
 
     def forget(self) -> None:
         self._tagging = None
@@ -84,11 +90,11 @@ class ProjectFacts(StorePart):
         thresholds: another rule counts anew."""
         if self.db.in_transaction:
             return count()  # an update is writing: the refs are not yet what they will be
-        tips = ",".join(f"{r.refname}={r.tip}" for r in self.store.reader.refs())
+        tips = ",".join(f"{r.refname}={r.tip}" for r in self.reader.refs())
         key = result_key("project-fact-v1", __version__, rule, tips)
-        kept = self.store.kept.cached_result(key)
+        kept = self.kept.cached_result(key)
         if kept is not None:
             return kept == "yes"
         fact = count()
-        self.store.kept.keep_result(key, "yes" if fact else "no")
+        self.kept.keep_result(key, "yes" if fact else "no")
         return fact

@@ -10,7 +10,8 @@ from collections.abc import Collection, Sequence
 
 from backportr.dbfault import unless_read_only
 from backportr.errors import BackportrError
-from backportr.index.part import StorePart
+from backportr.index.kept import KeptAnswers
+from backportr.index.part import IndexFile, StorePart
 from backportr.model import Oid
 from backportr.text.patch_id import paths_key
 
@@ -23,6 +24,10 @@ class PatchIds(StorePart):
     _pending: set[str] | None = None  # branches without (all) their patch-ids
     _unpatched: dict[str, dict[str, list[Oid]]] | None = None  # their commits without one,
     # by branch and the digest of their paths
+
+    def __init__(self, file: IndexFile, kept: KeptAnswers) -> None:
+        super().__init__(file)
+        self.kept = kept
 
     def forget(self) -> None:
         self._pending = None
@@ -87,7 +92,7 @@ class PatchIds(StorePart):
             for cid, oid in unknown.items()
         }
         with unless_read_only():  # a read-only index: listed again
-            self.store.kept.write_all(
+            self.kept.write_all(
                 "INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items())
             )
         for refname, listed in rows.items():
@@ -123,10 +128,10 @@ class PatchIds(StorePart):
 
     def _keep_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
         try:
-            self.store.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
         except sqlite3.OperationalError as error:
             raise BackportrError(
-                f"{self.store.path}: cannot keep the patch-ids of {whose}: {error}"
+                f"{self.file.path}: cannot keep the patch-ids of {whose}: {error}"
             ) from error
 
     def backports_elsewhere(self, upstream: Oid, refname: str) -> list[tuple[str, Oid]]:
@@ -191,7 +196,7 @@ class PatchIds(StorePart):
         ]
         rows = self._computed_patch_ids(missing)
         with unless_read_only():  # a read-only index: not cached
-            self.store.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 
     def _computed_patch_ids(self, oids: list[Oid]) -> list[tuple[str, Oid]]:
         """(patch-id, commit) of these commits, '' for one that has none; a commit git

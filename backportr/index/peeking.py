@@ -7,7 +7,7 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 
 
 def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, str]:

@@ -8,7 +8,8 @@ import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 
-from backportr.git.repo import Ref, Repo
+from backportr.git.names import Ref
+from backportr.git.repo import Repo
 from backportr.index.schema import IndexedRef
 from backportr.model import Oid
 from backportr.text.trailers import names_upstream

@@ -5,14 +5,11 @@ writes: answers kept for later are `kept.py`'s, the facts about the project `fac
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from backportr.index.part import StorePart
+from backportr.index.part import IndexFile, StorePart
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
-
-if TYPE_CHECKING:
-    from backportr.index.store import CommitIndex
 
 _ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
 
@@ -33,8 +30,8 @@ class CommitRow(NamedTuple):
 class IndexReader(StorePart):
     """Queries over an open index database."""
 
-    def __init__(self, store: CommitIndex) -> None:
-        super().__init__(store)
+    def __init__(self, file: IndexFile) -> None:
+        super().__init__(file)
         self._rows: dict[Oid, CommitRow | None] = {}  # commits' rows read, until an update
         self._refs: dict[str, IndexedRef | None] = {}  # stored refs read, until an update
 

@@ -18,13 +18,13 @@ from backportr.index.afterfork import AfterFork
 from backportr.index.dropping import drop_all
 from backportr.index.facts import ProjectFacts
 from backportr.index.kept import KeptAnswers
+from backportr.index.part import IndexFile
 from backportr.index.patchids import PatchIds
 from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _COMMIT_INDEXES,
     _SCHEMA,
     BUSY_MS,
-    SCHEMA_VERSION,
 )
 from backportr.index.transaction import held, writing
 from backportr.index.writer import IndexWriter
@@ -57,21 +57,18 @@ class CommitIndex:
         """With `recover`, an index file that cannot be read is moved aside (kept, renamed
         `*.corrupt-<time>`) and a new one started; without, that is an error. `vocabulary`:
         the fix forms messages are read with (an index read with others is built again)."""
-        self.repo = repo
-        self.vocabulary = vocabulary
-        self.reader = IndexReader(self)
-        self.kept = KeptAnswers(self)
-        self.facts = ProjectFacts(self)
-        self.patch_ids = PatchIds(self)
-        self.after_fork = AfterFork(self)
-        self.writer = IndexWriter(self)
-        self.path = path or default_index_path(repo)
-        self.read_only = False  # opened as it is, on a file system that takes no writes
-        self.lock_path = self.path.with_suffix(".lock")
-        self.open_lock_path = self.path.with_suffix(".open-lock")
+        self.file = IndexFile(repo, path or default_index_path(repo), vocabulary)
+        self.reader = IndexReader(self.file)
+        self.kept = KeptAnswers(self.file)
+        self.facts = ProjectFacts(self.file, self.reader, self.kept)
+        self.patch_ids = PatchIds(self.file, self.kept)
+        self.after_fork = AfterFork(self.file, self.reader)
+        self.writer = IndexWriter(
+            self.file, self.reader, self.patch_ids, self.after_fork, forget_all=self.forget
+        )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.open_lock_path, "a+"):
+            with open(self.file.open_lock_path, "a+"):
                 pass  # the lock every opening takes: can it be written here?
         except OSError as error:
             if error.errno not in _NO_WRITES or not self.path.is_file():
@@ -86,16 +83,16 @@ class CommitIndex:
             # answers one of them "database is locked" at once, without waiting (its deadlock
             # rule). The writers' lock is not the one: an update holds it for minutes, and
             # readers must not wait for that.
-            with held(self.open_lock_path):
+            with held(self.file.open_lock_path):
                 if recover and self.path.exists() and not _readable(self.path):
                     _move_aside(self.path)
-                self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                self.file.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
                 self.db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 stale = self._ensure_schema()
             if stale:
-                with writing(self):
+                with writing(self.file):
                     if self._stored_schema() != self.schema_mark:  # not redone by another
                         drop_all(self.db, self.schema_mark)
         except sqlite3.DatabaseError as error:
@@ -111,7 +108,7 @@ class CommitIndex:
         (`update` says so otherwise), and what would be kept is not."""
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro&immutable=1"
         try:
-            self.db = sqlite3.connect(uri, uri=True, isolation_level=None)
+            self.file.db = sqlite3.connect(uri, uri=True, isolation_level=None)
             stored = self._stored_schema()
         except sqlite3.DatabaseError as error:
             raise IndexCorruptError(explain(error, self.path)) from None
@@ -122,14 +119,33 @@ class CommitIndex:
                 "be rebuilt here (read-only); run backportr index where it is writable, or "
                 "give --index PATH on a writable file system"
             )
-        self.read_only = True
+        self.file.read_only = True
         _log.info("the index %s is read-only: answering from it as it is", self.path)
 
     @property
+    def db(self) -> sqlite3.Connection:
+        return self.file.db
+
+    @property
+    def repo(self) -> Repo:
+        return self.file.repo
+
+    @property
+    def path(self) -> Path:
+        return self.file.path
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.file.vocabulary
+
+    @property
+    def read_only(self) -> bool:
+        """Opened as it is, on a file system that takes no writes."""
+        return self.file.read_only
+
+    @property
     def schema_mark(self) -> str:
-        """What `meta` records as the index's schema: the tables' version and the fix
-        forms' fingerprint (another vocabulary reads every message again)."""
-        return f"{SCHEMA_VERSION}:{self.vocabulary.fingerprint}"
+        return self.file.schema_mark
 
     def forget(self) -> None:
         """Every part drops what it read of the tables an update writes."""

@@ -10,14 +10,11 @@ import fcntl
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
+from backportr.index.part import IndexFile
 from backportr.index.schema import BUSY_MS
-
-if TYPE_CHECKING:
-    from backportr.index.store import CommitIndex
 
 
 @contextlib.contextmanager
@@ -32,7 +29,7 @@ def held(lock_path: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def writing(index: CommitIndex, *, first_fill: bool = False) -> Iterator[None]:
+def writing(index: IndexFile, *, first_fill: bool = False) -> Iterator[None]:
     """An exclusive file lock plus one transaction: concurrent runs queue, never corrupt.
     With `first_fill`, an index still empty is filled with a rollback journal (below)."""
     with held(index.lock_path), contextlib.ExitStack() as opening:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 from backportr.errors import IndexCorruptError
 from backportr.git.log_records import LogRecord
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 from backportr.git.walk import Walk
+from backportr.index.afterfork import AfterFork
 from backportr.index.dropping import (
     drop_all,
     drop_deleted_branches,
@@ -21,9 +22,11 @@ from backportr.index.dropping import (
     replaced_upstream,
 )
 from backportr.index.parsing import BatchRows, CommitRows, commit_rows, finish_batch
-from backportr.index.part import StorePart
+from backportr.index.part import IndexFile, StorePart
+from backportr.index.patchids import PatchIds
 from backportr.index.plan import BranchPlan, PatchIdPass, branch_plans, replanned
 from backportr.index.preparing import BATCH, batches, prepare_batch
+from backportr.index.reader import IndexReader
 from backportr.index.schema import (
     _COMMIT_INDEXES,
     UpdateStats,
@@ -49,6 +52,22 @@ class IndexWriter(StorePart):
     _named_patch_ids = False
     _bulk = False  # filling an empty index: nothing stored is looked up
 
+    def __init__(
+        self,
+        file: IndexFile,
+        reader: IndexReader,
+        patch_ids: PatchIds,
+        after_fork: AfterFork,
+        forget_all: Callable[[], None],
+    ) -> None:
+        """`forget_all`: every part drops what it read (the store's `forget`), before and
+        after an update writes."""
+        super().__init__(file)
+        self.reader = reader
+        self.patch_ids = patch_ids
+        self.after_fork = after_fork
+        self._forget_all = forget_all
+
     def update(
         self,
         upstream: Ref,
@@ -73,26 +92,26 @@ class IndexWriter(StorePart):
         patch-ids now only with `named_patch_ids` (a scan compares each backport with its
         upstream commit); otherwise a question by patch-id computes those that could share
         its commit's (`PatchIds`), and the branch stays in `patch_ids_pending`."""
-        if self.store.read_only:
+        if self.file.read_only:
             return self._as_it_is(upstream, branches, rebuild)
-        self.store.forget()
+        self._forget_all()
         self._worked_on_refs = None if worked_on is None else set(worked_on)
         self._named_patch_ids = named_patch_ids
         try:
             return self._update(upstream, branches, progress, rebuild)
         finally:
-            self.store.forget()  # what was read while writing is not what now stands
+            self._forget_all()  # what was read while writing is not what now stands
 
     def _as_it_is(self, upstream: Ref, branches: Sequence[Ref], rebuild: bool) -> UpdateStats:
         """A read-only index is used only when it is up to date with every ref asked about
         (an answer from a stale one would be a guess)."""
-        stored = {r.refname: r.tip for r in self.store.reader.refs()}
+        stored = {r.refname: r.tip for r in self.reader.refs()}
         behind = [r.name for r in (upstream, *branches) if stored.get(r.refname) != r.tip]
         if rebuild or behind:
             why = f"is behind {', '.join(behind)} and cannot be updated"
             why = "cannot be rebuilt" if rebuild else why
             raise IndexCorruptError(
-                f"the index {self.store.path} {why} here (a read-only file system): run backportr "
+                f"the index {self.file.path} {why} here (a read-only file system): run backportr "
                 "index where it is writable, or give --index PATH on a writable one"
             )
         return UpdateStats(new_commits={r.name: 0 for r in (upstream, *branches)}, rewritten=())
@@ -109,15 +128,15 @@ class IndexWriter(StorePart):
     ) -> UpdateStats:
         new: dict[str, int] = {}
         rewritten: list[str] = []
-        with writing(self.store, first_fill=not rebuild):
+        with writing(self.file, first_fill=not rebuild):
             if rebuild:
-                drop_all(self.db, self.store.schema_mark)
+                drop_all(self.db, self.file.schema_mark)
             replaced = replaced_upstream(self.db, self.repo, upstream)
             if replaced is not None:
-                drop_all(self.db, self.store.schema_mark)
-                self.store.forget()
+                drop_all(self.db, self.file.schema_mark)
+                self._forget_all()
             dropped = drop_deleted_branches(self.db, self.repo)
-            stored_upstream = self.store.reader.stored_ref(upstream.refname)
+            stored_upstream = self.reader.stored_ref(upstream.refname)
             upstream_moved = stored_upstream is None or stored_upstream.tip != upstream.tip
             forward = (
                 upstream_moved
@@ -126,7 +145,7 @@ class IndexWriter(StorePart):
             )
             # Plans first: their patch-id passes (git processes) then run on the other core
             # while this one reads the upstream history.
-            stored = [self.store.reader.stored_ref(b.refname) for b in branches]
+            stored = [self.reader.stored_ref(b.refname) for b in branches]
             first = [b.refname for b in branches if self._worked_on(b.refname)]
             plans = branch_plans(
                 self.repo,
@@ -150,13 +169,13 @@ class IndexWriter(StorePart):
                 refname = plan.branch.refname
                 if not self._worked_on(refname):
                     if new[plan.branch.name]:  # its new commits have none yet
-                        self.store.patch_ids.mark_pending(refname)
+                        self.patch_ids.mark_pending(refname)
                 else:
                     if plan.pass_ is not None and plan.pass_.left_out():  # those naming upstream
-                        self.store.patch_ids.mark_pending(refname)
+                        self.patch_ids.mark_pending(refname)
                     # what an earlier update left without them: completed now
-                    self.store.patch_ids.complete([refname], named=self._named_patch_ids)
-            self.store.after_fork.complete(
+                    self.patch_ids.complete([refname], named=self._named_patch_ids)
+            self.after_fork.complete(
                 [p.branch.refname for p in plans if self._worked_on(p.branch.refname)]
             )
             resolve_pending(self.db, progress)
@@ -190,7 +209,7 @@ class IndexWriter(StorePart):
                 )
 
     def _update_upstream(self, upstream: Ref, progress: ProgressCallback) -> list[int]:
-        stored = self.store.reader.stored_ref(upstream.refname)
+        stored = self.reader.stored_ref(upstream.refname)
         if stored is not None and stored.tip == upstream.tip:
             return []
         if stored is not None and self.repo.is_ancestor(upstream.tip, stored.tip):
@@ -261,9 +280,7 @@ class IndexWriter(StorePart):
             for raw in self.repo.streams.walk_step(walk, self.worker_after):
                 read.append(raw)
                 if worker is None and len(read) == first:
-                    worker = _start_worker(
-                        self.repo.path, self.store.vocabulary.reads_every_message
-                    )
+                    worker = _start_worker(self.repo.path, self.file.vocabulary.reads_every_message)
             if worker is not None and not walk.done:
                 worker.walk_on(walk)  # it is told what this process read (`walk.seen`)
             for batch in batches(read, first):
@@ -274,7 +291,7 @@ class IndexWriter(StorePart):
                 return ids
             rest: Iterator[BatchRows]
             if worker is not None:
-                vocabulary = self.store.vocabulary
+                vocabulary = self.file.vocabulary
                 rest = (finish_batch(prepared, vocabulary) for prepared in worker.batches())
             else:
                 records = self.repo.streams.walk_all(walk, _LOG_SLICE)
@@ -288,8 +305,8 @@ class IndexWriter(StorePart):
                 worker.close()
 
     def _parse(self, batch: list[bytes]) -> BatchRows:
-        every = self.store.vocabulary.reads_every_message
-        return finish_batch(prepare_batch(batch, every=every), self.store.vocabulary)
+        every = self.file.vocabulary.reads_every_message
+        return finish_batch(prepare_batch(batch, every=every), self.file.vocabulary)
 
     def _insert_bulk(self, rows: BatchRows, top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
@@ -305,7 +322,7 @@ class IndexWriter(StorePart):
         last = first + len(rows.commits) - 1
         if rows.commits and self.db.execute("SELECT MAX(id) FROM commits").fetchone()[0] != last:
             raise IndexCorruptError(
-                f"{self.store.path}: commit ids not consecutive; rebuild the index"
+                f"{self.file.path}: commit ids not consecutive; rebuild the index"
             )
         self.db.execute(
             "UPDATE commits SET upstream_seq=? - id WHERE id BETWEEN ? AND ?",
@@ -355,7 +372,7 @@ class IndexWriter(StorePart):
             fork = plan.fork
             after = plan.after_fork() if fork is not None else None
             if after is not None:  # listed by its probe, beside the upstream read
-                self.store.after_fork.add_listed(branch.refname, after)
+                self.after_fork.add_listed(branch.refname, after)
             elif fork is not None:  # listed from a near fork at the update's end (a branch
                 # worked on: `AfterFork.complete`), or when a question needs them
                 self.db.execute("INSERT INTO after_fork_pending VALUES(?)", (branch.refname,))
@@ -458,7 +475,7 @@ class IndexWriter(StorePart):
                     self.db.execute("UPDATE commits SET upstream_seq=? WHERE id=?", (seq, cid))
                 continue
             ids.append(next_id)
-            new.append((next_id, seq, commit_rows(record, self.store.vocabulary)))
+            new.append((next_id, seq, commit_rows(record, self.file.vocabulary)))
             next_id += 1
             if i % 1000 == 999:
                 progress(stage, i + 1, len(records))

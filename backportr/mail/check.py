@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 
 from backportr.errors import BackportrError
-from backportr.git.repo import Ref, branch_template
+from backportr.git.names import Ref
+from backportr.git.repo import branch_template
 from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid

@@ -30,7 +30,7 @@ from backportr.model import (
 )
 
 if TYPE_CHECKING:
-    from backportr.git.repo import Ref
+    from backportr.git.names import Ref
     from backportr.resolve.resolver import Resolver
 
 _ROLE_RANK: dict[Role, int] = {"target": 0, "prerequisite": 1, "follow-up": 2, "sibling": 3}

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
     BranchReport,

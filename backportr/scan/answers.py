@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backportr import __version__
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 from backportr.index.kept import result_key
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve.finders.fixes import fixed_by

@@ -15,7 +15,7 @@ from queue import Queue
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
-from backportr.git.repo import Ref
+from backportr.git.names import Ref
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.scan.findings import BranchScan, Policy, prioritize
 from backportr.scan.prefetch import ReadAhead, prune_kept

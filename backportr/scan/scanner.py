@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 from backportr import __version__
 from backportr.errors import BackportrError
-from backportr.git.repo import GitError, Ref
+from backportr.git.names import Ref
+from backportr.git.repo import GitError
 from backportr.git.trial import TreeState
 from backportr.index.kept import result_key
 from backportr.model import (

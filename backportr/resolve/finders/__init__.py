@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backportr.git.repo import Ref, Repo
+from backportr.git.names import Ref
+from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.index import CommitIndex
 from backportr.model import Oid, Reason, Version
