@@ -539,3 +539,43 @@ def test_a_projects_own_fix_pattern(tmp_path: Path) -> None:
     bad = _cli("resolve", target, "--repo", repo, "-b", BRANCH)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "backportr.fixesPattern" in bad.stderr
+
+
+def test_a_follow_up_that_fixes_a_comment_is_suggested_not_taken(tmp_path: Path) -> None:
+    """A follow-up that changes only comments (a typo fixed) or documentation fixes nothing a
+    user of the program sees, and the stable rules leave it out: it is a suggestion, with
+    why. One that changes code joins, and so does a comment fix tagged for stable."""
+    from tests.resolve_scenarios import Kernel
+
+    k = Kernel(tmp_path / "r")
+    head = "int drv_fn1(int x)\n{\n\tint y = x;\n"
+    target = k.change(
+        "target", "drivers/drv.c", head, head + "\t/* count the reqeusts */\n\ty += 100;\n"
+    )
+    typo = k.change(
+        "typo",
+        "drivers/drv.c",
+        "/* count the reqeusts */",
+        "/* count the requests */",
+        trailers=k.fixes("target"),
+    )
+    code = k.edit_fn("code", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    docs = k.b.commit(
+        "docs: note the count\n\n" + k.fixes("target"), {"Documentation/drv.rst": "x\n"}
+    )
+    report = resolve(k.b.path, target)
+    assert [m.commit for m in report.series] == [target, code], report
+    left = {s.commit: s.reason for s in report.suggestions}
+    assert {typo, docs} <= set(left), left
+    assert "comments or documentation only" in left[typo].detail
+    assert left[typo].related == target
+
+    tagged = k.change(
+        "tagged",
+        "drivers/drv.c",
+        "/* count the requests */",
+        "/* count the requests made */",
+        trailers=k.fixes("target") + "Cc: stable@vger.kernel.org\n",
+    )
+    report = resolve(k.b.path, target)
+    assert [m.commit for m in report.series] == [target, code, tagged], report
