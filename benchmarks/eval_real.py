@@ -361,8 +361,6 @@ def without(rules: set[str]) -> None:
             return answer if answer and ("fixes" in answer or "tagged" in answer) else None
 
         r.Resolver._wanted = wanted  # type: ignore[method-assign]
-    if "cosmetic" in rules:  # follow-ups that fix comments or documentation taken too
-        c.Closure._cosmetic = lambda self, follow_up, member: False  # type: ignore[method-assign]
     if "rule3" in rules:  # blame only
         conflicts.history_candidates = lambda *args: {}
     if "rule4" in rules:  # follow-ups of present follow-ups not explored
@@ -536,7 +534,7 @@ def main() -> int:
     parser.add_argument(
         "--without",
         default="",
-        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,cosmetic",
+        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger",
     )
     parser.add_argument(
         "--culprits",

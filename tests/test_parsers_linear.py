@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
-from backportr.text.comments import without_comments
 from backportr.text.patch_id import UNSURE, patch_id
 from backportr.text.postings import message_key, posting_keys, posting_keys_of_raw
 from backportr.text.trailers import mentions_relations, parse_message, parse_stable_comment
@@ -153,25 +152,3 @@ def test_patch_id_is_linear(text: str) -> None:
     found = patch_id(data.splitlines(keepends=True))
     assert found in (None, UNSURE) or re.fullmatch(r"[0-9a-f]{40}", found), found
     assert patch_id(data.splitlines(keepends=True)) == found  # the same diff, the same id
-
-
-source_pieces = st.one_of(
-    st.sampled_from(["/*", "*/", "//", '"', "'", "\\", "\n", "/*/", "x = 1;"]),
-    st.builds(
-        lambda f, n: f * n,
-        st.sampled_from(["/*", "//", '"', "'", "\\", "/", "*", " ", "\n"]),
-        st.integers(1, 200_000),
-    ),
-    st.text(max_size=50),
-)
-
-
-@_ONE_SECOND
-@given(st.lists(source_pieces, max_size=12).map("".join).map(lambda s: s[:1_000_000]))
-def test_source_without_comments_is_linear(text: str) -> None:
-    """A repository's C files reach the comment stripper whole (`text.comments`): openers
-    never closed, quotes never ended, backslashes at every line's end, in any number."""
-    stripped = without_comments(text)
-    assert len(stripped) <= len(text) + 1 and "\n" not in stripped
-    if not set("/\"'") & set(stripped):  # nothing left to read as a comment
-        assert without_comments(stripped) == stripped

@@ -19,7 +19,6 @@ from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, FileDiff, p
 from backportr.git.proc import GitAccess, GitHandle, read_object
 from backportr.git.range_history import parse_changes
 from backportr.model import Oid
-from backportr.text.comments import is_c_family, same_code
 
 if TYPE_CHECKING:
     from backportr.git.range_history import RangeHistory
@@ -33,7 +32,6 @@ _REGULAR, _SYMLINK = 0o100000, 0o120000
 _DIFF_CACHE = 256  # commits whose diffs are kept (Diffs.diff)
 _LISTED_PER_PROCESS = 5_000  # commits whose paths one `git log --no-walk` lists (learn_paths)
 _RAW_DIFFS = 64  # libgit2 diffs kept (Diffs.diff_to_parent)
-_SOURCE_CAP = 4 << 20  # bytes of a source file `code_unchanged` reads at most
 
 
 class Diffs(GitAccess):
@@ -141,33 +139,6 @@ class Diffs(GitAccess):
             known = self._known_paths(oid)
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
-
-    def code_unchanged(self, oid: Oid) -> frozenset[str]:
-        """The C-family files the commit changes in comments or whitespace alone
-        (`text.comments.same_code`: a compiler reads them the same before and after), by
-        their blobs; a file added, deleted or over `_SOURCE_CAP` bytes is not among them."""
-        commit = self.repo.commit(oid)
-        before = commit.parents[0].tree if commit.parents else None
-        found: set[str] = set()
-        for path in self.files_touched(oid):
-            if not is_c_family(path):
-                continue
-            try:
-                old, new = _blob_entry(before, path), _blob_entry(commit.tree, path)
-            except _NotAFile:
-                continue
-            if old is None or new is None:
-                continue
-            need = f"the code of {path}"
-            texts = [read_object(self.git, e[0], need).peel(pygit2.Blob) for e in (old, new)]
-            if any(blob.size > _SOURCE_CAP for blob in texts):
-                continue
-            old_text, new_text = (
-                bytes(blob.data).decode("utf-8", errors="replace") for blob in texts
-            )
-            if same_code(path, old_text, new_text):
-                found.add(path)
-        return frozenset(found)
 
     def learn_paths(self, oids: Iterable[Oid]) -> None:
         """List the paths these commits change with one git process (`git log --no-walk

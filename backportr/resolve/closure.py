@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
 from backportr.resolve.finders import Context, Finding
-from backportr.resolve.finders.conflicts import documentation_only, is_documentation
 from backportr.resolve.finders.fixes import culprits
 from backportr.resolve.graph import SeriesGraph
 
@@ -38,7 +37,6 @@ class Closure:
     adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
     present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
-    cosmetic: list[Suggestion] = field(default_factory=list)  # follow-ups not taken: typos
     depth: int = 1  # how many levels of conflict prerequisites this attempt searches
     went_deeper: bool = False  # whether it searched past the first level
 
@@ -103,15 +101,6 @@ class Closure:
         if finding.relation == "follow-up":
             if not self._follow_up_needed(commit):
                 return
-            if finding.reason.kind == "follow-up" and self._cosmetic(commit, about):
-                why = (
-                    f"{finding.reason.detail}; it changes comments or documentation only, "
-                    "which the stable rules leave out"
-                )
-                self.cosmetic.append(
-                    Suggestion(commit, self.ctx.subject(commit), Reason("follow-up", why, about))
-                )
-                return
             # a later patch of a member's posting (--with-siblings all) fixes nothing
             role: Role = "sibling" if finding.reason.kind == "posting" else "follow-up"
         else:
@@ -137,20 +126,6 @@ class Closure:
             or self.in_closure(self.ctx.index.reader.carried_upstream(c) or "")
             for c in named
         )
-
-    def _cosmetic(self, follow_up: Oid, member: Oid) -> bool:
-        """Does a follow-up of a member that changes code change nothing a compiler or a
-        user sees: only documentation, and C-family files in comments or whitespace (a typo
-        fixed in a comment)? Such a fix is no stable material (the kernel's stable rules say
-        so of spelling fixes), unless it is tagged for stable itself."""
-        repo = self.ctx.repo
-        if documentation_only(repo.diffs.files_touched(member)):
-            return False  # a documentation change's fix is what it is about
-        if any(not t.noautosel for t in self.ctx.index.reader.stable_tags_of(follow_up)):
-            return False
-        files = repo.diffs.files_touched(follow_up)
-        code = [f for f in files if not is_documentation(f)]
-        return bool(files) and (not code or set(code) <= repo.diffs.code_unchanged(follow_up))
 
     def same_series(self, commit: Oid) -> bool:
         """Same author as the target, committed upstream within hours of it: one posting."""

@@ -476,12 +476,7 @@ class Resolver:
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
             suggestions=once(
-                (
-                    *closure.adapt.values(),
-                    *unhelpful,
-                    *closure.cosmetic,
-                    *self._suggestions(closure, members),
-                )
+                (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
             ),
             files=tuple(files),
             alternative=alternative,

@@ -70,10 +70,10 @@ def _candidates(
 
 def documentation_only(paths: tuple[str, ...]) -> bool:
     """Does a commit with these paths change documentation and nothing else?"""
-    return bool(paths) and all(is_documentation(p) for p in paths)
+    return bool(paths) and all(_is_documentation(p) for p in paths)
 
 
-def is_documentation(path: str) -> bool:
+def _is_documentation(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     if name in _BUILD_NAMES:
         return False
