@@ -4,6 +4,7 @@ No logic lives here. `app.py` holds the typer app and what commands share; each 
 module of its own that imports it (never this package's `__init__`), registered here by
 import. One boundary (main) turns BackportrError into its exit code and a one-line message
 on stderr, and any other exception into exit 3 with a crash log.
+It is the top floor: it may import every package, and none imports it (`tests/test_lint.py`).
 """
 
 from __future__ import annotations

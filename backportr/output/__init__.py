@@ -1,5 +1,9 @@
 """Renderers of results: text for people, JSON for machines (schemas in docs/), and the one
-way outputs reach files: written atomically (a temporary file renamed into place)."""
+way outputs reach files: written atomically (a temporary file renamed into place).
+
+It renders what the floors below it answer (the resolver's reports, the scan's findings, the
+CVE view's outcomes) and never imports mail, the workflows or the command line
+(`tests/test_lint.py`); `safe` is the one text-safety layer everything printed passes."""
 
 from __future__ import annotations
 
