@@ -175,7 +175,7 @@ def test_an_index_of_another_schema_version_is_redone(scenario: RepoBuilder) -> 
     with CommitIndex(repo) as again:
         assert again.reader.count() == 0  # dropped, to be read again
         row = again.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        assert row[0] == f"{SCHEMA_VERSION}:{Vocabulary().fingerprint}" == again.schema_mark
+        assert row[0] == f"{SCHEMA_VERSION}:{Vocabulary().fingerprint}" == again.file.schema_mark
         again.writer.update(repo.upstream(), [repo.branch("linux-5.10.y")])
         assert again.reader.count() > 0
     # Read with other fix forms (backportr.fixesPattern), it is read again, and so back.

@@ -93,8 +93,8 @@ class CommitIndex:
                 stale = self._ensure_schema()
             if stale:
                 with writing(self.file):
-                    if self._stored_schema() != self.schema_mark:  # not redone by another
-                        drop_all(self.db, self.schema_mark)
+                    if self._stored_schema() != self.file.schema_mark:  # not redone by another
+                        drop_all(self.db, self.file.schema_mark)
         except sqlite3.DatabaseError as error:
             if hasattr(self, "db"):
                 self.db.close()
@@ -112,7 +112,7 @@ class CommitIndex:
             stored = self._stored_schema()
         except sqlite3.DatabaseError as error:
             raise IndexCorruptError(explain(error, self.path)) from None
-        if stored != self.schema_mark:
+        if stored != self.file.schema_mark:
             self.db.close()
             raise IndexCorruptError(
                 f"the index {self.path} was made by another version of backportr and cannot "
@@ -127,25 +127,12 @@ class CommitIndex:
         return self.file.db
 
     @property
-    def repo(self) -> Repo:
-        return self.file.repo
-
-    @property
     def path(self) -> Path:
         return self.file.path
 
     @property
     def vocabulary(self) -> Vocabulary:
         return self.file.vocabulary
-
-    @property
-    def read_only(self) -> bool:
-        """Opened as it is, on a file system that takes no writes."""
-        return self.file.read_only
-
-    @property
-    def schema_mark(self) -> str:
-        return self.file.schema_mark
 
     def forget(self) -> None:
         """Every part drops what it read of the tables an update writes."""
@@ -167,8 +154,8 @@ class CommitIndex:
         self.db.executescript(_SCHEMA + _COMMIT_INDEXES)
         stored = self._stored_schema()
         if stored is None:
-            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (self.schema_mark,))
-        return stored is not None and stored != self.schema_mark
+            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (self.file.schema_mark,))
+        return stored is not None and stored != self.file.schema_mark
 
     def _stored_schema(self) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
