@@ -2,7 +2,8 @@
 
 Evidence, strongest first: `ancestor` (U is in B's history), `annotation` (a branch commit
 names U in an upstream-reference line), `patch-id` (a branch commit carries the same patch),
-`subject` (same subject and same files). A backport later reverted in the branch (and not
+`subject` (same subject and same files, from a branch commit that names no other upstream
+commit as its original). A backport later reverted in the branch (and not
 re-applied) makes U absent, reported with `reverted_in_branch`.
 
 Answers come from the index; git is asked only for patch-ids of upstream commits (once,
@@ -168,4 +169,17 @@ class PresenceChecker:
         if not matches:
             return []
         files = set(self.repo.diffs.files_touched(commit))
-        return [m for m in matches if set(self.repo.diffs.files_touched(m)) == files]
+        return [
+            m
+            for m in matches
+            if not self._carries_another(m, commit)
+            and set(self.repo.diffs.files_touched(m)) == files
+        ]
+
+    def _carries_another(self, carrier: Oid, commit: Oid) -> bool:
+        """The branch commit names another upstream commit as its original: it is that
+        commit's backport, and a subject they share says nothing about `commit` (projects
+        reuse subjects: two "fix build with optional flag" commits of one author, a day
+        apart, each its own change). A carrier of the same patch is found by patch-id."""
+        named = self.index.reader.carried_upstream(carrier)
+        return named is not None and named != commit and self.index.reader.is_upstream(named)

@@ -186,3 +186,38 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     assert [bulk.check(c, branch) for c in commits] == expected
     assert asked == [picked]  # a.c alone, and b.c with c.c: no branch commit changes those
     assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]
+
+
+def test_a_subject_shared_with_another_upstream_commit_is_no_evidence(tmp_path: Path) -> None:
+    """DPDK wrote two "app/bbdev: fix build with optional flag" commits, a day apart, each
+    its own change to the same file; 22.11 carried the first (`[ upstream commit X ]`),
+    and the second was taken with the fix that needs it. A branch commit that names another
+    upstream commit as its original is that commit's backport: a subject they share says
+    nothing about the second, which is absent (a hand-adapted carrier naming nothing still
+    counts, above)."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"perf.c": "int a;\nint b;\nint c;\nint d;\nint e;\n"})
+    b.branch("stable", "master")
+    first = b.commit(
+        "app: fix build with optional flag", {"perf.c": "int a1;\nint b;\nint c;\nint d;\nint e;\n"}
+    )
+    second = b.commit(
+        "app: fix build with optional flag",
+        {"perf.c": "int a1;\nint b;\nint c;\nint d;\nint e1;\n"},
+    )
+    carrier = b.commit(
+        f"app: fix build with optional flag\n\n[ upstream commit {first} ]\n",
+        {"perf.c": "int a1;\nint b;\nint c;\nint d;\nint e;\n"},
+        branch="stable",
+    )
+    repo = Repo(b.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.writer.update(repo.upstream(), [repo.branch("stable")])
+    checker = PresenceChecker(repo, index)
+    branch = repo.branch("stable")
+    assert (checker.check(first, branch).how, checker.check(first, branch).as_commit) == (
+        "annotation",
+        carrier,
+    )
+    p = checker.check(second, branch)
+    assert (p.present, p.how, p.as_commit) == (False, None, None)
