@@ -18,7 +18,7 @@ KINDS = ("single", "prereq", "followup", "fixes_chain", "adjusted")
 def score(
     rows: list[dict[str, Any]], kind: str, key: str = "predicted"
 ) -> tuple[int, int, float, float]:
-    cases = [r for r in rows if r["kind"] == kind]
+    cases = [r for r in rows if r["kind"] == kind and "skipped" not in r]
     if kind == "adjusted":
         hit = sum(r["status"] == "conflict" for r in cases) if key == "predicted" else 0
         return len(cases), hit, float("nan"), float("nan")

@@ -52,7 +52,9 @@ def main() -> int:
         losses: Counter[tuple[str, str]] = Counter()
         for row in after[project]["rows"]:
             prior = old.get((row["branch"], row["target"], row["kind"]))
-            if prior is None or right(prior) == right(row):
+            if prior is None or "skipped" in row or "skipped" in prior:
+                continue
+            if right(prior) == right(row):
                 continue
             if right(row):
                 gains[(row["kind"], evidence(row, prior))] += 1

@@ -108,9 +108,7 @@ class Tally:
         expected = [str(c) for c in case["series"]]
         hit = len(set(predicted) & set(expected))
         row = {
-            "branch": case["branch"],
-            "target": case["target"],
-            "kind": case["kind"],
+            **case_row(case),
             "expected": expected,
             "predicted": predicted,
             "status": status,
@@ -220,6 +218,29 @@ def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
         ).returncode
         == 0
     )
+
+
+def carried_before(repo: Path, target: str, before: str, upstream: str) -> str | None:
+    """A branch commit before the case that names the target as its original: the
+    maintainers backported it earlier (adapted), and the case's commit is a second
+    backport of it (DPDK 23.11 carries `e0d947a1e6` twice). Such a case asks nothing of
+    the series' search; it is left out, and the run says so."""
+    found = git(
+        repo,
+        "log",
+        "--format=%H",
+        "-F",
+        f"--grep={target[:12]}",
+        before,
+        "--not",
+        f"refs/heads/{upstream}",
+        check=False,
+    ).split()
+    return found[-1] if found else None
+
+
+def case_row(case: dict[str, Any]) -> dict[str, object]:
+    return {"branch": case["branch"], "target": case["target"], "kind": case["kind"]}
 
 
 def commit_times(repo: Path, ids: set[str]) -> dict[str, int]:
@@ -436,6 +457,10 @@ def evaluate(
             text=True,
             check=True,
         )
+        earlier = carried_before(scratch, str(case["target"]), str(case["before"]), upstream)
+        if earlier:  # a second backport of the same commit: not a case of finding its series
+            rows.append({**case_row(case), "skipped": f"already backported as {earlier[:12]}"})
+            continue
         settings = Settings(
             repo=scratch,
             upstream=upstream,
@@ -568,6 +593,12 @@ def main() -> int:
         for kind, t in tallies.items():
             for miss in t.misses[:5]:
                 print(f"  miss {kind}: {json.dumps(miss)[:400]}")
+        for row in rows:
+            if "skipped" in row:
+                print(
+                    f"  left out {row['kind']}: {str(row['target'])[:12]} on {row['branch']}, "
+                    f"{row['skipped']}"
+                )
         report[name] = {"rows": rows}
         if args.json:  # after every project, so a long run keeps what it has
             args.json.write_text(json.dumps(report, indent=1) + "\n")
