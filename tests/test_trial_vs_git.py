@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from backportr.git.builder import RepoBuilder
@@ -195,3 +196,33 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
     )
     theirs, _ = _git_pick(b.path, b.tip("stable"), b.ids["conflicting"], tmp_path / "wt")
     assert theirs == "conflict"
+
+
+def test_where_libgit2s_file_merge_conflicts_and_gits_merges_the_trial_says_gits(
+    tmp_path: Path,
+) -> None:
+    """libgit2's `merge_file` diffs with Myers, git's merge-ort with histogram: on repeated
+    lines they align an edit differently, and libgit2 conflicts where git merges (OVN's
+    `tests/ovn.at` of `b87e76a5e5db`, one pair in 300). The trial asks git then, and
+    answers as `git cherry-pick` does, tree and all."""
+    check, call, other = "AT_CHECK([ovn-nbctl])", "bar();", "AT_CHECK([ovn-nbctl]) /*2*/"
+    base = [call, call, check, call, check, check, check, "int x;"]
+    ours = [call, call, check, call, "", "{", "}", check, check, check, "int x;"]
+    theirs = [call, call, "if (a)", check, "return 0;", "", check, call, check, other, check,
+              "int x;"]  # fmt: skip
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"t.at": _text(base)})
+    b.branch("stable", "master")
+    b.commit("stable: a block", {"t.at": _text(ours)}, branch="stable")
+    picked = b.commit("tests: more checks", {"t.at": _text(theirs)})
+    repo = Repo(b.path)
+    one, two, three = (
+        pygit2.IndexEntry("t.at", repo.git.create_blob(_text(x)), pygit2.enums.FileMode.BLOB)
+        for x in (base, ours, theirs)
+    )
+    assert not repo.git.merge_file_from_index(one, two, three).automergeable  # libgit2 alone
+    tip = b.tip("stable")
+    ours_pick = TrialApplier(repo).pick(picked, TreeState(tip))
+    answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (ours_pick.result, answer) == ("clean", "clean")
+    assert TrialApplier(repo).write_tree(ours_pick.state) == tree

@@ -7,6 +7,8 @@ base, go to the object database.
 git 2.38 added `--write-tree`; `--merge-base` came in 2.40, so the base is set the way any
 2.38+ git honours: the tree to pick onto is written as a commit whose only parent is the
 picked commit's parent, and the merge base of that commit and the picked one is that parent.
+`merge_file` is the same merge of one file's three blobs (git's file merge is merge-ort's,
+histogram diff; libgit2's `merge_file` is Myers, and the two differ on some overlaps).
 
 Part of the git layer (with git/repo.py, git/trial.py and the git* modules): nothing else runs git.
 """
@@ -17,11 +19,12 @@ import functools
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import cast
 
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.git.proc import git_env, git_version
+from backportr.git.proc import git_env, git_version, read_object
 
 _FIRST_VERSION = (2, 38)  # `git merge-tree --write-tree`
 _SIGNATURE = pygit2.Signature("backportr", "backportr@localhost", 0, 0)
@@ -79,6 +82,38 @@ def trial_engine() -> tuple[str, str, str]:
     )
 
 
+def merge_file(
+    git: pygit2.Repository,
+    path: str,
+    sides: tuple[tuple[pygit2.Oid, int] | None, tuple[pygit2.Oid, int], tuple[pygit2.Oid, int]],
+    env: dict[str, str],
+) -> pygit2.Oid | None:
+    """git's three-way merge of one file (base, ours, theirs: blob and mode; no base for an
+    add/add), as merge-ort makes it in a cherry-pick: the merged blob, or None on conflict.
+    Three one-file trees are written as commits, ours and theirs children of the base, and
+    `git merge-tree` merges them (the caller checks `merge_tree_version` first)."""
+    base, ours, theirs = sides
+
+    def tree(side: tuple[pygit2.Oid, int] | None) -> pygit2.Oid:
+        index = pygit2.Index()
+        if side is not None:
+            index.add(pygit2.IndexEntry(path, side[0], cast(pygit2.enums.FileMode, side[1])))
+        return index.write_tree(git)
+
+    def commit(side: tuple[pygit2.Oid, int] | None, parents: list[pygit2.Oid]) -> pygit2.Oid:
+        return git.create_commit(
+            None, _SIGNATURE, _SIGNATURE, "backportr merge\n", tree(side), parents
+        )
+
+    root = commit(base, [])
+    merge = _merge_tree(git, commit(ours, [root]), commit(theirs, [root]), env, path)
+    if not merge.clean:
+        return None
+    merged = read_object(git, merge.tree, f"git's merge of {path}")
+    assert isinstance(merged, pygit2.Tree)
+    return merged[path].id
+
+
 def cherry_pick_tree(
     git: pygit2.Repository,
     commit: pygit2.Commit,
@@ -90,6 +125,13 @@ def cherry_pick_tree(
     write its own beside them)."""
     base = commit.parents[0].id
     onto = git.create_commit(None, _SIGNATURE, _SIGNATURE, "backportr trial\n", onto_tree, [base])
+    return _merge_tree(git, onto, commit.id, env, str(commit.id)[:12])
+
+
+def _merge_tree(
+    git: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid, env: dict[str, str], what: str
+) -> TreeMerge:
+    """`git merge-tree --write-tree` of two commits, read."""
     proc = subprocess.run(
         [
             "git",
@@ -99,8 +141,8 @@ def cherry_pick_tree(
             "--write-tree",
             "--no-messages",
             "-z",
-            str(onto),
-            str(commit.id),
+            str(ours),
+            str(theirs),
         ],
         capture_output=True,
         env={**git_env(), **env},
@@ -109,7 +151,7 @@ def cherry_pick_tree(
     if proc.returncode not in (0, 1):
         detail = proc.stderr.decode(errors="replace").strip().splitlines()
         raise BackportrError(
-            f"git merge-tree of {str(commit.id)[:12]} failed: "
+            f"git merge-tree of {what} failed: "
             f"{detail[-1] if detail else f'exit {proc.returncode}'}"
         )
     fields = proc.stdout.split(b"\0")

@@ -28,7 +28,7 @@ from backportr.errors import (
     UnknownCommitError,
 )
 from backportr.git.diffs import Diffs
-from backportr.git.merge import TreeMerge, cherry_pick_tree
+from backportr.git.merge import TreeMerge, cherry_pick_tree, merge_file
 from backportr.git.names import Names, Ref
 from backportr.git.proc import git_env, missing_object
 from backportr.git.search import Searches
@@ -404,6 +404,15 @@ class Repo:
         return cherry_pick_tree(
             self.git, self.commit(commit), pygit2.Oid(hex=onto_tree), self._scratch_env(writes=True)
         )
+
+    def merge_file(
+        self,
+        path: str,
+        sides: tuple[tuple[pygit2.Oid, int] | None, tuple[pygit2.Oid, int], tuple[pygit2.Oid, int]],
+    ) -> pygit2.Oid | None:
+        """git's three-way merge of one file's blobs (base, ours, theirs), as a cherry-pick
+        makes it: the merged blob, or None on conflict (`git.merge.merge_file`)."""
+        return merge_file(self.git, path, sides, self._scratch_env(writes=True))
 
     def commit_of_diff(self, base: Oid, diff: str, message: str) -> Oid:
         """A commit of `diff` applied onto `base`, written to the object database through a

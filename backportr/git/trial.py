@@ -453,7 +453,8 @@ class TrialApplier:
     def _merge_file(
         self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
     ) -> pygit2.Oid | None:
-        """libgit2's 3-way file merge; the merged blob, or None on conflict."""
+        """The 3-way file merge: libgit2's where it merges; where it conflicts, git's (the
+        merged blob, or None on conflict)."""
 
         def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
@@ -464,10 +465,14 @@ class TrialApplier:
                 entry(base) if base else None, entry(ours), entry(theirs)
             )
         except (UnicodeDecodeError, pygit2.GitError):
+            result = None
+        if result is not None and result.automergeable:
+            return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+        if merge_tree_version() is None:
             return None
-        if not result.automergeable:
-            return None
-        return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+        # libgit2's file merge (Myers) conflicts where git's (histogram) may not: git's
+        # answer is the one (measured: the trial against git cherry-pick, docs/accuracy.md).
+        return self.repo.merge_file(path, (base, ours, theirs))
 
 
 def _path_groups(placed: list[FileChange], first: Sequence[str]) -> list[frozenset[str]]:
