@@ -55,6 +55,16 @@ def main() -> int:
                     f"| adjusted (conflict reported) | {n} | {exact}/{n} | | | "
                     f"{old_exact}/{n} | 0/{n} | | |"
                 )
+                moved = sum(
+                    bool(r.get("moved_only")) and r["status"] == "ready"
+                    for r in rows
+                    if r["kind"] == "adjusted" and "skipped" not in r
+                )
+                if moved:
+                    print(
+                        f"| adjusted by git's measure (a `ready` upstream change at moved "
+                        f"paths is the backport) | {n} | {exact + moved}/{n} | | | | | | |"
+                    )
             else:
                 print(
                     f"| {kind} | {n} | {exact}/{n} | {p:.3f} | {r:.3f} | {old_exact}/{n} | "

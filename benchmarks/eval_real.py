@@ -239,6 +239,29 @@ def carried_before(repo: Path, target: str, before: str, upstream: str) -> str |
     return found[-1] if found else None
 
 
+def _changes(repo: Path, commit: str) -> tuple[list[str], list[tuple[str, ...]]]:
+    """A commit's paths and, per file in order, its removed and added lines."""
+    paths: list[str] = []
+    lines: list[list[str]] = []
+    for line in git(repo, "show", "--format=", "--no-renames", "-U0", commit).splitlines():
+        if line.startswith("diff --git "):
+            paths.append(line.rsplit(" b/", 1)[-1])
+            lines.append([])
+        elif lines and line[:1] in "+-" and not line.startswith(("+++ ", "--- ")):
+            lines[-1].append(line)
+    return paths, [tuple(x) for x in lines]
+
+
+def moved_only(repo: Path, upstream: str, backport: str) -> bool:
+    """The maintainers' backport is upstream's change at other paths: the same lines
+    removed and added, file by file, where a file moved since the fork. `git cherry-pick`
+    (merge-ort, renames followed) makes those lines where it applies, so a `ready` answer
+    there is the maintainers' backport (`adjusted` by git's measure)."""
+    up_paths, up_lines = _changes(repo, upstream)
+    our_paths, our_lines = _changes(repo, backport)
+    return up_lines == our_lines and up_paths != our_paths
+
+
 def case_row(case: dict[str, Any]) -> dict[str, object]:
     return {"branch": case["branch"], "target": case["target"], "kind": case["kind"]}
 
@@ -507,6 +530,10 @@ def evaluate(
             case, predicted, status, seconds, error, reasons, later
         )
         row["taken_in_window"] = taken
+        if case["kind"] == "adjusted" and case.get("target_backport"):
+            row["moved_only"] = moved_only(
+                mirror, str(case["target"]), str(case["target_backport"])
+            )
         row["suggested"] = suggested
         grep = one_level_grep(
             scratch, str(case["target"]), f"refs/heads/{upstream}", args.grep_every_form
@@ -590,6 +617,15 @@ def main() -> int:
         tallies, baseline, rows = evaluate(name, Path(path), args)
         print("\n".join(render(name, tallies)) + "\n")
         print("\n".join(render(f"{name}, one-level Fixes: grep", baseline)) + "\n")
+        adjusted = [r for r in rows if r["kind"] == "adjusted" and "skipped" not in r]
+        moved = [r for r in adjusted if r.get("moved_only") and r["status"] == "ready"]
+        if moved:
+            right = sum(r["status"] == "conflict" for r in adjusted) + len(moved)
+            print(
+                f"  adjusted by git's measure: {right}/{len(adjusted)} ({len(moved)} answered "
+                "ready are upstream's lines at moved paths, the backport git cherry-pick "
+                "makes)\n"
+            )
         for kind, t in tallies.items():
             for miss in t.misses[:5]:
                 print(f"  miss {kind}: {json.dumps(miss)[:400]}")
