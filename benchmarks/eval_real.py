@@ -525,7 +525,9 @@ def evaluate(
             error = str(failure)
         seconds = time.monotonic() - begin
         applied = times[str(case["stable_commits"][-1])]
+        mapped = same_patch(mirror, predicted, [str(c) for c in case["series"]])
         predicted, later, taken = as_taken(mirror, case, predicted, applied)
+        reasons = [r for c, r in zip(mapped, reasons, strict=True) if c not in taken]
         row = tallies[str(case["kind"])].add(
             case, predicted, status, seconds, error, reasons, later
         )

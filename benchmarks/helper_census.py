@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Where a candidate helper rule would fire, in the answers of an eval_real.py run.
+
+    python benchmarks/helper_census.py RUN.json name=REPO[:CASES.jsonl.gz] ...
+
+Issue 40 names three rules that would turn a helper (a member found by conflict or symbol
+search) into a suggestion: a build-flag change (it changes build files only and adds a
+`-W` option), a test-only patch whose own fix is absent (the same author's non-test commits
+of the 12 hours before it are neither in the branch at the case nor in the series), and a
+helper found for a member that is a mechanical rename (`closure.is_rename`). Such a rule
+changes only the answers that hold such a helper, so the census is the rule's whole effect
+on the run: a case right now is lost (the helper leaves a series the maintainers took with
+it), a case wrong now is gained only when that helper is what made it wrong (it is not in
+the maintainers' series, or for `adjusted`, it made the target apply). Prints each firing
+case and the gain and loss per rule and project.
+
+CASES defaults to the shared case file of the name (rdma, nm, ovn).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from backportr.git.repo import Repo
+from backportr.git.trial import TrialApplier
+from backportr.resolve.closure import is_rename
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"
+BUILD = re.compile(
+    r"(^|/)(meson\.build|meson_options\.txt|Makefile[^/]*|[^/]*\.mk|CMakeLists\.txt|"
+    r"configure\.ac|[^/]*\.am|Kconfig[^/]*)$"
+)
+TEST = re.compile(
+    r"(^|/)(tests?|testsuite|selftests|unittests?)(/|$)|(^|/)test[-_][^/]*$|_test\.[a-z]+$|\.at$"
+)
+POSTING_SECONDS = 12 * 3600
+
+
+class Project:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.applier = TrialApplier(Repo(path))
+        self._files: dict[str, list[str]] = {}
+
+    def git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(self.path), *args], capture_output=True, text=True, check=False
+        )
+
+    def files(self, commit: str) -> list[str]:
+        if commit not in self._files:
+            self._files[commit] = self.git(
+                "show", "--format=", "--name-only", commit
+            ).stdout.split()
+        return self._files[commit]
+
+    def build_flag(self, commit: str) -> bool:
+        files = self.files(commit)
+        if not files or not all(BUILD.search(f) for f in files):
+            return False
+        diff = self.git("show", "--format=", commit).stdout.splitlines()
+        return any(line.startswith("+") and "-W" in line for line in diff)
+
+    def test_only(self, commit: str) -> bool:
+        files = self.files(commit)
+        return bool(files) and all(TEST.search(f) for f in files)
+
+    def fix_absent(self, commit: str, before: str, series: list[str]) -> bool:
+        """A test-only commit whose fix (the same author's non-test commits of the 12 hours
+        before it) the branch lacks at the case and the series does not bring."""
+        if not self.test_only(commit):
+            return False
+        email, when = self.git("log", "-1", "--format=%ae %ct", commit).stdout.split()
+        earlier = self.git("log", "--format=%H %ae %ct", "-30", f"{commit}~1").stdout.splitlines()
+        for line in earlier:
+            oid, author, time = line.split()
+            if author != email or int(when) - int(time) > POSTING_SECONDS:
+                continue
+            if self.test_only(oid) or oid in series:
+                continue
+            if self.git("merge-base", "--is-ancestor", oid, before).returncode == 0:
+                continue
+            if self.git("log", "-1", "--format=%h", "-F", f"--grep={oid[:12]}", before).stdout:
+                continue
+            return True
+        return False
+
+    def rename(self, commit: str) -> bool:
+        return is_rename(*self.applier.changed_lines(commit))
+
+
+def right(row: dict[str, Any]) -> bool:
+    if row["kind"] == "adjusted":
+        return bool(row["status"] == "conflict")
+    return bool(row["predicted"] == row["expected"])
+
+
+def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[str, list[str]]:
+    """Rule -> the helpers of this answer it would turn into suggestions."""
+    fired: dict[str, list[str]] = {"build-flag": [], "test-only, fix absent": [],
+                                   "helper of a rename": []}  # fmt: skip
+    helpers = {
+        c: reason for c, reason in zip(row["predicted"], row["reasons"], strict=True)
+        if reason[0] in ("conflict", "symbol")
+    }  # fmt: skip
+    for commit, reason in helpers.items():
+        if project.build_flag(commit):
+            fired["build-flag"].append(commit)
+        if project.fix_absent(commit, str(case["before"]), row["predicted"]):
+            fired["test-only, fix absent"].append(commit)
+        helped = reason[1]
+        if helped in helpers and helped != commit and project.rename(helped):
+            fired["helper of a rename"].append(commit)
+    return {rule: commits for rule, commits in fired.items() if commits}
+
+
+def main() -> int:
+    run = json.loads(Path(sys.argv[1]).read_text())
+    tally: Counter[tuple[str, str, str]] = Counter()
+    unaligned = 0
+    for spec in sys.argv[2:]:
+        name, _, where = spec.partition("=")
+        repo, _, cases_file = where.partition(":")
+        source = Path(cases_file) if cases_file else SHARED / f"{name}.jsonl.gz"
+        with gzip.open(source, "rt") as lines:
+            cases = {}
+            for line in lines:
+                case = json.loads(line)
+                cases[(case["branch"], case["target"], case["kind"])] = case
+        project = Project(Path(repo))
+        for row in run.get(name, {}).get("rows", []):
+            if "skipped" in row:
+                continue
+            case = cases[(row["branch"], row["target"], row["kind"])]
+            if len(row["reasons"]) != len(row["predicted"]):  # a run before reasons were
+                unaligned += 1  # kept beside the members the maintainers took anyway
+                continue
+            for rule, commits in firing(project, row, case).items():
+                now = right(row)
+                wrong_by_it = not now and (
+                    row["kind"] == "adjusted" or any(c not in row["expected"] for c in commits)
+                )
+                effect = "loss" if now else ("gain" if wrong_by_it else "none")
+                tally[(name, rule, effect)] += 1
+                print(
+                    f"{name} {rule}: {row['kind']} {row['target'][:10]} on {row['branch']}, "
+                    f"{'right' if now else 'wrong'} now ({effect}); helpers "
+                    + " ".join(c[:10] for c in commits)
+                )
+    if unaligned:
+        print(f"{unaligned} answers not examined (their reasons do not align with the members)")
+    print("\n| project | rule | gain | loss |\n|---|---|---|---|")
+    for name, rule in sorted({(n, r) for n, r, _ in tally}):
+        print(
+            f"| {name} | {rule} | {tally[(name, rule, 'gain')]} | {tally[(name, rule, 'loss')]} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
