@@ -19,20 +19,21 @@ def _text(lines: list[str]) -> str:
 
 
 def _diverged(path: Path) -> tuple[Repo, str, str, list[str]]:
-    """Upstream edits lines 2 and 6 of a file in two commits; the branch edited line 10 of
-    it: each pick is a real three-way merge. Returns the repository, the two upstream commits
+    """Upstream edits lines 2 and 6 of a file in two commits; the branch edited line 40 of
+    it: each pick is a real three-way merge, of changes far enough apart that libgit2's
+    merge answers (`trial._CLOSE_LINES`). Returns the repository, the two upstream commits
     and the file's lines after both picks."""
-    lines = [f"line {n}" for n in range(12)]
+    lines = [f"line {n}" for n in range(48)]
     b = RepoBuilder(path)
     b.commit("base", {"f.c": _text(lines)})
     b.branch("stable", "master")
     b.commit(
-        "stable edit", {"f.c": _text([*lines[:10], "stable 10", *lines[11:]])}, branch="stable"
+        "stable edit", {"f.c": _text([*lines[:40], "stable 40", *lines[41:]])}, branch="stable"
     )
     first = b.commit("first", {"f.c": _text([*lines[:2], "first 2", *lines[3:]])})
     both = [*lines[:2], "first 2", *lines[3:6], "second 6", *lines[7:]]
     second = b.commit("second", {"f.c": _text(both)})
-    both[10] = "stable 10"
+    both[40] = "stable 40"
     repo = Repo(b.path)
     repo.keep_writes_apart()
     return repo, first, second, both

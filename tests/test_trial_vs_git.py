@@ -226,3 +226,35 @@ def test_where_libgit2s_file_merge_conflicts_and_gits_merges_the_trial_says_gits
     answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours_pick.result, answer) == ("clean", "clean")
     assert TrialApplier(repo).write_tree(ours_pick.state) == tree
+
+
+def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says_gits(
+    tmp_path: Path,
+) -> None:
+    """The other way round: among repeated lines libgit2 (Myers) merges two nearby edits
+    that git (histogram) aligns onto the same lines and conflicts on. Where the branch's and
+    the commit's changes to a file lie close, the trial asks git, and conflicts as `git
+    cherry-pick` does (benchmarks/merge_fuzz.py: 10 of 2290 such merges of random
+    repeated lines, none left)."""
+    end, ret, cond = "])", "return 0;", "if (a)"
+    wait, tail = "OVS_WAIT_UNTIL([test 1])", ["else", "int x;", "}", cond, "", "int x;"]
+    base = [cond, end, wait, "", end, ret, "bar();", "bar();", end, ret, end, *tail]
+    ours = [cond, end, wait, "", end, ret, "bar();", "bar();", end, *tail]
+    theirs = [end, wait, "", end, ret, ret, "bar();", "bar();", end, *tail]
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"t.at": _text(base)})
+    b.branch("stable", "master")
+    b.commit("stable: drop a check", {"t.at": _text(ours)}, branch="stable")
+    picked = b.commit("tests: rework the start", {"t.at": _text(theirs)})
+    repo = Repo(b.path)
+    one, two, three = (
+        pygit2.IndexEntry("t.at", repo.git.create_blob(_text(x)), pygit2.enums.FileMode.BLOB)
+        for x in (base, ours, theirs)
+    )
+    assert repo.git.merge_file_from_index(one, two, three).automergeable  # libgit2 alone
+    tip = b.tip("stable")
+    answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (TrialApplier(repo).pick(picked, TreeState(tip)).result, answer) == (
+        "conflict",
+        "conflict",
+    )

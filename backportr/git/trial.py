@@ -35,6 +35,10 @@ __all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
 _PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
 _DELETED: None = None
+# Changes to one file this close (lines of the base apart) are merged by git as well as by
+# libgit2. Farther apart the two merges agree but on files of nothing but a dozen repeated
+# lines (one merge in 6,000 of benchmarks/merge_fuzz.py; none in real samples).
+_CLOSE_LINES = 20
 
 
 class TrialApplier:
@@ -453,8 +457,9 @@ class TrialApplier:
     def _merge_file(
         self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
     ) -> pygit2.Oid | None:
-        """The 3-way file merge: libgit2's where it merges; where it conflicts, git's (the
-        merged blob, or None on conflict)."""
+        """The 3-way file merge (the merged blob, or None on conflict): libgit2's where it
+        merges changes that lie apart; git's where libgit2 conflicts or the changes are
+        close."""
 
         def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
@@ -466,13 +471,42 @@ class TrialApplier:
             )
         except (UnicodeDecodeError, pygit2.GitError):
             result = None
-        if result is not None and result.automergeable:
+        merged = result is not None and result.automergeable
+        if merge_tree_version() is None or (merged and not self._close(base, ours, theirs)):
+            if not merged:
+                return None
+            assert result is not None
             return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
-        if merge_tree_version() is None:
-            return None
-        # libgit2's file merge (Myers) conflicts where git's (histogram) may not: git's
-        # answer is the one (measured: the trial against git cherry-pick, docs/accuracy.md).
+        # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
+        # conflicts, or merges changes that lie close together, the two may differ, and
+        # git's answer is the one (measured: benchmarks/merge_fuzz.py, docs/accuracy.md).
         return self.repo.merge_file(path, (base, ours, theirs))
+
+    def _close(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+        """Do the branch's and the commit's changes to a file come within `_CLOSE_LINES` of
+        each other (or is there no base)? Close, the diff algorithm decides where an edit
+        among repeated lines sits, and with it whether the two changes overlap."""
+        if base is None:
+            return True
+        old = self._data(base)
+
+        def spans(new: _Entry) -> list[tuple[int, int]]:
+            patch = pygit2.Patch.create_from(old, self._data(new), context_lines=0)
+            return [(h.old_start, h.old_start + h.old_lines) for h in patch.hunks]
+
+        return any(
+            max(start, other) - min(end, other_end) <= _CLOSE_LINES
+            for start, end in spans(ours)
+            for other, other_end in spans(theirs)
+        )
+
+    def _data(self, entry: _Entry) -> bytes:
+        data = self._held.get(entry[0])
+        if data is None:
+            blob = read_object(self.git, entry[0], "a file of a trial merge")
+            assert isinstance(blob, pygit2.Blob)
+            data = blob.data
+        return data
 
 
 def _path_groups(placed: list[FileChange], first: Sequence[str]) -> list[frozenset[str]]:
