@@ -7,7 +7,11 @@ Issue 40 names three rules that would turn a helper (a member found by conflict 
 search) into a suggestion: a build-flag change (it changes build files only and adds a
 `-W` option), a test-only patch whose own fix is absent (the same author's non-test commits
 of the 12 hours before it are neither in the branch at the case nor in the series), and a
-helper found for a member that is a mechanical rename (`closure.is_rename`). Such a rule
+helper found for a member that is a mechanical rename (`closure.is_rename`); and, beyond the
+issue's three, the larger-refactor rule of projects whose branches take fixes
+(`rules.larger_than_helped`) made general: a helper that is no fix (no fix line in any form,
+no stable tag, no revert) and changes `LARGER` times the lines of what it helps, in any
+project. Such a rule
 changes only the answers that hold such a helper, so the census is the rule's whole effect
 on the run: a case right now is lost (the helper leaves a series the maintainers took with
 it), a case wrong now is gained only when that helper is what made it wrong (it is not in
@@ -31,6 +35,7 @@ from typing import Any
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.resolve.closure import is_rename
+from backportr.text.trailers import parse_message
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"
 BUILD = re.compile(
@@ -41,6 +46,7 @@ TEST = re.compile(
     r"(^|/)(tests?|testsuite|selftests|unittests?)(/|$)|(^|/)test[-_][^/]*$|_test\.[a-z]+$|\.at$"
 )
 POSTING_SECONDS = 12 * 3600
+LARGER = 5
 
 
 class Project:
@@ -95,6 +101,13 @@ class Project:
     def rename(self, commit: str) -> bool:
         return is_rename(*self.applier.changed_lines(commit))
 
+    def size(self, commit: str) -> int:
+        return sum(map(len, self.applier.changed_lines(commit)))
+
+    def a_fix(self, commit: str) -> bool:
+        parsed = parse_message(self.git("log", "-1", "--format=%B", commit).stdout)
+        return bool(parsed.fixes or parsed.stable_tags or parsed.reverts)
+
 
 def right(row: dict[str, Any]) -> bool:
     if row["kind"] == "adjusted":
@@ -105,7 +118,7 @@ def right(row: dict[str, Any]) -> bool:
 def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[str, list[str]]:
     """Rule -> the helpers of this answer it would turn into suggestions."""
     fired: dict[str, list[str]] = {"build-flag": [], "test-only, fix absent": [],
-                                   "helper of a rename": []}  # fmt: skip
+                                   "helper of a rename": [], "larger, any project": []}  # fmt: skip
     helpers = {
         c: reason for c, reason in zip(row["predicted"], row["reasons"], strict=True)
         if reason[0] in ("conflict", "symbol")
@@ -118,6 +131,13 @@ def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[
         helped = reason[1]
         if helped in helpers and helped != commit and project.rename(helped):
             fired["helper of a rename"].append(commit)
+        user = helped if helped in row["predicted"] and helped != commit else row["target"]
+        if (
+            reason[0] == "conflict"
+            and not project.a_fix(commit)
+            and project.size(commit) > LARGER * max(1, project.size(user))
+        ):
+            fired["larger, any project"].append(commit)
     return {rule: commits for rule, commits in fired.items() if commits}
 
 
