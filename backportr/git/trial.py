@@ -54,6 +54,7 @@ class TrialApplier:
         # the commit touches, and a merge only on its three blobs: both are cached on that.
         self._picks: dict[tuple[object, ...], _PickOutcome] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
+        self._spans: dict[tuple[pygit2.Oid, pygit2.Oid], list[tuple[int, int]]] = {}
         # Where git's merge found a file a commit names, on a base it had moved away from.
         self._found_at: dict[tuple[Oid, str], str] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -483,22 +484,27 @@ class TrialApplier:
         return self.repo.merge_file(path, (base, ours, theirs))
 
     def _close(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
-        """Do the branch's and the commit's changes to a file come within `_CLOSE_LINES` of
-        each other (or is there no base)? Close, the diff algorithm decides where an edit
-        among repeated lines sits, and with it whether the two changes overlap."""
+        """Does the branch change a file within `_CLOSE_LINES` of where the commit changes it
+        (or is there no base)? Close, the diff algorithm decides where an edit among
+        repeated lines sits, and with it whether the two changes overlap. The commit's
+        changes are its diff's hunks (kept per pair of blobs); the branch left the lines
+        around one alone when they stand in its file as they stand in the base."""
         if base is None:
             return True
         old = self._data(base)
-
-        def spans(new: _Entry) -> list[tuple[int, int]]:
-            patch = pygit2.Patch.create_from(old, self._data(new), context_lines=0)
-            return [(h.old_start, h.old_start + h.old_lines) for h in patch.hunks]
-
-        return any(
-            max(start, other) - min(end, other_end) <= _CLOSE_LINES
-            for start, end in spans(ours)
-            for other, other_end in spans(theirs)
-        )
+        key = (base[0], theirs[0])
+        spans = self._spans.get(key)
+        if spans is None:
+            patch = pygit2.Patch.create_from(old, self._data(theirs), context_lines=0)
+            spans = self._spans[key] = [(h.old_start, h.old_lines) for h in patch.hunks]
+        lines = old.split(b"\n")
+        mine = self._data(ours)
+        for start, count in spans:
+            first = max(0, start - 1 - _CLOSE_LINES)
+            around = b"\n".join(lines[first : start - 1 + count + _CLOSE_LINES])
+            if around not in mine:
+                return True
+        return False
 
     def _data(self, entry: _Entry) -> bytes:
         data = self._held.get(entry[0])
