@@ -15,8 +15,9 @@ project. Such a rule
 changes only the answers that hold such a helper, so the census is the rule's whole effect
 on the run: a case right now is lost (the helper leaves a series the maintainers took with
 it), a case wrong now is gained only when that helper is what made it wrong (it is not in
-the maintainers' series, or for `adjusted`, it made the target apply). Prints each firing
-case and the gain and loss per rule and project.
+the maintainers' series); an `adjusted` case answered `ready` is gained (the helper made the
+target apply; without it the target conflicts), one answered `conflict` stays right. Prints
+each firing case and the gain and loss per rule and project.
 
 CASES defaults to the shared case file of the name (rdma, nm, ovn).
 """
@@ -164,10 +165,12 @@ def main() -> int:
                 continue
             for rule, commits in firing(project, row, case).items():
                 now = right(row)
-                wrong_by_it = not now and (
-                    row["kind"] == "adjusted" or any(c not in row["expected"] for c in commits)
-                )
-                effect = "loss" if now else ("gain" if wrong_by_it else "none")
+                if row["kind"] == "adjusted":  # a conflict stays one; `ready` turns `conflict`
+                    effect = "none" if now else "gain"
+                elif now:
+                    effect = "loss"
+                else:
+                    effect = "gain" if any(c not in row["expected"] for c in commits) else "none"
                 tally[(name, rule, effect)] += 1
                 print(
                     f"{name} {rule}: {row['kind']} {row['target'][:10]} on {row['branch']}, "
