@@ -258,3 +258,30 @@ def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says
         "conflict",
         "conflict",
     )
+
+
+def test_a_conflict_on_a_line_both_sides_change_needs_no_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the commit removes a line that occurs once in the base and in neither side,
+    every diff removes it on both sides: git conflicts as libgit2 did, and the trial does not
+    ask (a scan meets thousands of such conflicts). The answer is still git's."""
+    lines = [f"int line_{n};" for n in range(30)]
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"f.c": _text(lines)})
+    b.branch("stable", "master")
+    b.commit("stable: edit", {"f.c": _edit(lines, 12, "int line_12 = 1;")}, branch="stable")
+    picked = b.commit("fix", {"f.c": _edit(lines, 12, "int line_12 = 2;")})
+    repo = Repo(b.path)
+    asked: list[str] = []
+    real = repo.merge_file
+
+    def merge_file(path: str, sides: object) -> object:
+        asked.append(path)
+        return real(path, sides)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repo, "merge_file", merge_file)
+    tip = b.tip("stable")
+    ours = TrialApplier(repo).pick(picked, TreeState(tip))
+    answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (ours.result, answer, asked) == ("conflict", "conflict", [])

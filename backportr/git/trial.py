@@ -54,7 +54,9 @@ class TrialApplier:
         # the commit touches, and a merge only on its three blobs: both are cached on that.
         self._picks: dict[tuple[object, ...], _PickOutcome] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
-        self._spans: dict[tuple[pygit2.Oid, pygit2.Oid], list[tuple[int, int]]] = {}
+        self._spans: dict[
+            tuple[pygit2.Oid, pygit2.Oid], tuple[list[tuple[int, int]], list[bytes]]
+        ] = {}
         # Where git's merge found a file a commit names, on a base it had moved away from.
         self._found_at: dict[tuple[Oid, str], str] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -472,16 +474,56 @@ class TrialApplier:
             )
         except (UnicodeDecodeError, pygit2.GitError):
             result = None
-        merged = result is not None and result.automergeable
-        if merge_tree_version() is None or (merged and not self._close(base, ours, theirs)):
-            if not merged:
-                return None
-            assert result is not None
-            return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+        merged = (
+            self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+            if result is not None and result.automergeable
+            else None
+        )
+        if merge_tree_version() is None:
+            return merged
+        if merged is not None and not self._close(base, ours, theirs):
+            return merged
+        if merged is None and self._both_remove(base, ours, theirs):
+            return None
         # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
-        # conflicts, or merges changes that lie close together, the two may differ, and
-        # git's answer is the one (measured: benchmarks/merge_fuzz.py, docs/accuracy.md).
+        # conflicts (but on a line both sides surely remove), or merges changes that lie
+        # close together, the two may differ, and git's answer is the one (measured:
+        # benchmarks/merge_fuzz.py, docs/accuracy.md).
         return self.repo.merge_file(path, (base, ours, theirs))
+
+    def _both_remove(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+        """Is there a line the commit removes that occurs once in the base and in neither
+        side? Every diff of the base to either side removes it, so the two changes overlap
+        under any alignment and git's merge conflicts where libgit2's did: no need to ask."""
+        if base is None:
+            return False
+        old = b"\n" + self._data(base)
+        mine, new = b"\n" + self._data(ours), b"\n" + self._data(theirs)
+        for line in self._hunks_of(base, theirs)[1]:
+            needle = b"\n" + line
+            if (
+                needle.endswith(b"\n")
+                and old.count(needle) == 1
+                and needle not in mine
+                and needle not in new
+            ):
+                return True
+        return False
+
+    def _hunks_of(self, base: _Entry, theirs: _Entry) -> tuple[list[tuple[int, int]], list[bytes]]:
+        """The commit's change to a file: its hunks' spans in the base, and the lines it
+        removes (kept per pair of blobs)."""
+        key = (base[0], theirs[0])
+        known = self._spans.get(key)
+        if known is None:
+            # the patch reads its lines from these buffers: they must outlive it
+            old, new = self._data(base), self._data(theirs)
+            patch = pygit2.Patch.create_from(old, new, context_lines=0)
+            known = self._spans[key] = (
+                [(h.old_start, h.old_lines) for h in patch.hunks],
+                [ln.raw_content for h in patch.hunks for ln in h.lines if ln.origin == "-"],
+            )
+        return known
 
     def _close(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
         """Does the branch change a file within `_CLOSE_LINES` of where the commit changes it
@@ -491,13 +533,8 @@ class TrialApplier:
         around one alone when they stand in its file as they stand in the base."""
         if base is None:
             return True
-        old = self._data(base)
-        key = (base[0], theirs[0])
-        spans = self._spans.get(key)
-        if spans is None:
-            patch = pygit2.Patch.create_from(old, self._data(theirs), context_lines=0)
-            spans = self._spans[key] = [(h.old_start, h.old_lines) for h in patch.hunks]
-        lines = old.split(b"\n")
+        spans = self._hunks_of(base, theirs)[0]
+        lines = self._data(base).split(b"\n")
         mine = self._data(ours)
         for start, count in spans:
             first = max(0, start - 1 - _CLOSE_LINES)
