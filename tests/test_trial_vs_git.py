@@ -198,6 +198,24 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
     assert theirs == "conflict"
 
 
+def _three_sides(
+    tmp_path: Path, base: list[str], ours: list[str], theirs: list[str]
+) -> tuple[RepoBuilder, Repo, str, bool]:
+    """A file at the fork, the branch's change of it (ours) and an upstream commit's
+    (theirs): the repository, the commit, and whether libgit2's file merge alone merges."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"t.at": _text(base)})
+    b.branch("stable", "master")
+    b.commit("stable: rework", {"t.at": _text(ours)}, branch="stable")
+    picked = b.commit("tests: rework", {"t.at": _text(theirs)})
+    repo = Repo(b.path)
+    one, two, three = (
+        pygit2.IndexEntry("t.at", repo.git.create_blob(_text(x)), pygit2.enums.FileMode.BLOB)
+        for x in (base, ours, theirs)
+    )
+    return b, repo, picked, repo.git.merge_file_from_index(one, two, three).automergeable
+
+
 def test_where_libgit2s_file_merge_conflicts_and_gits_merges_the_trial_says_gits(
     tmp_path: Path,
 ) -> None:
@@ -210,17 +228,8 @@ def test_where_libgit2s_file_merge_conflicts_and_gits_merges_the_trial_says_gits
     ours = [call, call, check, call, "", "{", "}", check, check, check, "int x;"]
     theirs = [call, call, "if (a)", check, "return 0;", "", check, call, check, other, check,
               "int x;"]  # fmt: skip
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"t.at": _text(base)})
-    b.branch("stable", "master")
-    b.commit("stable: a block", {"t.at": _text(ours)}, branch="stable")
-    picked = b.commit("tests: more checks", {"t.at": _text(theirs)})
-    repo = Repo(b.path)
-    one, two, three = (
-        pygit2.IndexEntry("t.at", repo.git.create_blob(_text(x)), pygit2.enums.FileMode.BLOB)
-        for x in (base, ours, theirs)
-    )
-    assert not repo.git.merge_file_from_index(one, two, three).automergeable  # libgit2 alone
+    b, repo, picked, libgit2_merges = _three_sides(tmp_path, base, ours, theirs)
+    assert not libgit2_merges
     tip = b.tip("stable")
     ours_pick = TrialApplier(repo).pick(picked, TreeState(tip))
     answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
@@ -241,17 +250,8 @@ def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says
     base = [cond, end, wait, "", end, ret, "bar();", "bar();", end, ret, end, *tail]
     ours = [cond, end, wait, "", end, ret, "bar();", "bar();", end, *tail]
     theirs = [end, wait, "", end, ret, ret, "bar();", "bar();", end, *tail]
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"t.at": _text(base)})
-    b.branch("stable", "master")
-    b.commit("stable: drop a check", {"t.at": _text(ours)}, branch="stable")
-    picked = b.commit("tests: rework the start", {"t.at": _text(theirs)})
-    repo = Repo(b.path)
-    one, two, three = (
-        pygit2.IndexEntry("t.at", repo.git.create_blob(_text(x)), pygit2.enums.FileMode.BLOB)
-        for x in (base, ours, theirs)
-    )
-    assert repo.git.merge_file_from_index(one, two, three).automergeable  # libgit2 alone
+    b, repo, picked, libgit2_merges = _three_sides(tmp_path, base, ours, theirs)
+    assert libgit2_merges
     tip = b.tip("stable")
     answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (TrialApplier(repo).pick(picked, TreeState(tip)).result, answer) == (
