@@ -102,12 +102,7 @@ class TrialApplier:
         entry = self.lookup(state, path)
         if entry is None:
             return None
-        data = self._held.get(entry[0])
-        if data is None:
-            blob = read_object(self.git, entry[0], f"the file {path} of a trial")
-            assert isinstance(blob, pygit2.Blob)
-            data = blob.data
-        return data.decode("utf-8", "surrogateescape")
+        return self._data(entry, f"the file {path} of a trial").decode("utf-8", "surrogateescape")
 
     # -- commits ---------------------------------------------------------------------------
 
@@ -474,16 +469,13 @@ class TrialApplier:
             )
         except (UnicodeDecodeError, pygit2.GitError):
             result = None
-        merged = (
-            self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
-            if result is not None and result.automergeable
-            else None
-        )
-        if merge_tree_version() is None:
-            return merged
-        if merged is not None and not self._close(base, ours, theirs):
-            return merged
-        if merged is None and self._both_remove(base, ours, theirs):
+        merged = result is not None and result.automergeable
+        if merge_tree_version() is None or (merged and not self._close(base, ours, theirs)):
+            if not merged:
+                return None
+            assert result is not None
+            return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
+        if not merged and self._both_remove(base, ours, theirs):
             return None
         # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
         # conflicts (but on a line both sides surely remove), or merges changes that lie
@@ -543,10 +535,11 @@ class TrialApplier:
                 return True
         return False
 
-    def _data(self, entry: _Entry) -> bytes:
+    def _data(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> bytes:
+        """A blob's bytes: held in memory (`HeldBlobs`) or read from the object database."""
         data = self._held.get(entry[0])
         if data is None:
-            blob = read_object(self.git, entry[0], "a file of a trial merge")
+            blob = read_object(self.git, entry[0], needed_by)
             assert isinstance(blob, pygit2.Blob)
             data = blob.data
         return data
