@@ -33,6 +33,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from compare_eval import right
+
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.resolve.closure import is_rename
@@ -108,12 +110,6 @@ class Project:
     def a_fix(self, commit: str) -> bool:
         parsed = parse_message(self.git("log", "-1", "--format=%B", commit).stdout)
         return bool(parsed.fixes or parsed.stable_tags or parsed.reverts)
-
-
-def right(row: dict[str, Any]) -> bool:
-    if row["kind"] == "adjusted":
-        return bool(row["status"] == "conflict")
-    return bool(row["predicted"] == row["expected"])
 
 
 def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[str, list[str]]:
