@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """libgit2's three-way file merge beside git's, on random files of repeated lines.
 
-    python benchmarks/merge_fuzz.py [--seed S] [--count N]
+    python benchmarks/merge_fuzz.py [--seed S] [--count N] [--distinct]
 
 The trial merges a file with libgit2's `merge_file` (Myers diff) and, where that conflicts,
 asks git (`git.merge.merge_file`: merge-ort, histogram diff), whose answer is the one. This
@@ -11,7 +11,10 @@ align an edit differently. Each case is a base of 20-120 such lines and two side
 four random insertions, deletions or replacements. Prints the counts: libgit2 conflicts and
 git merges, libgit2 merges and git conflicts, both merge to different files; and how often
 the trial's merge (`TrialApplier._merge_file`: git's where libgit2 conflicts or the two
-sides' changes lie within `_CLOSE_LINES`) differs from git's.
+sides' changes lie within `_CLOSE_LINES`, unless both diffs are forced: `git.forced`) differs
+from git's, and how many of the merges the trial asked git for. With `--distinct`, no line
+repeats within a file (as in the generated kernel-scale repository), where every diff of a
+few changes is forced.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import random
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import pygit2
 
@@ -34,17 +39,17 @@ LINES = (
 )  # fmt: skip
 
 
-def mutate(rng: random.Random, lines: list[str]) -> list[str]:
+def mutate(rng: random.Random, lines: list[str], line: Callable[[], str]) -> list[str]:
     out = list(lines)
     for _ in range(rng.randint(1, 4)):
         at = rng.randrange(len(out) + 1)
         roll = rng.random()
         if roll < 0.4:
-            out[at:at] = [rng.choice(LINES) for _ in range(rng.randint(1, 4))]
+            out[at:at] = [line() for _ in range(rng.randint(1, 4))]
         elif roll < 0.7 and out:
             del out[at : at + rng.randint(1, 3)]
         elif out:
-            out[at : at + 1] = [f"{rng.choice(LINES)} /*{rng.randint(0, 9)}*/"]
+            out[at : at + 1] = [f"{line()} /*{rng.randint(0, 9)}*/"]
     return out
 
 
@@ -52,15 +57,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=4000)
+    parser.add_argument("--distinct", action="store_true", help="no line repeats in a file")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     seen: Counter[str] = Counter()
+    made = iter(range(sys.maxsize))
+
+    def line() -> str:
+        if args.distinct:
+            return f"int v{next(made)} = {rng.randint(0, 9)};"
+        return rng.choice(LINES)
+
     with tempfile.TemporaryDirectory(prefix="merge-fuzz-") as scratch:
         repo = pygit2.init_repository(scratch, bare=True)
         trial = TrialApplier(Repo(scratch))
+        asked = trial.repo.merge_file
+
+        def ask(*given: Any) -> pygit2.Oid | None:
+            seen["the trial asked git"] += 1
+            return asked(*given)
+
+        trial.repo.merge_file = ask  # type: ignore[method-assign,assignment]
         for _ in range(args.count):
-            base = [rng.choice(LINES) for _ in range(rng.randint(20, 120))]
-            sides = (base, mutate(rng, base), mutate(rng, base))
+            base = [line() for _ in range(rng.randint(20, 120))]
+            sides = (base, mutate(rng, base, line), mutate(rng, base, line))
             blobs = [repo.create_blob("".join(f"{x}\n" for x in side).encode()) for side in sides]
             one, two, three = (
                 pygit2.IndexEntry("f.c", b, pygit2.enums.FileMode.BLOB) for b in blobs
@@ -88,6 +108,7 @@ def main() -> int:
         "libgit2 merges, git conflicts",
         "both merge, different files",
         "the trial differs from git",
+        "the trial asked git",
     ):
         print(f"  {what}: {seen[what]}")
     return 0

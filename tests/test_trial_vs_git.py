@@ -285,3 +285,30 @@ def test_a_conflict_on_a_line_both_sides_change_needs_no_git_process(
     ours = TrialApplier(repo).pick(picked, TreeState(tip))
     answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer, asked) == ("conflict", "conflict", [])
+
+
+@pytest.mark.parametrize(
+    ("theirs_at", "expected"), [(14, "clean"), (11, "conflict")], ids=["close", "adjacent"]
+)
+def test_changes_among_lines_no_file_repeats_need_no_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, theirs_at: int, expected: str
+) -> None:
+    """Where no file repeats a line the two share, every diff algorithm aligns the same
+    lines (`git.forced`), and libgit2's merge is git's even for close or adjacent changes:
+    the trial asks no git process (the generated kernel-scale repository asked 34,164) and
+    still answers as `git cherry-pick`, tree and all."""
+    lines = [f"int file_v{n} = {n * 7};" for n in range(40)]
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"f.c": _text(lines)})
+    b.branch("stable", "master")
+    b.commit("stable: edit", {"f.c": _edit(lines, 10, "int file_v10 = 1;")}, branch="stable")
+    picked = b.commit("fix", {"f.c": _edit(lines, theirs_at, f"int file_v{theirs_at} = 2;")})
+    repo = Repo(b.path)
+    asked: list[str] = []
+    monkeypatch.setattr(repo, "merge_file", lambda path, sides: asked.append(path))
+    tip = b.tip("stable")
+    ours = TrialApplier(repo).pick(picked, TreeState(tip))
+    answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (ours.result, answer, asked) == (expected, expected, [])
+    if expected == "clean":
+        assert TrialApplier(repo).write_tree(ours.state) == tree

@@ -78,7 +78,8 @@ def trial_engine() -> tuple[str, str, str]:
         "in-memory+merge-ort",
         f"git {version}",
         "file by file where every path a commit reads is on the branch (git's file merge "
-        "where libgit2's conflicts or the changes lie close); where one moved, git "
+        "where libgit2's conflicts or the changes lie close, unless every diff algorithm "
+        "aligns the file alike); where one moved, git "
         "merge-tree (merge-ort, renames followed), as git cherry-pick",
     )
 

@@ -1,6 +1,7 @@
 """What a trial pick works on and answers, as values: a tree as a base commit plus changed
 paths (`TreeState`), what a commit does to one file (`FileChange`), a hunk's range, a
-pick's outcome, and the merged blobs states hold before they are written (`HeldBlobs`).
+pick's outcome, the merged blobs states hold before they are written (`HeldBlobs`), and the
+blobs the last file merges read (`RecentTexts`).
 Shared by the trial (`git/trial.py`) and the code that reads its answers.
 
 Part of the git layer (blob ids are pygit2's).
@@ -8,10 +9,13 @@ Part of the git layer (blob ids are pygit2's).
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
 
+from backportr.git.forced import Lines
 from backportr.model import ApplyResult, Oid
 
 _Entry = tuple[pygit2.Oid, int]  # blob id, file mode
@@ -70,6 +74,7 @@ class TreeState:
 
 
 _UNWRITTEN_BYTES = 64 << 20
+_RECENT_BYTES = 32 << 20
 """Merged blobs held in memory, not yet written to the object database, up to this many bytes
 (then all are written): a loose object costs about half a millisecond of file-system calls,
 and nearly half of a kernel-scale scan's merged blobs are never read again."""
@@ -105,3 +110,35 @@ class HeldBlobs:
         if data is not None:
             self._unwritten_bytes -= len(data)
             self.git.create_blob(data)
+
+
+@dataclass(slots=True)
+class Text:
+    """A blob's bytes and what the trial made of them: its lines, its xdiff summary."""
+
+    data: bytes
+    lines: list[bytes] | None = None
+    summary: Lines | None = None
+
+
+class RecentTexts:
+    """The blobs the last file merges read, kept up to `_RECENT_BYTES`: a merge's decision
+    reads its three blobs several times (the commit's hunks, how close the branch's change
+    is, whether the diffs are forced), and a series merges the same file again."""
+
+    def __init__(self, limit: int = _RECENT_BYTES) -> None:
+        self._kept: OrderedDict[pygit2.Oid, Text] = OrderedDict()
+        self._bytes = 0
+        self._limit = limit
+
+    def get(self, oid: pygit2.Oid, read: Callable[[], bytes]) -> Text:
+        text = self._kept.get(oid)
+        if text is not None:
+            self._kept.move_to_end(oid)
+            return text
+        text = self._kept[oid] = Text(read())
+        self._bytes += len(text.data)
+        while self._bytes > self._limit and len(self._kept) > 1:
+            _, dropped = self._kept.popitem(last=False)
+            self._bytes -= len(dropped.data)
+        return text

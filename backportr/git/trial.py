@@ -24,10 +24,20 @@ import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.git.diff_model import changed_lines
+from backportr.git.forced import Lines, diff_is_forced
 from backportr.git.merge import TreeMerge, merge_tree_version
 from backportr.git.proc import read_object
 from backportr.git.repo import Repo
-from backportr.git.treestate import FileChange, HeldBlobs, Hunk, PickResult, TreeState, _Entry
+from backportr.git.treestate import (
+    FileChange,
+    HeldBlobs,
+    Hunk,
+    PickResult,
+    RecentTexts,
+    Text,
+    TreeState,
+    _Entry,
+)
 from backportr.model import Oid
 
 __all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
@@ -57,10 +67,12 @@ class TrialApplier:
         self._spans: dict[
             tuple[pygit2.Oid, pygit2.Oid], tuple[list[tuple[int, int]], list[bytes]]
         ] = {}
+        self._forced_pairs: dict[tuple[pygit2.Oid, pygit2.Oid], bool] = {}
         # Where git's merge found a file a commit names, on a base it had moved away from.
         self._found_at: dict[tuple[Oid, str], str] = {}
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._held = HeldBlobs(self.git)
+        self._recent = RecentTexts()
 
     # -- states ----------------------------------------------------------------------------
 
@@ -470,7 +482,11 @@ class TrialApplier:
         except (UnicodeDecodeError, pygit2.GitError):
             result = None
         merged = result is not None and result.automergeable
-        if merge_tree_version() is None or (merged and not self._close(base, ours, theirs)):
+        if (
+            merge_tree_version() is None
+            or (merged and not self._close(base, ours, theirs))
+            or self._forced(base, ours, theirs)
+        ):
             if not merged:
                 return None
             assert result is not None
@@ -482,6 +498,19 @@ class TrialApplier:
         # close together, the two may differ, and git's answer is the one (measured:
         # benchmarks/merge_fuzz.py, docs/accuracy.md).
         return self.repo.merge_file(path, (base, ours, theirs))
+
+    def _forced(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+        """Are both of the merge's diffs (base to either side) the same under libgit2's
+        Myers and git's histogram (`git.forced`)? Then so is the merge. Kept per pair."""
+        if base is None:
+            return False
+        for side in (ours, theirs):
+            key = (base[0], side[0])
+            if key not in self._forced_pairs:
+                self._forced_pairs[key] = diff_is_forced(self._summary(base), self._summary(side))
+            if not self._forced_pairs[key]:
+                return False
+        return True
 
     def _both_remove(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
         """Is there a line the commit removes that occurs once in the base and in neither
@@ -526,7 +555,10 @@ class TrialApplier:
         if base is None:
             return True
         spans = self._hunks_of(base, theirs)[0]
-        lines = self._data(base).split(b"\n")
+        text = self._text(base)
+        if text.lines is None:
+            text.lines = text.data.split(b"\n")
+        lines = text.lines
         mine = self._data(ours)
         for start, count in spans:
             first = max(0, start - 1 - _CLOSE_LINES)
@@ -537,12 +569,26 @@ class TrialApplier:
 
     def _data(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> bytes:
         """A blob's bytes: held in memory (`HeldBlobs`) or read from the object database."""
-        data = self._held.get(entry[0])
-        if data is None:
-            blob = read_object(self.git, entry[0], needed_by)
-            assert isinstance(blob, pygit2.Blob)
-            data = blob.data
-        return data
+        return self._text(entry, needed_by).data
+
+    def _text(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> Text:
+        """A blob's bytes and what was made of them, kept while recent (`RecentTexts`)."""
+
+        def read() -> bytes:
+            data = self._held.get(entry[0])
+            if data is None:
+                blob = read_object(self.git, entry[0], needed_by)
+                assert isinstance(blob, pygit2.Blob)
+                data = blob.data
+            return data
+
+        return self._recent.get(entry[0], read)
+
+    def _summary(self, entry: _Entry) -> Lines:
+        text = self._text(entry)
+        if text.summary is None:
+            text.summary = Lines.of(text.data)
+        return text.summary
 
 
 def _path_groups(placed: list[FileChange], first: Sequence[str]) -> list[frozenset[str]]:
