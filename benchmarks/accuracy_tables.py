@@ -55,15 +55,16 @@ def main() -> int:
                     f"| adjusted (conflict reported) | {n} | {exact}/{n} | | | "
                     f"{old_exact}/{n} | 0/{n} | | |"
                 )
-                moved = sum(
-                    bool(r.get("moved_only")) and r["status"] == "ready"
+                applies = sum(
+                    bool(r.get("git_applies") or r.get("moved_only")) and r["status"] == "ready"
                     for r in rows
                     if r["kind"] == "adjusted" and "skipped" not in r
                 )
-                if moved:
+                if applies:
                     print(
-                        f"| adjusted by git's measure (a `ready` upstream change at moved "
-                        f"paths is the backport) | {n} | {exact + moved}/{n} | | | | | | |"
+                        f"| adjusted by git's measure (`ready` where `git cherry-pick` applies "
+                        f"the target alone, or upstream's lines at moved paths) | {n} | "
+                        f"{exact + applies}/{n} | | | | | | |"
                     )
             else:
                 print(

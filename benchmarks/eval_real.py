@@ -262,6 +262,25 @@ def moved_only(repo: Path, upstream: str, backport: str) -> bool:
     return up_lines == our_lines and up_paths != our_paths
 
 
+def git_applies(repo: Path, commit: str, onto: str) -> bool:
+    """Does `git cherry-pick` apply `commit` alone onto `onto`? git's own merge (merge-ort,
+    renames followed) of the commit onto that tree with the commit's parent as the base, as
+    a cherry-pick merges: git 2.39 has no `merge-tree --merge-base`, so `onto`'s tree is
+    written as a commit whose parent is the commit's parent (into the scratch clone)."""
+    who = ["-c", "user.name=eval", "-c", "user.email=eval@localhost"]
+    tree, parent = git(repo, "rev-parse", f"{onto}^{{tree}}", f"{commit}^").split()
+    based = git(repo, *who, "commit-tree", tree, "-p", parent, "-m", "eval").strip()
+    merge = subprocess.run(
+        ["git", "--git-dir", str(repo), "merge-tree", "--write-tree", "--no-messages", based,
+         commit],
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    if merge.returncode not in (0, 1):
+        raise SystemExit(f"git merge-tree of {commit[:12]} failed: {merge.stderr!r}")
+    return merge.returncode == 0
+
+
 def case_row(case: dict[str, Any]) -> dict[str, object]:
     return {"branch": case["branch"], "target": case["target"], "kind": case["kind"]}
 
@@ -536,6 +555,8 @@ def evaluate(
             row["moved_only"] = moved_only(
                 mirror, str(case["target"]), str(case["target_backport"])
             )
+        if case["kind"] == "adjusted":
+            row["git_applies"] = git_applies(scratch, str(case["target"]), str(case["before"]))
         row["suggested"] = suggested
         grep = one_level_grep(
             scratch, str(case["target"]), f"refs/heads/{upstream}", args.grep_every_form
@@ -620,13 +641,17 @@ def main() -> int:
         print("\n".join(render(name, tallies)) + "\n")
         print("\n".join(render(f"{name}, one-level Fixes: grep", baseline)) + "\n")
         adjusted = [r for r in rows if r["kind"] == "adjusted" and "skipped" not in r]
-        moved = [r for r in adjusted if r.get("moved_only") and r["status"] == "ready"]
-        if moved:
-            right = sum(r["status"] == "conflict" for r in adjusted) + len(moved)
+        applies = [
+            r
+            for r in adjusted
+            if (r.get("git_applies") or r.get("moved_only")) and r["status"] == "ready"
+        ]
+        if applies:
+            right = sum(r["status"] == "conflict" for r in adjusted) + len(applies)
             print(
-                f"  adjusted by git's measure: {right}/{len(adjusted)} ({len(moved)} answered "
-                "ready are upstream's lines at moved paths, the backport git cherry-pick "
-                "makes)\n"
+                f"  adjusted by git's measure: {right}/{len(adjusted)} ({len(applies)} answered "
+                "ready where git cherry-pick applies the target alone, or that are upstream's "
+                "lines at moved paths: the backport git cherry-pick makes)\n"
             )
         for kind, t in tallies.items():
             for miss in t.misses[:5]:
