@@ -468,8 +468,9 @@ class TrialApplier:
         self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
     ) -> pygit2.Oid | None:
         """The 3-way file merge (the merged blob, or None on conflict): libgit2's where it
-        merges changes that lie apart; git's where libgit2 conflicts or the changes are
-        close."""
+        merges changes that lie apart, conflicts on a line both sides surely remove, or
+        where both diffs are forced; git's elsewhere, where libgit2 conflicts or the changes
+        are close."""
 
         def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
@@ -482,6 +483,8 @@ class TrialApplier:
         except (UnicodeDecodeError, pygit2.GitError):
             result = None
         merged = result is not None and result.automergeable
+        if not merged and self._both_remove(base, ours, theirs):
+            return None
         if (
             merge_tree_version() is None
             or (merged and not self._close(base, ours, theirs))
@@ -491,12 +494,10 @@ class TrialApplier:
                 return None
             assert result is not None
             return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
-        if not merged and self._both_remove(base, ours, theirs):
-            return None
         # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
         # conflicts (but on a line both sides surely remove), or merges changes that lie
-        # close together, the two may differ, and git's answer is the one (measured:
-        # benchmarks/merge_fuzz.py, docs/accuracy.md).
+        # close together, the two may differ unless both diffs are forced, and git's
+        # answer is the one (measured: benchmarks/merge_fuzz.py, docs/accuracy.md).
         return self.repo.merge_file(path, (base, ours, theirs))
 
     def _forced(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
