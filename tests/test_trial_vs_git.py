@@ -312,3 +312,36 @@ def test_changes_among_lines_no_file_repeats_need_no_git_process(
     assert (ours.result, answer, asked) == (expected, expected, [])
     if expected == "clean":
         assert TrialApplier(repo).write_tree(ours.state) == tree
+
+
+def _pointer_commit(repo: pygit2.Repository, parent: str | None, ovs: str, text: str) -> str:
+    """A commit whose tree holds `f.c` and the submodule pointer `ovs` (OVN's own
+    `ovs` submodule), a commit of another repository this one lacks."""
+    index = pygit2.Index()
+    index.add(pygit2.IndexEntry("f.c", repo.create_blob(text), pygit2.enums.FileMode.BLOB))
+    index.add(pygit2.IndexEntry("ovs", pygit2.Oid(hex=ovs), pygit2.enums.FileMode.COMMIT))
+    who = pygit2.Signature("Dev", "dev@example.org", 1_700_000_000, 0)
+    parents = [pygit2.Oid(hex=parent)] if parent else []
+    return str(repo.create_commit(None, who, who, "bump\n", index.write_tree(repo), parents))
+
+
+@pytest.mark.parametrize(("branch_moves", "expected"), [(True, "conflict"), (False, "clean")])
+def test_a_submodule_pointer_is_merged_as_git_merges_it(
+    tmp_path: Path, branch_moves: bool, expected: str
+) -> None:
+    """A commit that bumps a submodule (OVN's `ovs: Bump ...` commits) is merged as git
+    merges the pointer: taken where the branch kept the old one, a conflict where the
+    branch moved it too (git cannot merge commits of a repository it has not checked out).
+    Never read as a file: the pointer names a commit this repository lacks."""
+    b = RepoBuilder(tmp_path / "r")
+    repo = b.repo
+    old, branch_sub, upstream_sub = ("1" * 40, "2" * 40, "3" * 40)
+    lines = [f"int v{n};" for n in range(30)]
+    base = _pointer_commit(repo, None, old, _text(lines))
+    tip = _pointer_commit(repo, base, branch_sub if branch_moves else old, _edit(lines, 3, "x;"))
+    bump = _pointer_commit(repo, base, upstream_sub, _edit(lines, 25, "y;"))
+    ours = TrialApplier(Repo(b.path)).pick(bump, TreeState(tip))
+    answer, tree = _git_pick(b.path, tip, bump, tmp_path / "wt")
+    assert (ours.result, answer) == (expected, expected)
+    if expected == "clean":
+        assert TrialApplier(Repo(b.path)).write_tree(ours.state) == tree

@@ -49,6 +49,7 @@ _DELETED: None = None
 # libgit2. Farther apart the two merges agree but on files of nothing but a dozen repeated
 # lines (one merge in 6,000 of benchmarks/merge_fuzz.py; none in real samples).
 _CLOSE_LINES = 20
+_S_IFMT, _S_IFGITLINK, _S_IFLNK = 0o170000, 0o160000, 0o120000
 
 
 class TrialApplier:
@@ -456,6 +457,12 @@ class TrialApplier:
             return {path: (theirs[0], mode)}, theirs[0] != ours[0] or mode != ours[1]
         if ours[0] == theirs[0] or (base is not None and base[0] == theirs[0]):
             return ({path: (ours[0], mode)}, mode != ours[1])
+        if any(
+            _S_IFMT & side[1] in (_S_IFGITLINK, _S_IFLNK) for side in (base, ours, theirs) if side
+        ):
+            # git merges no content of a submodule pointer (its commits are another
+            # repository's) or a symlink that both sides changed: merge-ort conflicts
+            return None
         key = (base[0] if base else None, ours[0], theirs[0])
         if key not in self._merges:
             self._merges[key] = self._merge_file(path, base, ours, theirs)
