@@ -343,5 +343,6 @@ def test_a_submodule_pointer_is_merged_as_git_merges_it(
     ours = TrialApplier(Repo(b.path)).pick(bump, TreeState(tip))
     answer, tree = _git_pick(b.path, tip, bump, tmp_path / "wt")
     assert (ours.result, answer) == (expected, expected)
+    assert TrialApplier(Repo(b.path)).file_text(TreeState(tip), "ovs") is None
     if expected == "clean":
         assert TrialApplier(Repo(b.path)).write_tree(ours.state) == tree

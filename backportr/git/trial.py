@@ -112,8 +112,10 @@ class TrialApplier:
         return str(index.write_tree(self.git))
 
     def file_text(self, state: TreeState, path: str) -> str | None:
+        """The text at `path` on the state; None where there is no file (absent, or a
+        submodule pointer: a commit of another repository)."""
         entry = self.lookup(state, path)
-        if entry is None:
+        if entry is None or entry[1] & _S_IFMT == _S_IFGITLINK:
             return None
         return self._data(entry, f"the file {path} of a trial").decode("utf-8", "surrogateescape")
 
