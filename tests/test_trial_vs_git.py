@@ -346,3 +346,20 @@ def test_a_submodule_pointer_is_merged_as_git_merges_it(
     assert TrialApplier(Repo(b.path)).file_text(TreeState(tip), "ovs") is None
     if expected == "clean":
         assert TrialApplier(Repo(b.path)).write_tree(ours.state) == tree
+
+
+def test_a_binary_file_both_sides_changed_conflicts_as_in_git(tmp_path: Path) -> None:
+    """A binary file (a NUL in its first 8,000 bytes: firmware, a capture file of a test)
+    that the branch and the commit both changed, far apart: git merges no binary content
+    and conflicts; libgit2 leaves the merge without content, which pygit2 raised on (a
+    RuntimeError, exit 3). The trial conflicts as git does."""
+    lines = [f"record {n}\0" for n in range(100)]
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"t.pcap": _text(lines)})
+    b.branch("stable", "master")
+    b.commit("stable: edit", {"t.pcap": _edit(lines, 5, "RECORD 5\0")}, branch="stable")
+    picked = b.commit("fix", {"t.pcap": _edit(lines, 90, "RECORD 90\0")})
+    tip = b.tip("stable")
+    ours = TrialApplier(Repo(b.path)).pick(picked, TreeState(tip))
+    answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (ours.result, answer) == ("conflict", "conflict")

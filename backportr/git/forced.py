@@ -38,6 +38,12 @@ def records(data: bytes) -> list[bytes]:
     return records
 
 
+def is_binary(data: bytes) -> bool:
+    """Does git take the file for binary (a NUL in its first 8,000 bytes)? Its merge of a
+    binary file both sides changed conflicts."""
+    return b"\0" in data[:_BINARY_PROBE]
+
+
 @dataclass(frozen=True, slots=True)
 class Lines:
     """What `diff_is_forced` reads of a file, made once per blob: its records, the set of
@@ -56,7 +62,7 @@ class Lines:
             tuple(found),
             frozenset(counts),
             frozenset(line for line, n in counts.items() if n > 1),
-            b"\0" in data[:_BINARY_PROBE],
+            is_binary(data),
         )
 
 

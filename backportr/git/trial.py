@@ -24,7 +24,7 @@ import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.git.diff_model import changed_lines
-from backportr.git.forced import Lines, diff_is_forced
+from backportr.git.forced import Lines, diff_is_forced, is_binary
 from backportr.git.merge import TreeMerge, merge_tree_version
 from backportr.git.proc import read_object
 from backportr.git.repo import Repo
@@ -485,11 +485,14 @@ class TrialApplier:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
             return pygit2.IndexEntry(path, oid_mode[0], _mode(oid_mode[1]))
 
+        if any(is_binary(self._data(side)) for side in (base, ours, theirs) if side):
+            return None  # git merges no binary file both sides changed (nor does libgit2)
         try:
             result = self.git.merge_file_from_index(
                 entry(base) if base else None, entry(ours), entry(theirs)
             )
-        except (UnicodeDecodeError, pygit2.GitError):
+        except (UnicodeDecodeError, pygit2.GitError, RuntimeError):
+            # RuntimeError: pygit2 reading a merge libgit2 left without content
             result = None
         merged = result is not None and result.automergeable
         if not merged and self._both_remove(base, ours, theirs):
