@@ -74,10 +74,11 @@ class TreeState:
 
 
 _UNWRITTEN_BYTES = 64 << 20
-_RECENT_BYTES = 32 << 20
 """Merged blobs held in memory, not yet written to the object database, up to this many bytes
 (then all are written): a loose object costs about half a millisecond of file-system calls,
 and nearly half of a kernel-scale scan's merged blobs are never read again."""
+_RECENT_BYTES = 32 << 20
+"""The bytes of recently read blobs kept (`RecentTexts`), the oldest dropped first."""
 
 
 class HeldBlobs:

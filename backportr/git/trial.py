@@ -115,7 +115,7 @@ class TrialApplier:
         """The text at `path` on the state; None where there is no file (absent, or a
         submodule pointer: a commit of another repository)."""
         entry = self.lookup(state, path)
-        if entry is None or entry[1] & _S_IFMT == _S_IFGITLINK:
+        if entry is None or (entry[1] & _S_IFMT) == _S_IFGITLINK:
             return None
         return self._data(entry, f"the file {path} of a trial").decode("utf-8", "surrogateescape")
 
@@ -460,7 +460,7 @@ class TrialApplier:
         if ours[0] == theirs[0] or (base is not None and base[0] == theirs[0]):
             return ({path: (ours[0], mode)}, mode != ours[1])
         if any(
-            _S_IFMT & side[1] in (_S_IFGITLINK, _S_IFLNK) for side in (base, ours, theirs) if side
+            (side[1] & _S_IFMT) in (_S_IFGITLINK, _S_IFLNK) for side in (base, ours, theirs) if side
         ):
             # git merges no content of a submodule pointer (its commits are another
             # repository's) or a symlink that both sides changed: merge-ort conflicts
