@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pygit2
 import pytest
@@ -314,15 +315,27 @@ def test_changes_among_lines_no_file_repeats_need_no_git_process(
         assert TrialApplier(repo).write_tree(ours.state) == tree
 
 
-def _pointer_commit(repo: pygit2.Repository, parent: str | None, ovs: str, text: str) -> str:
-    """A commit whose tree holds `f.c` and the submodule pointer `ovs` (OVN's own
-    `ovs` submodule), a commit of another repository this one lacks."""
+def _commit_of(
+    repo: pygit2.Repository, parent: str | None, entries: dict[str, tuple[pygit2.Oid, int]]
+) -> str:
+    """A commit of exactly these tree entries (path: object id and mode), built by hand for
+    what `RepoBuilder` does not write: submodule pointers, bytes that are not UTF-8."""
     index = pygit2.Index()
-    index.add(pygit2.IndexEntry("f.c", repo.create_blob(text), pygit2.enums.FileMode.BLOB))
-    index.add(pygit2.IndexEntry("ovs", pygit2.Oid(hex=ovs), pygit2.enums.FileMode.COMMIT))
+    for path, (oid, mode) in entries.items():
+        index.add(pygit2.IndexEntry(path, oid, cast(pygit2.enums.FileMode, mode)))
     who = pygit2.Signature("Dev", "dev@example.org", 1_700_000_000, 0)
     parents = [pygit2.Oid(hex=parent)] if parent else []
-    return str(repo.create_commit(None, who, who, "bump\n", index.write_tree(repo), parents))
+    return str(repo.create_commit(None, who, who, "edit\n", index.write_tree(repo), parents))
+
+
+def _pointer_commit(repo: pygit2.Repository, parent: str | None, ovs: str, text: str) -> str:
+    """`f.c` and the submodule pointer `ovs` (OVN's own `ovs` submodule), a commit of
+    another repository this one lacks."""
+    return _commit_of(
+        repo,
+        parent,
+        {"f.c": (repo.create_blob(text), 0o100644), "ovs": (pygit2.Oid(hex=ovs), 0o160000)},
+    )
 
 
 @pytest.mark.parametrize(("branch_moves", "expected"), [(True, "conflict"), (False, "clean")])
@@ -363,3 +376,26 @@ def test_a_binary_file_both_sides_changed_conflicts_as_in_git(tmp_path: Path) ->
     ours = TrialApplier(Repo(b.path)).pick(picked, TreeState(tip))
     answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer) == ("conflict", "conflict")
+
+
+def test_text_that_is_not_utf8_is_merged_by_git(tmp_path: Path) -> None:
+    """pygit2 hands back libgit2's merge only as UTF-8 text: on a Latin-1 file it raises,
+    and that is no conflict to reason from. The branch and the commit remove the same line
+    (identical changes merge), each with an edit of its own elsewhere: git merges, and so
+    does the trial (it had answered `conflict` from the shared removal)."""
+    lines = [f"caf\xe9 {n};".encode("latin-1") for n in range(30)]
+
+    def text(edited: list[bytes]) -> bytes:
+        return b"".join(line + b"\n" for line in edited)
+
+    b = RepoBuilder(tmp_path / "r")
+    repo = b.repo
+    ours_lines = [lines[0], lines[1], b"ours;", *lines[3:10], *lines[11:]]
+    theirs_lines = [*lines[:10], *lines[11:25], b"theirs;", *lines[26:]]
+    base = _commit_of(repo, None, {"f.c": (repo.create_blob(text(lines)), 0o100644)})
+    tip = _commit_of(repo, base, {"f.c": (repo.create_blob(text(ours_lines)), 0o100644)})
+    picked = _commit_of(repo, base, {"f.c": (repo.create_blob(text(theirs_lines)), 0o100644)})
+    ours = TrialApplier(Repo(b.path)).pick(picked, TreeState(tip))
+    answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    assert (ours.result, answer) == ("clean", "clean")
+    assert TrialApplier(Repo(b.path)).write_tree(ours.state) == tree

@@ -492,9 +492,12 @@ class TrialApplier:
                 entry(base) if base else None, entry(ours), entry(theirs)
             )
         except (UnicodeDecodeError, pygit2.GitError, RuntimeError):
-            # RuntimeError: pygit2 reading a merge libgit2 left without content
-            result = None
-        merged = result is not None and result.automergeable
+            # no answer from libgit2 (text that is not UTF-8, which pygit2 cannot hand
+            # back; a merge left without content): no conflict to reason from, git answers
+            if merge_tree_version() is None:
+                return None
+            return self.repo.merge_file(path, (base, ours, theirs))
+        merged = result.automergeable
         if not merged and self._both_remove(base, ours, theirs):
             return None
         if (
@@ -504,7 +507,6 @@ class TrialApplier:
         ):
             if not merged:
                 return None
-            assert result is not None
             return self._held.hold(result.contents.encode("utf-8", "surrogateescape"))
         # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
         # conflicts (but on a line both sides surely remove), or merges changes that lie
