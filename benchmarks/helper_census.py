@@ -16,8 +16,11 @@ changes only the answers that hold such a helper, so the census is the rule's wh
 on the run: a case right now is lost (the helper leaves a series the maintainers took with
 it), a case wrong now is gained only when that helper is what made it wrong (it is not in
 the maintainers' series); an `adjusted` case answered `ready` is gained (the helper made the
-target apply; without it the target conflicts), one answered `conflict` stays right. Prints
-each firing case and the gain and loss per rule and project.
+target apply; without it the target conflicts), one answered `conflict` stays right. And one
+rule the other way (`suggestion_taken`): a conflicting helper that is suggested taken as a
+`conflict` member, gained where the answer then holds the maintainers' series, lost where a
+right answer gains a member they did not take. Prints each firing case and the gain and loss
+per rule and project.
 
 CASES defaults to the shared case file of the name (rdma, nm, ovn).
 """
@@ -138,6 +141,18 @@ def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[
     return {rule: commits for rule, commits in fired.items() if commits}
 
 
+def suggestion_taken(row: dict[str, Any]) -> str | None:
+    """The other direction, for the OVN `prereq` misses: where the answer is `conflict` and
+    its first suggestion is a helper that conflicts itself (found by blame of the target's
+    conflicting lines, suggested because "the series needs a human anyway"), that helper,
+    which the rule would take as a `conflict` member."""
+    suggested = row.get("suggested") or []
+    if row["status"] != "conflict" or not suggested:
+        return None
+    commit, _, _, why = suggested[0]
+    return str(commit) if "conflicts in" in why and "needs a human anyway" in why else None
+
+
 def main() -> int:
     run = json.loads(Path(sys.argv[1]).read_text())
     tally: Counter[tuple[str, str, str]] = Counter()
@@ -159,6 +174,14 @@ def main() -> int:
             if len(row["reasons"]) != len(row["predicted"]):  # a run before reasons were
                 unaligned += 1  # kept beside the members the maintainers took anyway
                 continue
+            taken = suggestion_taken(row) if row["kind"] != "adjusted" else None
+            if taken is not None:
+                after = [taken, *row["predicted"]]
+                exact = sorted(after) == sorted(row["expected"])
+                effect = {(False, True): "gain", (True, False): "loss"}.get(
+                    (right(row), exact), "none"
+                )
+                tally[(name, "conflicting suggestion taken", effect)] += 1
             for rule, commits in firing(project, row, case).items():
                 now = right(row)
                 if row["kind"] == "adjusted":  # a conflict stays one; `ready` turns `conflict`
