@@ -261,6 +261,18 @@ def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says
     )
 
 
+def _two_edits(
+    tmp_path: Path, path: str, lines: list[str], ours: tuple[int, str], theirs: tuple[int, str]
+) -> tuple[RepoBuilder, str, str]:
+    """`path` at the fork, the branch's edit of one line and an upstream commit's of one:
+    the repository, the branch's tip and the commit."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {path: _text(lines)})
+    b.branch("stable", "master")
+    b.commit("stable: edit", {path: _edit(lines, *ours)}, branch="stable")
+    return b, b.tip("stable"), b.commit("fix", {path: _edit(lines, *theirs)})
+
+
 def test_a_conflict_on_a_line_both_sides_change_needs_no_git_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -268,11 +280,9 @@ def test_a_conflict_on_a_line_both_sides_change_needs_no_git_process(
     every diff removes it on both sides: git conflicts as libgit2 did, and the trial does not
     ask (a scan meets thousands of such conflicts). The answer is still git's."""
     lines = [f"int line_{n};" for n in range(30)]
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"f.c": _text(lines)})
-    b.branch("stable", "master")
-    b.commit("stable: edit", {"f.c": _edit(lines, 12, "int line_12 = 1;")}, branch="stable")
-    picked = b.commit("fix", {"f.c": _edit(lines, 12, "int line_12 = 2;")})
+    b, tip, picked = _two_edits(
+        tmp_path, "f.c", lines, (12, "int line_12 = 1;"), (12, "int line_12 = 2;")
+    )
     repo = Repo(b.path)
     asked: list[str] = []
     real = repo.merge_file
@@ -282,7 +292,6 @@ def test_a_conflict_on_a_line_both_sides_change_needs_no_git_process(
         return real(path, sides)  # type: ignore[arg-type]
 
     monkeypatch.setattr(repo, "merge_file", merge_file)
-    tip = b.tip("stable")
     ours = TrialApplier(repo).pick(picked, TreeState(tip))
     answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer, asked) == ("conflict", "conflict", [])
@@ -299,15 +308,16 @@ def test_changes_among_lines_no_file_repeats_need_no_git_process(
     the trial asks no git process (the generated kernel-scale repository asked 34,164) and
     still answers as `git cherry-pick`, tree and all."""
     lines = [f"int file_v{n} = {n * 7};" for n in range(40)]
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"f.c": _text(lines)})
-    b.branch("stable", "master")
-    b.commit("stable: edit", {"f.c": _edit(lines, 10, "int file_v10 = 1;")}, branch="stable")
-    picked = b.commit("fix", {"f.c": _edit(lines, theirs_at, f"int file_v{theirs_at} = 2;")})
+    b, tip, picked = _two_edits(
+        tmp_path,
+        "f.c",
+        lines,
+        (10, "int file_v10 = 1;"),
+        (theirs_at, f"int file_v{theirs_at} = 2;"),
+    )
     repo = Repo(b.path)
     asked: list[str] = []
     monkeypatch.setattr(repo, "merge_file", lambda path, sides: asked.append(path))
-    tip = b.tip("stable")
     ours = TrialApplier(repo).pick(picked, TreeState(tip))
     answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer, asked) == (expected, expected, [])
@@ -367,12 +377,7 @@ def test_a_binary_file_both_sides_changed_conflicts_as_in_git(tmp_path: Path) ->
     and conflicts; libgit2 leaves the merge without content, which pygit2 raised on (a
     RuntimeError, exit 3). The trial conflicts as git does."""
     lines = [f"record {n}\0" for n in range(100)]
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"t.pcap": _text(lines)})
-    b.branch("stable", "master")
-    b.commit("stable: edit", {"t.pcap": _edit(lines, 5, "RECORD 5\0")}, branch="stable")
-    picked = b.commit("fix", {"t.pcap": _edit(lines, 90, "RECORD 90\0")})
-    tip = b.tip("stable")
+    b, tip, picked = _two_edits(tmp_path, "t.pcap", lines, (5, "RECORD 5\0"), (90, "RECORD 90\0"))
     ours = TrialApplier(Repo(b.path)).pick(picked, TreeState(tip))
     answer, _ = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer) == ("conflict", "conflict")
