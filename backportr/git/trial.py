@@ -49,7 +49,6 @@ _DELETED: None = None
 # libgit2. Farther apart the two merges agree but on files of nothing but a dozen repeated
 # lines (one merge in 6,000 of benchmarks/merge_fuzz.py; none in real samples).
 _CLOSE_LINES = 20
-_S_IFMT, _S_IFGITLINK, _S_IFLNK = 0o170000, 0o160000, 0o120000
 
 
 class TrialApplier:
@@ -115,7 +114,7 @@ class TrialApplier:
         """The text at `path` on the state; None where there is no file (absent, or a
         submodule pointer: a commit of another repository)."""
         entry = self.lookup(state, path)
-        if entry is None or (entry[1] & _S_IFMT) == _S_IFGITLINK:
+        if entry is None or entry[1] == FileMode.COMMIT:
             return None
         return self._data(entry, f"the file {path} of a trial").decode("utf-8", "surrogateescape")
 
@@ -460,7 +459,7 @@ class TrialApplier:
         if ours[0] == theirs[0] or (base is not None and base[0] == theirs[0]):
             return ({path: (ours[0], mode)}, mode != ours[1])
         if any(
-            (side[1] & _S_IFMT) in (_S_IFGITLINK, _S_IFLNK) for side in (base, ours, theirs) if side
+            side[1] in (FileMode.COMMIT, FileMode.LINK) for side in (base, ours, theirs) if side
         ):
             # git merges no content of a submodule pointer (its commits are another
             # repository's) or a symlink that both sides changed: merge-ort conflicts
