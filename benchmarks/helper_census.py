@@ -19,8 +19,10 @@ the maintainers' series); an `adjusted` case answered `ready` is gained (the hel
 target apply; without it the target conflicts), one answered `conflict` stays right. And one
 rule the other way (`suggestion_taken`): a conflicting helper that is suggested taken as a
 `conflict` member, gained where the answer then holds the maintainers' series, lost where a
-right answer gains a member they did not take. Prints each firing case and the gain and loss
-per rule and project.
+right answer gains a member they did not take; and its narrowing to CI files
+(`ci_suggestion_taken`), which also counts the `adjusted` answers that would gain a member
+the maintainers did not take (they adapted the target). Prints each firing case and the
+gain and loss per rule and project.
 
 CASES defaults to the shared case file of the name (rdma, nm, ovn).
 """
@@ -153,6 +155,28 @@ def suggestion_taken(row: dict[str, Any]) -> str | None:
     return str(commit) if "conflicts in" in why and "needs a human anyway" in why else None
 
 
+CI = re.compile(
+    r"^(\.github/|\.gitlab-ci|\.gitlab/|\.ci/|\.cirrus|\.travis|ci/|\.circleci/|"
+    r"automation/gitlab-ci/|azure-pipelines|\.semaphore/|\.packit)"
+)
+
+
+def ci_suggestion_taken(row: dict[str, Any]) -> str | None:
+    """`suggestion_taken` narrowed to CI configuration (the containerd `prereq` misses:
+    version bumps stacked in one workflow file): the first suggestion, a conflicting
+    helper the series needs a human for anyway, whose conflicts with the target lie in CI
+    files only. It fires only where the target touches CI files, so a run of those cases
+    alone (`eval_real.py --targets`) is its whole effect."""
+    suggested = row.get("suggested") or []
+    if row["status"] != "conflict" or not suggested:
+        return None
+    commit, _, _, why = suggested[0]
+    where = re.search(r"conflicts in (.*?) without it", why)
+    if where is None or "needs a human anyway" not in why:
+        return None
+    return str(commit) if all(CI.search(f) for f in where.group(1).split(", ")) else None
+
+
 def main() -> int:
     run = json.loads(Path(sys.argv[1]).read_text())
     tally: Counter[tuple[str, str, str]] = Counter()
@@ -182,6 +206,17 @@ def main() -> int:
                     (right(row), exact), "none"
                 )
                 tally[(name, "conflicting suggestion taken", effect)] += 1
+            if (ci := ci_suggestion_taken(row)) is not None:
+                if row["kind"] == "adjusted":  # still a conflict: right either way, but
+                    effect = "none" if ci in row["expected"] else "member not taken"
+                else:
+                    exact = sorted([ci, *row["predicted"]]) == sorted(row["expected"])
+                    effect = {(False, True): "gain", (True, False): "loss"}.get(
+                        (right(row), exact), "none"
+                    )
+                tally[(name, "CI suggestion taken", effect)] += 1
+                print(f"{name} CI suggestion taken: {row['kind']} {row['target'][:10]} on "
+                      f"{row['branch']} with {ci[:10]} ({effect})")  # fmt: skip
             for rule, commits in firing(project, row, case).items():
                 now = right(row)
                 if row["kind"] == "adjusted":  # a conflict stays one; `ready` turns `conflict`
@@ -198,11 +233,11 @@ def main() -> int:
                 )
     if unaligned:
         print(f"{unaligned} answers not examined (their reasons do not align with the members)")
-    print("\n| project | rule | gain | loss |\n|---|---|---|---|")
+    print("\n| project | rule | gain | loss | adjusted: a member not taken |")
+    print("|---|---|---|---|---|")
     for name, rule in sorted({(n, r) for n, r, _ in tally}):
-        print(
-            f"| {name} | {rule} | {tally[(name, rule, 'gain')]} | {tally[(name, rule, 'loss')]} |"
-        )
+        gain, loss = tally[(name, rule, "gain")], tally[(name, rule, "loss")]
+        print(f"| {name} | {rule} | {gain} | {loss} | {tally[(name, rule, 'member not taken')]} |")
     return 0
 
 
