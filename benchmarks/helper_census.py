@@ -167,14 +167,20 @@ def ci_suggestion_taken(row: dict[str, Any]) -> str | None:
     helper the series needs a human for anyway, whose conflicts with the target lie in CI
     files only. It fires only where the target touches CI files, so a run of those cases
     alone (`eval_real.py --targets`) is its whole effect."""
-    suggested = row.get("suggested") or []
-    if row["status"] != "conflict" or not suggested:
+    commit = suggestion_taken(row)
+    if commit is None:
         return None
-    commit, _, _, why = suggested[0]
-    where = re.search(r"conflicts in (.*?) without it", why)
-    if where is None or "needs a human anyway" not in why:
+    where = re.search(r"conflicts in (.*?) without it", row["suggested"][0][3])
+    if where is None:
         return None
-    return str(commit) if all(CI.search(f) for f in where.group(1).split(", ")) else None
+    return commit if all(CI.search(f) for f in where.group(1).split(", ")) else None
+
+
+def taken_effect(row: dict[str, Any], commit: str) -> str:
+    """Taking `commit` into a right or wrong answer: gained where the answer then holds
+    the maintainers' series, lost where a right answer gains a member they did not take."""
+    exact = sorted([commit, *row["predicted"]]) == sorted(row["expected"])
+    return {(False, True): "gain", (True, False): "loss"}.get((right(row), exact), "none")
 
 
 def main() -> int:
@@ -200,20 +206,12 @@ def main() -> int:
                 continue
             taken = suggestion_taken(row) if row["kind"] != "adjusted" else None
             if taken is not None:
-                after = [taken, *row["predicted"]]
-                exact = sorted(after) == sorted(row["expected"])
-                effect = {(False, True): "gain", (True, False): "loss"}.get(
-                    (right(row), exact), "none"
-                )
-                tally[(name, "conflicting suggestion taken", effect)] += 1
+                tally[(name, "conflicting suggestion taken", taken_effect(row, taken))] += 1
             if (ci := ci_suggestion_taken(row)) is not None:
                 if row["kind"] == "adjusted":  # still a conflict: right either way, but
                     effect = "none" if ci in row["expected"] else "member not taken"
                 else:
-                    exact = sorted([ci, *row["predicted"]]) == sorted(row["expected"])
-                    effect = {(False, True): "gain", (True, False): "loss"}.get(
-                        (right(row), exact), "none"
-                    )
+                    effect = taken_effect(row, ci)
                 tally[(name, "CI suggestion taken", effect)] += 1
                 print(f"{name} CI suggestion taken: {row['kind']} {row['target'][:10]} on "
                       f"{row['branch']} with {ci[:10]} ({effect})")  # fmt: skip
