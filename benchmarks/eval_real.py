@@ -27,6 +27,11 @@ incrementally. The answer is scored against what the maintainers applied:
   after the case, is not counted against the answer (recorded in `taken_in_window`). Both
   tools are scored the same way;
 - precision and recall of the set of commits (micro-averaged per kind);
+- `prereq` cases, exact or acceptable: the case files' README accepts "another series that
+  applies and contains the needed commits", a `ready` answer holding every commit of the
+  maintainers' series that `git cherry-pick` applies in its order (`acceptable`); printed
+  apart for the cases where a member was backported before the target existed upstream
+  (`taken_before_target`: taken for its own sake, the target then applied as it was);
 - `adjusted` cases (the maintainers edited the patch by hand): was a conflict reported?
 - `single` cases: anything beyond the target is a false positive.
 
@@ -281,6 +286,45 @@ def git_applies(repo: Path, commit: str, onto: str) -> bool:
     return merge.returncode == 0
 
 
+def git_applies_series(repo: Path, series: list[str], onto: str) -> bool:
+    """Does `git cherry-pick` apply `series`, in order, onto `onto`? Each commit merged as
+    `git_applies` merges one, onto the tree the previous merge wrote."""
+    who = ["-c", "user.name=eval", "-c", "user.email=eval@localhost"]
+    tree = git(repo, "rev-parse", f"{onto}^{{tree}}").strip()
+    for commit in series:
+        parent = git(repo, "rev-parse", f"{commit}^").strip()
+        based = git(repo, *who, "commit-tree", tree, "-p", parent, "-m", "eval").strip()
+        merge = subprocess.run(
+            ["git", "--git-dir", str(repo), "merge-tree", "--write-tree", "--no-messages",
+             based, commit],
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        if merge.returncode == 1:
+            return False
+        if merge.returncode != 0:
+            raise SystemExit(f"git merge-tree of {commit[:12]} failed: {merge.stderr!r}")
+        tree = merge.stdout.split()[0]
+    return True
+
+
+def acceptable(
+    repo: Path, row: dict[str, Any], mapped: list[str], answer: list[str], before: str
+) -> bool:
+    """A `prereq` answer the case files' README accepts beside the maintainers' own series:
+    "another series that applies and contains the needed commits". A `ready` answer that
+    holds every commit of theirs (`mapped`: the answer in their ids) and that `git
+    cherry-pick` applies, in its order (`answer`: upstream's ids), onto the branch at
+    `before`."""
+    return (
+        row["status"] == "ready"
+        and row["predicted"] != row["expected"]
+        and set(row["expected"]) <= set(mapped)
+        and git_applies_series(repo, answer, before)
+    )
+
+
 def case_row(case: dict[str, Any]) -> dict[str, object]:
     return {"branch": case["branch"], "target": case["target"], "kind": case["kind"]}
 
@@ -424,6 +468,8 @@ def without(rules: set[str]) -> None:
             return answer if answer and ("fixes" in answer or "tagged" in answer) else None
 
         r.Resolver._wanted = wanted  # type: ignore[method-assign]
+    if "author" in rules:  # past the conflict depth, the target's own posting only
+        c.Closure.same_author = lambda self, commit: False  # type: ignore[method-assign]
     if "rule3" in rules:  # blame only
         conflicts.history_candidates = lambda *args: {}
     if "rule4" in rules:  # follow-ups of present follow-ups not explored
@@ -475,7 +521,9 @@ def evaluate(
     clock = Clock(scratch, [f"refs/heads/{upstream}", *stable])
     times = commit_times(
         scratch,
-        {str(c["before"]) for c in cases} | {str(c["stable_commits"][-1]) for c in cases},
+        {str(c["before"]) for c in cases}
+        | {str(s) for c in cases for s in c["stable_commits"]}
+        | {str(c["target"]) for c in cases},
     )
     cases.sort(key=lambda c: (times[str(c["before"])], c["branch"]))
     tallies: dict[str, Tally] = defaultdict(Tally)
@@ -545,6 +593,7 @@ def evaluate(
         seconds = time.monotonic() - begin
         applied = times[str(case["stable_commits"][-1])]
         mapped = same_patch(mirror, predicted, [str(c) for c in case["series"]])
+        answer = predicted  # upstream's ids, every member, for git to apply
         predicted, later, taken = as_taken(mirror, case, predicted, applied)
         reasons = [r for c, r in zip(mapped, reasons, strict=True) if c not in taken]
         row = tallies[str(case["kind"])].add(
@@ -557,6 +606,11 @@ def evaluate(
             )
         if case["kind"] == "adjusted":
             row["git_applies"] = git_applies(scratch, str(case["target"]), str(case["before"]))
+        if case["kind"] == "prereq":
+            row["acceptable"] = acceptable(scratch, row, mapped, answer, str(case["before"]))
+            row["taken_before_target"] = any(  # for its own sake: the target did not exist
+                times[str(s)] < times[str(case["target"])] for s in case["stable_commits"][:-1]
+            )
         row["suggested"] = suggested
         grep = one_level_grep(
             scratch, str(case["target"]), f"refs/heads/{upstream}", args.grep_every_form
@@ -609,7 +663,7 @@ def main() -> int:
     parser.add_argument(
         "--without",
         default="",
-        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger",
+        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,author",
     )
     parser.add_argument(
         "--culprits",
@@ -653,6 +707,25 @@ def main() -> int:
                 "ready where git cherry-pick applies the target alone, or that are upstream's "
                 "lines at moved paths: the backport git cherry-pick makes)\n"
             )
+        prereq = [r for r in rows if r["kind"] == "prereq" and "skipped" not in r]
+        accepted = [r for r in prereq if r.get("acceptable")]
+        if accepted:
+            exact = sum(r["predicted"] == r["expected"] for r in prereq)
+            print(
+                f"  prereq, exact or acceptable: {exact + len(accepted)}/{len(prereq)} "
+                f"({len(accepted)} ready series holding every commit of the maintainers' and "
+                "applied in order by git cherry-pick: the case files' \"another series that "
+                'applies and contains the needed commits")\n'
+            )
+        for own, where in (
+            (False, "every member was backported after the target existed upstream"),
+            (True, "a member was backported before the target existed upstream (for itself)"),
+        ):
+            group = [r for r in prereq if r.get("taken_before_target") is own]
+            good = sum(r["predicted"] == r["expected"] or bool(r.get("acceptable")) for r in group)
+            if group:
+                print(f"  prereq, exact or acceptable, where {where}: {good}/{len(group)}")
+        print()
         for kind, t in tallies.items():
             for miss in t.misses[:5]:
                 print(f"  miss {kind}: {json.dumps(miss)[:400]}")

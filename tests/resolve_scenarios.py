@@ -577,6 +577,35 @@ def own_series_chain(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["step1", "step2", "target"])
 
 
+def _authors_earlier_posting(path: Path, deepest_author: Person) -> Kernel:
+    """The target needs another author's `enabler`, which needs `step`, the target's author's
+    patch of an earlier posting (two days before), which needs `first`, that posting's
+    earlier patch: each edits the line the one before it edited."""
+    k = Kernel(path)
+    k.edit_in("first", "drv_fn4", "\ty += 1;", "\ty += 2;", author=deepest_author)
+    k.edit_in("step", "drv_fn4", "\ty += 2;", "\ty += 3;")
+    k.b._clock += 2 * 86400  # the target's posting, two days later
+    k.edit_in("enabler", "drv_fn4", "\ty += 3;", "\ty += 4;", author=OTHER)
+    k.edit_in("target", "drv_fn4", "\ty += 4;", "\ty += 5;")
+    return k
+
+
+def authors_earlier_posting(path: Path) -> Scenario:
+    """Past the conflict depth, a conflicting member by the target's author is searched
+    among that author's commits (an earlier posting of theirs, not only the target's own):
+    `first` makes `step` apply, the four apply, and the series is complete."""
+    k = _authors_earlier_posting(path, DEFAULT_AUTHOR)
+    return Scenario(k.b, "target", ["first", "step", "enabler", "target"])
+
+
+def authors_earlier_posting_on_anothers_work(path: Path) -> Scenario:
+    """As `authors_earlier_posting`, but what `step` needs is another author's: the search
+    past the depth stays within the target's author's commits, finds nothing, and the
+    first level's answer stands: the target needs a human, `enabler` a suggestion."""
+    k = _authors_earlier_posting(path, OTHER)
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 def posting_step_that_needs_a_human(path: Path) -> Scenario:
     """Rule 3, the target's own posting: the target applies only after `step`, an earlier
     patch of its posting, which conflicts with a change only the branch has; nothing makes
@@ -969,6 +998,8 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
+    "authors_earlier_posting": authors_earlier_posting,
+    "authors_earlier_posting_on_anothers_work": authors_earlier_posting_on_anothers_work,
     "helper_within_the_targets_files": helper_within_the_targets_files,
     "refactor_in_a_fixes_only_project": refactor_in_a_fixes_only_project,
     "refactor_in_a_project_taking_refactors": refactor_in_a_project_taking_refactors,

@@ -39,6 +39,8 @@ class Closure:
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
     depth: int = 1  # how many levels of conflict prerequisites this attempt searches
     went_deeper: bool = False  # whether it searched past the first level
+    authors: bool = False  # whether it searches past the depth the target's author's commits
+    authors_searched: bool = False  # whether it did
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.reader.upstream_seq(commit)
@@ -132,11 +134,17 @@ class Closure:
         ours = self.ctx.index.reader.info(commit)
         target = self.ctx.index.reader.info(self.target)
         return (
-            ours is not None
+            self.same_author(commit)
+            and ours is not None
             and target is not None
-            and ours.author_email == target.author_email
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
         )
+
+    def same_author(self, commit: Oid) -> bool:
+        """Written by the target's author (any posting of theirs)."""
+        ours = self.ctx.index.reader.info(commit)
+        target = self.ctx.index.reader.info(self.target)
+        return ours is not None and target is not None and ours.author_email == target.author_email
 
     def is_candidate(self, commit: Oid) -> bool:
         ctx = self.ctx

@@ -57,16 +57,23 @@ from backportr.workspace import Workspace
 _log = logging.getLogger("backportr")
 
 Finder = Callable[[Context, Oid], list[Finding]]
+Scope = Literal["any", "series", "author"]
 _SERIES_DEPTH = 8
 """Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second kept only when the
 series then applies), a commit pulled in that conflicts itself is searched further only
-within the target's own posting, up to this many levels: elsewhere the branch has diverged
-and the backport needs a human (measured on real history: docs/accuracy.md)."""
+within the target's own posting, or, for a commit of the target's author, among that
+author's commits (kept only when the series then applies), up to this many levels:
+elsewhere the branch has diverged and the backport needs a human (measured on real
+history: docs/accuracy.md)."""
 
 
 class _DeeperInVain(Exception):
     """A search past the first conflict level left a member conflicting with nothing found
     that makes it apply: the series will need a human, so that search is not kept."""
+
+    def __init__(self, closure: Closure) -> None:
+        super().__init__(closure.target)
+        self.closure = closure
 
 
 class Resolver:
@@ -157,18 +164,17 @@ class Resolver:
 
     def resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
         """The series for `target` on `branch`. A search past the first level of conflict
-        prerequisites (a helper that conflicts itself, and the commits that make it apply)
-        is kept only when it leaves no member conflicting: a series that still needs a human
-        is adapted by them, who take the first level's helpers at most (measured on real
-        history: docs/accuracy.md); the answer is then the first level's."""
+        prerequisites (a helper that conflicts itself, and the commits that make it apply),
+        or past the conflict depth among the target's author's commits, is kept only when it
+        leaves no member conflicting: a series that still needs a human is adapted by them,
+        who take the first level's helpers at most (measured on real history:
+        docs/accuracy.md); the answer is then the first level's."""
         began = time.monotonic()
-        try:
-            report, closure = self._resolve_branch(target, branch, self.conflict_depth)
-            first_level = closure.went_deeper and any(m.apply == "conflict" for m in report.series)
-        except _DeeperInVain:
-            first_level = True
-        if first_level:
-            report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1))
+        report, closure = self._attempt(target, branch, self.conflict_depth, True)
+        if report is None and closure.authors_searched:
+            report, closure = self._attempt(target, branch, self.conflict_depth, False)
+        if report is None:
+            report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1), False)
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
             target[:12], branch.name, report.status, len(report.series), len(report.present),
@@ -176,11 +182,29 @@ class Resolver:
         )  # fmt: skip
         return report
 
-    def _resolve_branch(self, target: Oid, branch: Ref, depth: int) -> tuple[BranchReport, Closure]:
-        """One attempt, with conflict prerequisites searched `depth` levels deep."""
+    def _attempt(
+        self, target: Oid, branch: Ref, depth: int, authors: bool
+    ) -> tuple[BranchReport | None, Closure]:
+        """One attempt, or no report when its search past the first level left a member
+        conflicting (that search is not kept)."""
+        try:
+            report, closure = self._resolve_branch(target, branch, depth, authors)
+        except _DeeperInVain as vain:
+            return None, vain.closure
+        if closure.went_deeper and any(m.apply == "conflict" for m in report.series):
+            return None, closure
+        return report, closure
+
+    def _resolve_branch(
+        self, target: Oid, branch: Ref, depth: int, authors: bool
+    ) -> tuple[BranchReport, Closure]:
+        """One attempt, with conflict prerequisites searched `depth` levels deep (and, with
+        `authors`, past that depth among the target's author's commits)."""
         ctx = self.context(branch)
         presence = ctx.presence.check(target, branch)
-        closure = Closure(ctx, target, presence.present, self.max_commits, depth=depth)
+        closure = Closure(
+            ctx, target, presence.present, self.max_commits, depth=depth, authors=authors
+        )
         warnings = closure.warnings
         if presence.reverted_in_branch:
             backport = (presence.as_commit or "?")[:12]
@@ -356,7 +380,7 @@ class Resolver:
             if result.result == "conflict" and not findings and closure.went_deeper:
                 # The series will need a human: the search past the first level is in vain,
                 # and the first level's answer stands (`resolve_branch`).
-                raise _DeeperInVain(commit)
+                raise _DeeperInVain(closure)
             if not findings and (
                 result.result != "conflict"
                 or (closure.target_present and closure.conflict_depth(commit) > 0)
@@ -388,26 +412,27 @@ class Resolver:
             if not feature_to_adapt_instead(closure, self.applier, member, f)
         ]
 
-    def _candidates(
-        self, closure: Closure, member: Oid, scope: Literal["any", "series"]
-    ) -> Callable[[Oid], bool]:
+    def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
         """Which commits may be pulled in for `member`: absent upstream ones (or the target's
-        own posting only)."""
+        own posting only, or the target's author's commits only)."""
+        within = {"any": None, "series": closure.same_series, "author": closure.same_author}[scope]
 
         def candidate(commit: Oid) -> bool:
             return (
                 commit != member
                 and closure.is_candidate(commit)
-                and (scope == "any" or closure.same_series(commit))
+                and (within is None or within(commit))
             )
 
         return candidate
 
-    def _conflict_scope(self, closure: Closure, commit: Oid) -> Literal["any", "series"] | None:
+    def _conflict_scope(self, closure: Closure, commit: Oid) -> Scope | None:
         """Where conflict prerequisites of a conflicting member are looked for: any absent
         upstream commit for the target and, up to the conflict depth, for the commits pulled
         in to make it apply; past that depth, only the target's own series (the same author's
-        commits applied together with it: consecutive steps of one refactoring). A follow-up,
+        commits applied together with it: consecutive steps of one refactoring), and for a
+        commit of the target's author, that author's commits (their earlier postings build on
+        each other too), a search kept only when the series then applies. A follow-up,
         a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
         `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
         do (docs/accuracy.md)."""
@@ -421,6 +446,9 @@ class Resolver:
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
+        if depth < _SERIES_DEPTH and closure.authors and closure.same_author(commit):
+            closure.went_deeper = closure.authors_searched = True
+            return "author"
         return None
 
     # -- the answer ------------------------------------------------------------------------
