@@ -147,7 +147,8 @@ EdgeKind = Literal[
     "conflict",  # the dependent conflicts without this commit (blame of the conflict)
     "adapted",  # the dependent reached the branch adapted, without this commit
     "symbol",  # the dependent uses an identifier this commit introduced
-    "posting",  # the same posting (patch series) as the dependent (--with-siblings)
+    "posting",  # the same posting (patch series) as the dependent (--with-siblings; or
+    # between an earlier patch of the target's posting the series takes and the target)
 ]
 ReasonKind = EdgeKind | Literal["target", "context"]
 """Why a commit is in a report: an edge of the graph, the commit asked for, or (for a

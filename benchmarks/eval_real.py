@@ -468,6 +468,8 @@ def without(rules: set[str]) -> None:
             return answer if answer and ("fixes" in answer or "tagged" in answer) else None
 
         r.Resolver._wanted = wanted  # type: ignore[method-assign]
+    if "between" in rules:  # the target's posting not filled in between its members
+        r.Resolver._fill_posting = lambda self, closure: False  # type: ignore[method-assign]
     if "author" in rules:  # past the conflict depth, the target's own posting only
         c.Closure.same_author = lambda self, commit: False  # type: ignore[method-assign]
     if "rule3" in rules:  # blame only
@@ -663,7 +665,7 @@ def main() -> int:
     parser.add_argument(
         "--without",
         default="",
-        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,author",
+        help="rules to turn off: rule1,rule2,rule3,rule4,prune,larger,author,between",
     )
     parser.add_argument(
         "--culprits",

@@ -606,6 +606,21 @@ def authors_earlier_posting_on_anothers_work(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def posting_filled_in_between(path: Path) -> Scenario:
+    """The target needs `first`, an earlier patch of its posting (blame of its conflict);
+    `middle`, the posting's patch between them, changes the target's file elsewhere and is
+    not needed for the target to apply, yet it joins: a posting is taken in order. Its
+    patch to another file (`other-file`) and another author's commit between them to the
+    same file (`other-author`) stay out."""
+    k = Kernel(path)
+    k.edit_in("first", "drv_fn4", "\ty += 1;", "\ty += 10;")
+    k.edit_in("other-author", "drv_fn2", "\ty += 1;", "\ty += 20;", author=OTHER)
+    k.edit_in("middle", "drv_fn6", "\ty *= 2;", "\ty *= 6;")
+    k.change("other-file", "fs/core.c", "\ty += 1;", "\ty += 5;")
+    k.edit_in("target", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    return Scenario(k.b, "target", ["first", "middle", "target"])
+
+
 def posting_step_that_needs_a_human(path: Path) -> Scenario:
     """Rule 3, the target's own posting: the target applies only after `step`, an earlier
     patch of its posting, which conflicts with a change only the branch has; nothing makes
@@ -999,6 +1014,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
     "authors_earlier_posting": authors_earlier_posting,
+    "posting_filled_in_between": posting_filled_in_between,
     "authors_earlier_posting_on_anothers_work": authors_earlier_posting_on_anothers_work,
     "helper_within_the_targets_files": helper_within_the_targets_files,
     "refactor_in_a_fixes_only_project": refactor_in_a_fixes_only_project,

@@ -41,6 +41,7 @@ class Closure:
     went_deeper: bool = False  # whether it searched past the first level
     authors: bool = False  # whether it searches past the depth the target's author's commits
     authors_searched: bool = False  # whether it did
+    posting_filled: bool = False  # whether the target's posting was filled in (once)
 
     def seq(self, commit: Oid) -> int:
         value = self.ctx.index.reader.upstream_seq(commit)

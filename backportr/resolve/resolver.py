@@ -42,7 +42,7 @@ from backportr.resolve.finders.fixes import (
     follow_ups,
     stable_evidence,
 )
-from backportr.resolve.finders.siblings import posting_info, sibling_findings
+from backportr.resolve.finders.siblings import between, posting_info, sibling_findings
 from backportr.resolve.finders.symbols import SEARCHED, symbol_prerequisites
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 from backportr.resolve.rules import (
@@ -354,8 +354,40 @@ class Resolver:
                 for finder in finders:
                     for finding in finder(closure.ctx, commit):
                         closure.link(finding, commit)
-            if closure.capped or not self._trial_adds(closure):
+            if closure.capped:
                 return
+            if not self._trial_adds(closure) and not self._fill_posting(closure):
+                return
+
+    def _fill_posting(self, closure: Closure) -> bool:
+        """Once the series is found: when it takes an earlier patch of the target's own
+        posting because the target does not apply without it (a conflict prerequisite: the
+        target builds on it), the posting's patches between that one and the target that
+        change the target's files join it (measured on real history: docs/accuracy.md)."""
+        target = closure.target
+        if closure.posting_filled or closure.target_present:
+            return False
+        closure.posting_filled = True
+        earlier = [
+            c
+            for c in closure.graph.nodes()
+            if c != target
+            and closure.seq(c) < closure.seq(target)
+            and closure.same_series(c)
+            and all(r.kind == "conflict" for r in closure.graph.reasons(c))
+        ]
+        if not earlier:
+            return False
+        first = min(earlier, key=closure.seq)
+        before = len(closure.graph)
+        for finding in between(
+            closure.ctx,
+            target,
+            first,
+            lambda c: c not in closure.graph and closure.is_candidate(c) and closure.same_series(c),
+        ):
+            closure.link(finding, target)
+        return len(closure.graph) > before
 
     def _trial_adds(self, closure: Closure) -> bool:
         """Trial-apply the series; for the first member that conflicts, add what resolves it;

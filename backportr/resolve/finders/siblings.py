@@ -1,9 +1,11 @@
 """Siblings: the other patches of the posting a member came from (backportr.text.postings says how
 a posting is read from the history), their state on the branch, and, with `--with-siblings`,
-the absent ones as members ("same posting")."""
+the absent ones as members ("same posting"); and the patches of the target's own posting
+between an earlier one the series takes and the target (`between`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
@@ -11,6 +13,7 @@ from backportr.resolve.finders import Context, Direction, Finding
 from backportr.text.postings import is_b4, message_ids, message_key, message_link, positions
 
 _MAX_MERGE = 30  # a merge bringing more commits is a subsystem pull, not one posting
+_BETWEEN = 30  # commits of the target's files' history looked at between a member and it
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +106,27 @@ def sibling_findings(ctx: Context, commit: Oid, policy: SiblingsPolicy) -> list[
         relation: Direction = "prerequisite" if position < mine else "follow-up"
         out.append(Finding(other, relation, Reason("posting", detail, commit)))
     return out
+
+
+def between(
+    ctx: Context, target: Oid, first: Oid, of_posting: Callable[[Oid], bool]
+) -> list[Finding]:
+    """The patches of the target's posting (`of_posting`) committed between `first`, an
+    earlier patch of it, and the target that change the target's files, oldest first: a
+    posting's patches build on each other in order, and its maintainers take them so (a
+    branch with the first and the last but not the middle is a state upstream never had)."""
+    parents = ctx.repo.parents(target)
+    paths = sorted(ctx.repo.diffs.files_touched(target))
+    if not parents or not paths:
+        return []
+    history = ctx.repo.search.file_history(paths, parents[0], first, _BETWEEN)
+    detail = (
+        f"of the same posting as {ctx.describe(first)}, between it and {target[:12]}, and "
+        "changes the target's files: a posting is taken in order"
+    )
+    # `related` is `first`: should `first` leave the series, so do the patches after it
+    return [
+        Finding(commit, "prerequisite", Reason("posting", detail, first))
+        for commit in reversed(history)
+        if of_posting(commit)
+    ]
