@@ -503,12 +503,13 @@ def evaluate(
     cases = [c for c in load_cases(source) if c["kind"] in args.kinds]
     if args.targets:  # only the cases of these targets (id prefixes, optionally @branch)
         cases = [c for c in cases if any(_selects(spec, c) for spec in args.targets)]
-    if args.limit:
+    if args.limit or args.skip:  # per kind, in the file's order: [skip, skip + limit)
         per_kind: dict[str, int] = defaultdict(int)
         kept = []
         for case in cases:
-            if per_kind[str(case["kind"])] < args.limit:
-                per_kind[str(case["kind"])] += 1
+            seen = per_kind[str(case["kind"])]
+            per_kind[str(case["kind"])] += 1
+            if seen >= args.skip and (not args.limit or seen < args.skip + args.limit):
                 kept.append(case)
         cases = kept
     scratch = Path(tempfile.mkdtemp(prefix=f"backportr-eval-{name}-")) / "repo.git"
@@ -658,6 +659,9 @@ def main() -> int:
         "projects", nargs="+", help="name=path, name in rdma, ovn, nm (or any with --cases)"
     )
     parser.add_argument("--limit", type=int, default=0, help="at most N cases per kind")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N cases per kind (held apart)"
+    )
     parser.add_argument("--kinds", default=",".join(SCORED))
     parser.add_argument("--max-commits", type=int, default=50)
     parser.add_argument("--conflict-depth", type=int, default=DEFAULT_CONFLICT_DEPTH)
