@@ -268,27 +268,16 @@ def moved_only(repo: Path, upstream: str, backport: str) -> bool:
 
 
 def git_applies(repo: Path, commit: str, onto: str) -> bool:
-    """Does `git cherry-pick` apply `commit` alone onto `onto`? git's own merge (merge-ort,
-    renames followed) of the commit onto that tree with the commit's parent as the base, as
-    a cherry-pick merges: git 2.39 has no `merge-tree --merge-base`, so `onto`'s tree is
-    written as a commit whose parent is the commit's parent (into the scratch clone)."""
-    who = ["-c", "user.name=eval", "-c", "user.email=eval@localhost"]
-    tree, parent = git(repo, "rev-parse", f"{onto}^{{tree}}", f"{commit}^").split()
-    based = git(repo, *who, "commit-tree", tree, "-p", parent, "-m", "eval").strip()
-    merge = subprocess.run(
-        ["git", "--git-dir", str(repo), "merge-tree", "--write-tree", "--no-messages", based,
-         commit],
-        capture_output=True,
-        check=False,
-    )  # fmt: skip
-    if merge.returncode not in (0, 1):
-        raise SystemExit(f"git merge-tree of {commit[:12]} failed: {merge.stderr!r}")
-    return merge.returncode == 0
+    """Does `git cherry-pick` apply `commit` alone onto `onto`? (`git_applies_series`.)"""
+    return git_applies_series(repo, [commit], onto)
 
 
 def git_applies_series(repo: Path, series: list[str], onto: str) -> bool:
-    """Does `git cherry-pick` apply `series`, in order, onto `onto`? Each commit merged as
-    `git_applies` merges one, onto the tree the previous merge wrote."""
+    """Does `git cherry-pick` apply `series`, in order, onto `onto`? git's own merge
+    (merge-ort, renames followed) of each commit onto the tree the previous one wrote, with
+    the commit's parent as the base, as a cherry-pick merges: git 2.39 has no `merge-tree
+    --merge-base`, so that tree is written as a commit whose parent is the commit's parent
+    (into the scratch clone)."""
     who = ["-c", "user.name=eval", "-c", "user.email=eval@localhost"]
     tree = git(repo, "rev-parse", f"{onto}^{{tree}}").strip()
     for commit in series:
@@ -323,6 +312,10 @@ def acceptable(
         and set(row["expected"]) <= set(mapped)
         and git_applies_series(repo, answer, before)
     )
+
+
+def exact_or_acceptable(row: dict[str, Any]) -> bool:
+    return bool(row["predicted"] == row["expected"] or row.get("acceptable"))
 
 
 def case_row(case: dict[str, Any]) -> dict[str, object]:
@@ -716,9 +709,9 @@ def main() -> int:
         prereq = [r for r in rows if r["kind"] == "prereq" and "skipped" not in r]
         accepted = [r for r in prereq if r.get("acceptable")]
         if accepted:
-            exact = sum(r["predicted"] == r["expected"] for r in prereq)
             print(
-                f"  prereq, exact or acceptable: {exact + len(accepted)}/{len(prereq)} "
+                f"  prereq, exact or acceptable: "
+                f"{sum(map(exact_or_acceptable, prereq))}/{len(prereq)} "
                 f"({len(accepted)} ready series holding every commit of the maintainers' and "
                 "applied in order by git cherry-pick: the case files' \"another series that "
                 'applies and contains the needed commits")\n'
@@ -728,8 +721,8 @@ def main() -> int:
             (True, "a member was backported before the target existed upstream (for itself)"),
         ):
             group = [r for r in prereq if r.get("taken_before_target") is own]
-            good = sum(r["predicted"] == r["expected"] or bool(r.get("acceptable")) for r in group)
             if group:
+                good = sum(map(exact_or_acceptable, group))
                 print(f"  prereq, exact or acceptable, where {where}: {good}/{len(group)}")
         print()
         for kind, t in tallies.items():
