@@ -18,15 +18,14 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from installed import BACKPORTR
+from scratchgit import scratch_dir
 
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
@@ -76,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
     repo_path: Path = args.repo
     figures: dict[str, float] = {}
-    scratch = Path(tempfile.mkdtemp(prefix="backportr-bench-"))
+    scratch = scratch_dir("backportr-bench-")
     index_file = scratch / "index.sqlite"
     git = ["git", "--git-dir", str(repo_path)]
     count = int(
@@ -218,7 +217,6 @@ def main() -> int:
         ]
     )
     index.close()
-    shutil.rmtree(scratch, ignore_errors=True)
 
     rows = [
         (

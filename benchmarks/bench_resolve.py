@@ -19,11 +19,11 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from installed import BACKPORTR
+from scratchgit import scratch_dir
 
 from backportr.config import Settings
 from backportr.resolve.resolver import Resolver
@@ -79,7 +79,7 @@ def main() -> int:
     parser.add_argument("--branch", default="linux-5.10.y")
     parser.add_argument("--targets", type=int, default=20)
     args = parser.parse_args()
-    index_file = Path(tempfile.mkdtemp(prefix="backportr-bench-")) / "index.sqlite"
+    index_file = scratch_dir("backportr-bench-") / "index.sqlite"
     settings = Settings(
         repo=args.repo, upstream=args.upstream, branches=(args.branch,), index_path=index_file
     )

@@ -25,12 +25,12 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from installed import BACKPORTR
+from scratchgit import scratch_dir
 
 BRANCHES = ("linux-5.10.y", "linux-5.15.y")
 
@@ -79,7 +79,7 @@ def floor(repo: Path, upstream: str, branches: list[str], pattern: str) -> tuple
     begin = time.perf_counter()
     subprocess.run([*BACKPORTR, "--version"], capture_output=True, check=True)
     startup = time.perf_counter() - begin
-    index = Path(tempfile.mkdtemp(prefix="backportr-floor-")) / "index.sqlite"
+    index = scratch_dir("backportr-floor-") / "index.sqlite"
     begin = time.perf_counter()
     subprocess.run(
         [*command("index", repo, index, upstream, branches, pattern), "--quiet"],
@@ -106,7 +106,7 @@ def nightly(
     sys.path.insert(0, str(Path(__file__).parent))
     from naive_scan import missing_fixes
 
-    scratch = Path(tempfile.mkdtemp(prefix="backportr-nightly-"))
+    scratch = scratch_dir("backportr-nightly-")
     clone = scratch / "repo.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(repo), str(clone)], check=True)
     tips = {ref: git(clone, "rev-parse", ref).stdout.strip() for ref in [upstream, *branches]}
@@ -166,7 +166,7 @@ def main() -> int:
     repo: Path = args.repo
     branches: list[str] = args.branches or list(BRANCHES)
     upstream: str = args.upstream
-    index = Path(tempfile.mkdtemp(prefix="backportr-bench-")) / "index.sqlite"
+    index = scratch_dir("backportr-bench-") / "index.sqlite"
     count = int(git(repo, "rev-list", "--count", upstream).stdout)
     print(f"repository: {repo}; {count} upstream commits; branches {', '.join(branches)}")
 

@@ -11,11 +11,12 @@ import argparse
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from scratchgit import scratch_dir
+
 from tests.cve_records import write_record
 
 
@@ -65,7 +66,7 @@ def main() -> None:
     random.Random(1).shuffle(pairs)
     chosen = pairs[: args.records + args.increment]
     print(f"{len(pairs)} Fixes: pairs; {len(chosen)} records", flush=True)
-    work = Path(tempfile.mkdtemp(prefix="cves-"))
+    work = scratch_dir("cves-")
     records, state = work / "vulns", work / "state.sqlite"
     for n, (culprit, fix, subject) in enumerate(chosen[: args.records]):
         write_record(records, f"CVE-2025-{n + 10000}", subject, [(culprit, fix)], fix)

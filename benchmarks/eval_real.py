@@ -52,12 +52,13 @@ import json
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from scratchgit import scratch_dir
 
 from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.errors import BackportrError
@@ -505,7 +506,7 @@ def evaluate(
             if seen >= args.skip and (not args.limit or seen < args.skip + args.limit):
                 kept.append(case)
         cases = kept
-    scratch = Path(tempfile.mkdtemp(prefix=f"backportr-eval-{name}-")) / "repo.git"
+    scratch = scratch_dir(f"backportr-eval-{name}-") / "repo.git"
     subprocess.run(
         ["git", "clone", "-q", "--bare", "--shared", str(mirror), str(scratch)], check=True
     )
