@@ -657,6 +657,28 @@ def helper_hiding_a_conflicting_one(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def helper_that_conflicts_too(path: Path) -> Scenario:
+    """The target changes two files: in one it builds on `helper`'s line, in the other it
+    changes a line the branch changed too. `helper` conflicts with the branch itself, and
+    the target conflicts with or without it: nothing joins. Four absent commits of another
+    author last changed lines of the target's hunk in the first file; the three newest
+    (`blank`, `tail`, `helper`) are named as its possible dependencies, `head` is not."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.change("stable-only-2", "fs/core.c", "\ty -= 3;", "\ty -= 5;", branch=BRANCH)
+    k.edit_in("head", "drv_fn4", "\tint y = x;", "\tint y = x + 0;", author=OTHER)
+    k.edit_in("blank", "drv_fn4", "\ty -= 3;\n\n", "\ty -= 3;\n\t/* y */\n", author=OTHER)
+    k.edit_in("tail", "drv_fn4", "\treturn y;", "\treturn y + 0;", author=OTHER)
+    k.edit_in("helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER)
+    files = k.b.files("master")
+    drv = files["drivers/drv.c"]
+    start = drv.index("\ty -= 3;", drv.index("int drv_fn4(int x)"))
+    drv = drv[:start] + "\ty -= 30;" + drv[start + len("\ty -= 3;") :]
+    core = files["fs/core.c"].replace("\ty -= 3;", "\ty -= 30;", 1)  # the branch's line
+    k.b.commit("drv: target\n\nBoth.\n", {"drivers/drv.c": drv, "fs/core.c": core}, name="target")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 def helper_beyond_the_targets_files(path: Path) -> Scenario:
     """The target conflicts; another author's `enabler` resolves it, but also changes a file
     the target does not touch (a feature with a hunk next to the fix): more than the
@@ -1010,6 +1032,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "own_series_chain": own_series_chain,
     "conflicting_follow_up": conflicting_follow_up,
     "helper_hiding_a_conflicting_one": helper_hiding_a_conflicting_one,
+    "helper_that_conflicts_too": helper_that_conflicts_too,
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,

@@ -158,6 +158,31 @@ def test_branch_only_conflict_names_files(scenarios: dict[str, Scenario]) -> Non
     assert report.series[0].conflict_files == ("drivers/drv.c",)
 
 
+def test_possible_dependencies_of_a_conflict(scenarios: dict[str, Scenario]) -> None:
+    """A member left conflicting with nothing found that makes it apply, and no suggestion
+    about it yet: the newest absent commits that last changed the lines it conflicts on are
+    named, as a stable FAILED mail's "Possible dependencies"."""
+    s = scenarios["helper_that_conflicts_too"]
+    report = resolve(s.path, s.ids["target"])
+    assert [(x.commit, x.reason.kind, x.reason.related) for x in report.suggestions] == [
+        (s.ids[name], "conflict", s.ids["target"]) for name in ("blank", "tail", "helper")
+    ]
+    assert all("possible dependency" in x.reason.detail for x in report.suggestions)
+    # a follow-up that conflicts gets no search, but what it conflicts on is named
+    s = scenarios["conflicting_follow_up"]
+    report = resolve(s.path, s.ids["target"])
+    assert [(x.commit, x.reason.related) for x in report.suggestions] == [
+        (s.ids["refactor"], s.ids["fix"])
+    ]
+    # the lines a branch-only change conflicts with are older than the fork: none to name
+    s = scenarios["branch_only_conflict"]
+    assert not resolve(s.path, s.ids["target"]).suggestions
+    # a member a helper suggestion already speaks of gets no second list
+    s = scenarios["conflict_chain"]
+    shallow = resolve(s.path, s.ids["target"], conflict_depth=1)
+    assert [x.commit for x in shallow.suggestions] == [s.ids["enabler"]]
+
+
 def test_present_members_are_listed(scenarios: dict[str, Scenario]) -> None:
     s = scenarios["incomplete_follow_up"]
     report = resolve(s.path, s.ids["target"])

@@ -33,7 +33,7 @@ from backportr.model import (
 )
 from backportr.resolve.closure import Closure, once
 from backportr.resolve.finders import Context, Finding
-from backportr.resolve.finders.conflicts import conflict_prerequisites
+from backportr.resolve.finders.conflicts import conflict_prerequisites, possible_dependencies
 from backportr.resolve.finders.context import context_suggestions
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.resolve.finders.fixes import (
@@ -536,26 +536,48 @@ class Resolver:
             present=tuple(p for c, p in closure.present.items() if c not in closure.graph),
             warnings=tuple(closure.warnings),
             suggestions=once(
-                (*closure.adapt.values(), *unhelpful, *self._suggestions(closure, members))
+                (
+                    *closure.adapt.values(),
+                    *unhelpful,
+                    *self._suggestions(
+                        closure,
+                        members,
+                        {c: r.conflict_sources for c, r in zip(order, results, strict=True)},
+                        {s.reason.related for s in (*closure.adapt.values(), *unhelpful)},
+                    ),
+                )
             ),
             files=tuple(files),
             alternative=alternative,
         )
 
-    def _suggestions(self, closure: Closure, members: list[Member]) -> list[Suggestion]:
-        """Commits that changed the logic around members' changes: for a human to judge."""
+    def _suggestions(
+        self,
+        closure: Closure,
+        members: list[Member],
+        sources: dict[Oid, tuple[str, ...]],
+        explained: set[Oid | None],
+    ) -> list[Suggestion]:
+        """For a human to judge: for a member that conflicts with no suggestion about it
+        yet (`explained`), the absent commits that last changed the lines it conflicts on
+        (`sources`: its conflicting files at the upstream paths); for a member that applies,
+        commits that changed the logic around its change."""
         if not self.suggest:
             return []
         out: list[Suggestion] = []
         seen: set[Oid] = set()
+
+        def candidate(commit: Oid) -> bool:
+            return commit not in closure.graph and closure.is_candidate(commit)
+
         for member in members:
             if member.apply == "conflict":
-                continue  # its conflict already says more
-            for suggestion in context_suggestions(
-                closure.ctx,
-                member.commit,
-                lambda c: c not in closure.graph and closure.is_candidate(c),
-            ):
+                if member.commit not in explained:
+                    out += possible_dependencies(
+                        closure.ctx, member.commit, sources[member.commit], candidate, closure.seq
+                    )
+                continue
+            for suggestion in context_suggestions(closure.ctx, member.commit, candidate):
                 if suggestion.commit not in seen:
                     seen.add(suggestion.commit)
                     out.append(suggestion)

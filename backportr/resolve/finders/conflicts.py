@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from backportr.git.trial import TreeState
-from backportr.model import Oid, Reason
+from backportr.model import Oid, Reason, Suggestion
 from backportr.resolve.finders import Context, Finding
 
 _MAX_CANDIDATES = 8
@@ -28,6 +28,7 @@ _DOC_NAMES = ("NEWS", "ChangeLog", "CHANGES", "README", "RELEASE-NOTES")
 _DOC_SUFFIXES = (".md", ".rst", ".adoc", ".pod")
 _BUILD_NAMES = ("CMakeLists.txt", "meson_options.txt", "requirements.txt")
 _HISTORY = 20  # commits of a conflicting file's history looked at, newest first
+_POSSIBLE = 3  # possible dependencies named for a conflict nothing was found for
 
 
 def blame_candidates(
@@ -176,3 +177,33 @@ def _fewest(
         if applies(trial):
             chosen = trial
     return chosen
+
+
+def possible_dependencies(
+    ctx: Context,
+    member: Oid,
+    files: tuple[str, ...],
+    is_candidate: Callable[[Oid], bool],
+    order_key: Callable[[Oid], int],
+) -> list[Suggestion]:
+    """For a member that stays `conflict` with nothing found that makes it apply (or
+    nothing looked for: a follow-up, a culprit), the newest absent upstream commits that
+    last changed the lines it conflicts on, in upstream order: what the stable team's
+    FAILED mails list as "Possible dependencies", for the human who adapts it."""
+    candidates = blame_candidates(ctx, member, files, is_candidate)
+    newest = sorted(candidates, key=order_key)[-_POSSIBLE:]
+    return [
+        Suggestion(
+            commit,
+            ctx.subject(commit),
+            Reason(
+                "conflict",
+                f"last changed the lines {ctx.describe(member)} conflicts on in "
+                f"{', '.join(sorted(candidates[commit]))}; the branch lacks it, and no "
+                "helper was found that makes it apply: a possible dependency, to adapt "
+                "around or take",
+                member,
+            ),
+        )
+        for commit in newest
+    ]
