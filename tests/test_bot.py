@@ -477,3 +477,26 @@ def test_a_projects_own_branch_names_in_mail_check(tmp_path: Path) -> None:
     )
     answer = json.loads(checked.stdout)
     assert answer["skipped"] is None and [b["branch"] for b in answer["branches"]] == ["23.11"]
+
+
+def test_a_conflict_names_its_possible_dependencies(tmp_path: Path) -> None:
+    """A FAILED mail whose patch conflicts with nothing that makes it apply: the reply
+    names, under the conflicting member, the absent commits that last changed the lines it
+    conflicts on, as the stable team's own FAILED mails list "Possible dependencies"."""
+    from tests.resolve_scenarios import helper_that_conflicts_too
+
+    s = helper_that_conflicts_too(tmp_path / "repo")
+    target = s.ids["target"]
+    mail = tmp_path / "failed.eml"
+    mail.write_text(
+        "From: <gregkh@linuxfoundation.org>\nTo: dev@example.org\n"
+        'Subject: FAILED: patch "[PATCH] drv: target" failed to apply to 5.10-stable tree\n'
+        "Message-ID: <failed-1@example.org>\n\n"
+        "The patch below does not apply to the 5.10-stable tree.\n\n"
+        f"git cherry-pick -x {target}\n"
+    )
+    text = cli("mail", "check", str(mail), "--repo", str(s.path)).stdout
+    flat = " ".join(text.split())  # the reply wraps at 72 columns
+    named = ", ".join(f'{s.ids[n][:12]} ("drv: {n}")' for n in ("blank", "tail", "helper"))
+    assert "does not apply cleanly (drivers/drv.c, fs/core.c)" in flat, text
+    assert f"possible dependencies: {named}" in flat, text

@@ -11,7 +11,7 @@ from email.message import EmailMessage
 
 from backportr import __version__
 from backportr.mail.check import BranchCheck, MailCheck
-from backportr.model import Member
+from backportr.model import BranchReport, Member
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 
@@ -99,6 +99,7 @@ def _branch_lines(b: BranchCheck) -> list[str]:
                 out += _wrap([f"{m.role}: {m.reasons[0].detail}"], "       ")
             if m.apply == "conflict":
                 out += _wrap([f"does not apply cleanly ({', '.join(m.conflict_files)})"], "       ")
+                out += _wrap(_possible_dependencies(b.report, m), "       ")
             lacking = _absent_siblings(m)
             if lacking:
                 out += _wrap([lacking], "       ")
@@ -107,6 +108,18 @@ def _branch_lines(b: BranchCheck) -> list[str]:
     out += _wrap(b.notes, "  ")
     out.append("")
     return out
+
+
+def _possible_dependencies(report: BranchReport, m: Member) -> list[str]:
+    """`possible dependencies: X ("..."), Y ("...")`: the commits suggested for a member's
+    conflict (helpers that left the series, or what last changed the lines it conflicts
+    on), as the stable team's FAILED mails list them; or nothing."""
+    found = [
+        f'{s.commit[:12]} ("{s.subject}")'
+        for s in report.suggestions
+        if s.reason.kind == "conflict" and s.reason.related == m.commit
+    ]
+    return [f"possible dependencies: {', '.join(found)}"] if found else []
 
 
 def _absent_siblings(m: Member) -> str:
