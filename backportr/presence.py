@@ -2,9 +2,10 @@
 
 Evidence, strongest first: `ancestor` (U is in B's history), `annotation` (a branch commit
 names U in an upstream-reference line), `patch-id` (a branch commit carries the same patch),
-`subject` (same subject and same files, from a branch commit that names no other upstream
-commit as its original). A backport later reverted in the branch (and not
-re-applied) makes U absent, reported with `reverted_in_branch`.
+`subject` (same subject and same files, or same subject and author and some of the same
+files, from a branch commit that names no other upstream commit as its original). A backport
+later reverted in the branch (and not re-applied) makes U absent, reported with
+`reverted_in_branch`.
 
 Answers come from the index; git is asked only for patch-ids of upstream commits (once,
 then kept) and for the files of subject candidates.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
-from backportr.model import Oid, Presence
+from backportr.model import CommitInfo, Oid, Presence
 from backportr.text.patch_id import paths_key
 
 _MAX_REVERT_DEPTH = 8
@@ -163,18 +164,27 @@ class PresenceChecker:
         )
 
     def _subject_matches(self, commit: Oid, branch: Ref) -> list[Oid]:
+        """Branch commits with `commit`'s subject that change the same files; or, by the
+        same author, some of the same files (a backport the author posted again for the
+        branch, adapted: a file the branch lacks left out, a test file added)."""
         info = self.index.reader.info(commit)
         subject = info.subject if info else self.repo.message(commit).split("\n", 1)[0].strip()
         matches = self.index.reader.branch_commits_with_subject(subject, branch.refname)
         if not matches:
             return []
         files = set(self.repo.diffs.files_touched(commit))
-        return [
-            m
-            for m in matches
-            if not self._carries_another(m, commit)
-            and set(self.repo.diffs.files_touched(m)) == files
-        ]
+        out = []
+        for m in matches:
+            if self._carries_another(m, commit):
+                continue
+            theirs = set(self.repo.diffs.files_touched(m))
+            if theirs == files or (theirs & files and self._same_author(m, info)):
+                out.append(m)
+        return out
+
+    def _same_author(self, carrier: Oid, info: CommitInfo | None) -> bool:
+        ours = self.index.reader.info(carrier)
+        return info is not None and ours is not None and ours.author_email == info.author_email
 
     def _carries_another(self, carrier: Oid, commit: Oid) -> bool:
         """The branch commit names another upstream commit as its original: it is that

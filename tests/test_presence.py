@@ -221,3 +221,31 @@ def test_a_subject_shared_with_another_upstream_commit_is_no_evidence(tmp_path: 
     )
     p = checker.check(second, branch)
     assert (p.present, p.how, p.as_commit) == (False, None, None)
+
+
+def test_the_authors_own_branch_posting_of_a_change_is_found_by_subject(tmp_path: Path) -> None:
+    """OVN's authors post some changes again for each stable branch, adapted: upstream
+    `1e4d4409f3` ("controller: Send ARP/ND for stale mac_bindings entries.") reached
+    branch-24.03 as `58ce60d2f1`, by the same author, with no reference line, changing 8 of
+    its files but two (`controller/pinctrl.[ch]`) and one it does not (a test macro file).
+    The same subject and author and some of the same files are evidence; the same subject
+    and some of the same files by another author are not."""
+    from backportr.git.builder import Person
+
+    other = Person("Other Dev", "other@example.org")
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"a.c": "int a;\n", "b.c": "int b;\n", "t.at": "test\n"})
+    b.branch("stable", "master")
+    feature = b.commit("controller: send ARP", {"a.c": "int a2;\n", "b.c": "int b2;\n"})
+    taken = b.commit("tests: fix a flaky test", {"t.at": "test 2\n"}, author=other)
+    b.commit("controller: send ARP", {"a.c": "int a2;\n", "t.at": "test 1\n"}, branch="stable")
+    b.commit("tests: fix a flaky test", {"t.at": "test 3\n", "a.c": "int a3;\n"}, branch="stable")
+    repo = Repo(b.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.writer.update(repo.upstream(), [repo.branch("stable")])
+    checker = PresenceChecker(repo, index)
+    branch = repo.branch("stable")
+    p = checker.check(feature, branch)
+    assert (p.present, p.how) == (True, "subject")
+    # another author's branch commit of that subject, with other files: no evidence
+    assert not checker.check(taken, branch).present
