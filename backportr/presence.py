@@ -16,7 +16,7 @@ from __future__ import annotations
 from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
-from backportr.model import CommitInfo, Oid, Presence
+from backportr.model import Oid, Presence
 from backportr.text.patch_id import paths_key
 
 _MAX_REVERT_DEPTH = 8
@@ -178,13 +178,9 @@ class PresenceChecker:
             if self._carries_another(m, commit):
                 continue
             theirs = set(self.repo.diffs.files_touched(m))
-            if theirs == files or (theirs & files and self._same_author(m, info)):
+            if theirs == files or (theirs & files and self.index.reader.same_author(m, commit)):
                 out.append(m)
         return out
-
-    def _same_author(self, carrier: Oid, info: CommitInfo | None) -> bool:
-        ours = self.index.reader.info(carrier)
-        return info is not None and ours is not None and ours.author_email == info.author_email
 
     def _carries_another(self, carrier: Oid, commit: Oid) -> bool:
         """The branch commit names another upstream commit as its original: it is that

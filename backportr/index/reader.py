@@ -84,6 +84,11 @@ class IndexReader(StorePart):
         row = self.row(oid)
         return row.upstream_seq if row else None
 
+    def same_author(self, a: Oid, b: Oid) -> bool:
+        """Were two indexed commits written by one author (by email)?"""
+        ours, theirs = self.info(a), self.info(b)
+        return ours is not None and theirs is not None and ours.author_email == theirs.author_email
+
     def is_upstream(self, oid: Oid) -> bool:
         return self.upstream_seq(oid) is not None
 

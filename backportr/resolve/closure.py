@@ -135,17 +135,15 @@ class Closure:
         ours = self.ctx.index.reader.info(commit)
         target = self.ctx.index.reader.info(self.target)
         return (
-            self.same_author(commit)
-            and ours is not None
+            ours is not None
             and target is not None
+            and ours.author_email == target.author_email
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
         )
 
     def same_author(self, commit: Oid) -> bool:
         """Written by the target's author (any posting of theirs)."""
-        ours = self.ctx.index.reader.info(commit)
-        target = self.ctx.index.reader.info(self.target)
-        return ours is not None and target is not None and ours.author_email == target.author_email
+        return self.ctx.index.reader.same_author(commit, self.target)
 
     def is_candidate(self, commit: Oid) -> bool:
         ctx = self.ctx
