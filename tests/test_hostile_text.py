@@ -160,3 +160,22 @@ def test_every_format_of_resolve_and_scan_on_hostile_data(
             json.loads(scan.stdout)
         else:
             assert not _RAW.search(scan.stdout), (fmt, _RAW.search(scan.stdout))
+
+
+def test_mail_check_text_and_reply_show_control_characters_escaped(
+    hostile: Kernel, tmp_path: Path
+) -> None:
+    """`mail check` prints the subjects of the series (and the reply's body carries them to
+    a maintainer's mail reader): escaped there too."""
+    mail = tmp_path / "failed.eml"
+    mail.write_text(
+        "From: <gregkh@linuxfoundation.org>\nTo: dev@example.org\n"
+        'Subject: FAILED: patch "[PATCH] drv: x" failed to apply to 5.10-stable tree\n'
+        "Message-ID: <failed-hostile@example.org>\n\n"
+        f"git cherry-pick -x {hostile.b.ids['target']}\n"
+    )
+    for fmt in ("text", "reply"):
+        proc = backportr("mail", "check", str(mail), "--repo", str(hostile.b.path), "-f", fmt)
+        assert proc.returncode in (0, 4), proc.stderr
+        assert "\\x1b]0;owned\\x07" in proc.stdout, (fmt, proc.stdout)
+        assert not _RAW.search(proc.stdout), (fmt, _RAW.search(proc.stdout))

@@ -14,6 +14,7 @@ from backportr.mail.check import BranchCheck, MailCheck
 from backportr.model import BranchReport, Member
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
+from backportr.output.safe import terminal
 
 VERDICT_WORDS = {
     "complete": "the submitted series is complete",
@@ -64,9 +65,11 @@ def render_check_json(check: MailCheck) -> str:
 
 
 def render_check_text(check: MailCheck) -> str:
+    """The answer as text, for a terminal and for the reply's body: subjects and notes
+    come from the repository and the mail, so what acts on a terminal is shown escaped."""
     if check.skipped:
-        return f"skipped: {check.skipped}\n"
-    return "\n".join(_lines(check)) + "\n"
+        return terminal(f"skipped: {check.skipped}\n")
+    return terminal("\n".join(_lines(check)) + "\n")
 
 
 def _lines(check: MailCheck) -> list[str]:
