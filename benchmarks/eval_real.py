@@ -32,6 +32,10 @@ incrementally. The answer is scored against what the maintainers applied:
   maintainers' series that `git cherry-pick` applies in its order (`acceptable`); printed
   apart for the cases where a member was backported before the target existed upstream
   (`taken_before_target`: taken for its own sake, the target then applied as it was);
+- `prereq` cases by git's measure: where `git cherry-pick` does not apply the maintainers'
+  own series onto the branch at `before` (`theirs_applies` false), they adapted a member,
+  and a conflict reported with no member they did not take is right too, as in `adjusted`
+  cases; every case is right when exact or acceptable;
 - `adjusted` cases (the maintainers edited the patch by hand): was a conflict reported?
 - `single` cases: anything beyond the target is a false positive.
 
@@ -317,6 +321,18 @@ def acceptable(
 
 def exact_or_acceptable(row: dict[str, Any]) -> bool:
     return bool(row["predicted"] == row["expected"] or row.get("acceptable"))
+
+
+def prereq_by_gits_measure(row: dict[str, Any]) -> bool:
+    """A `prereq` case scored by what git can apply: right when exact or acceptable, and
+    also where `git cherry-pick` does not apply the maintainers' own series onto the branch
+    at `before` (`theirs_applies` false) and a conflict is reported with no member they did
+    not take. There they adapted a member by hand: the case is an `adjusted` case in all but
+    name, and it is scored as those are."""
+    adapted = row.get("theirs_applies") is False
+    return exact_or_acceptable(row) or bool(
+        adapted and row["status"] == "conflict" and set(row["predicted"]) <= set(row["expected"])
+    )
 
 
 def case_row(case: dict[str, Any]) -> dict[str, object]:
@@ -605,6 +621,9 @@ def evaluate(
             row["git_applies"] = git_applies(scratch, str(case["target"]), str(case["before"]))
         if case["kind"] == "prereq":
             row["acceptable"] = acceptable(scratch, row, mapped, answer, str(case["before"]))
+            row["theirs_applies"] = git_applies_series(
+                scratch, [str(c) for c in case["series"]], str(case["before"])
+            )
             row["taken_before_target"] = any(  # for its own sake: the target did not exist
                 times[str(s)] < times[str(case["target"])] for s in case["stable_commits"][:-1]
             )
@@ -716,6 +735,17 @@ def main() -> int:
                 f"({len(accepted)} ready series holding every commit of the maintainers' and "
                 "applied in order by git cherry-pick: the case files' \"another series that "
                 'applies and contains the needed commits")\n'
+            )
+        adapted = [r for r in prereq if r.get("theirs_applies") is False]
+        if prereq:
+            rest = [r for r in prereq if r.get("theirs_applies") is not False]
+            print(
+                f"  prereq by git's measure: {sum(map(prereq_by_gits_measure, prereq))}"
+                f"/{len(prereq)} ({len(adapted)} whose maintainers' series git cherry-pick "
+                "does not apply onto the branch at before, adapted by them: right also when a "
+                "conflict is reported with no member they did not take, "
+                f"{sum(map(prereq_by_gits_measure, adapted))}/{len(adapted)}; the others "
+                f"exact or acceptable, {sum(map(exact_or_acceptable, rest))}/{len(rest)})\n"
             )
         for own, where in (
             (False, "every member was backported after the target existed upstream"),
