@@ -230,6 +230,30 @@ def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
     )
 
 
+BY_SUBJECT = False
+"""`--by-subject`: a branch commit with the subject and author of an upstream commit is its
+backport too (a project that cherry-picks without `-x`, as Open vSwitch does), wherever a
+backport is looked for by the reference line naming its id."""
+
+
+def alike(repo: Path, commit: str, *revs: str) -> list[tuple[str, int]]:
+    """The commits of `revs` other than `commit` with its subject and author email (id,
+    commit time), when BY_SUBJECT; none otherwise."""
+    if not BY_SUBJECT:
+        return []
+    subject, email = git(repo, "log", "-1", "--format=%s%x00%ae", commit).strip().split("\0")
+    out = git(
+        repo, "log", "--format=%H%x00%ct%x00%ae%x00%s", "-F", f"--grep={subject}", *revs,
+        check=False,
+    )  # fmt: skip
+    found = []
+    for line in out.splitlines():
+        h, t, e, s = line.split("\0", 3)
+        if h != commit and s == subject and e.lower() == email.lower():
+            found.append((h, int(t)))
+    return found
+
+
 def carried_before(repo: Path, target: str, before: str, upstream: str) -> str | None:
     """A branch commit before the case that names the target as its original: the
     maintainers backported it earlier (adapted), and the case's commit is a second
@@ -246,6 +270,7 @@ def carried_before(repo: Path, target: str, before: str, upstream: str) -> str |
         f"refs/heads/{upstream}",
         check=False,
     ).split()
+    found = found or [h for h, _ in alike(repo, target, before, "--not", f"refs/heads/{upstream}")]
     return found[-1] if found else None
 
 
@@ -359,6 +384,8 @@ def backported_later(mirror: Path, branch: str, commit: str) -> bool:
         mirror, "log", "--format=%H", "-F", f"--grep={commit}", f"refs/heads/{branch}", check=False
     ).strip():
         return True
+    if alike(mirror, commit, f"refs/heads/{branch}"):
+        return True
     merged = subprocess.run(
         [
             "git",
@@ -386,6 +413,7 @@ def taken_within(mirror: Path, branch: str, commit: str, since: int) -> bool:
         mirror, "log", "--format=%ct", "-F", f"--grep={commit}", f"refs/heads/{branch}",
         check=False,
     ).split()  # fmt: skip
+    carriers += [str(t) for _, t in alike(mirror, commit, f"refs/heads/{branch}")]
     if carriers:
         return min(int(t) for t in carriers) <= since + WINDOW
     if backported_later(mirror, branch, commit):  # merged: the commit itself
@@ -703,7 +731,15 @@ def main() -> int:
     parser.add_argument(
         "--targets", default="", help="only these cases: id prefixes, each optionally @branch"
     )
+    parser.add_argument(
+        "--by-subject",
+        action="store_true",
+        help="a branch commit with an upstream commit's subject and author is its backport "
+        "(a project that cherry-picks without -x; extract_cases.py --by-subject)",
+    )
     args = parser.parse_args()
+    global BY_SUBJECT
+    BY_SUBJECT = args.by_subject
     args.kinds = args.kinds.split(",")
     args.targets = [t for t in args.targets.split(",") if t]
     without({r for r in args.without.split(",") if r})

@@ -7,8 +7,9 @@ project beyond the three shared ones.
         --per-kind 30 --out cases.jsonl.gz
 
 Each stable commit that names its upstream commit (`[ upstream commit X ]`, `commit X
-upstream.`, `(cherry picked from commit X)`, ...) is one case, classified from the branch's
-own history, first rule that holds:
+upstream.`, `(cherry picked from commit X)`, ...) is one case (with `--by-subject`, also one
+that names none and has the subject and author of exactly one upstream commit since the
+fork), classified from the branch's own history, first rule that holds:
 
 - `fixes_chain`: a culprit the target names in `Fixes:` was neither in the fork nor
   backported before the target, and was backported earlier on the same branch: `before` is
@@ -100,8 +101,27 @@ def merges_cleanly(repo: pygit2.Repository, commit: pygit2.Commit, onto: pygit2.
     return not index.conflicts
 
 
+def by_subject(
+    repo: pygit2.Repository, up_tip: pygit2.Oid, fork: pygit2.Oid
+) -> dict[tuple[str, str], list[str]]:
+    """Upstream's commits since the fork by (subject, author email): the original of a
+    backport cherry-picked without `-x` (Open vSwitch's branches name none)."""
+    walker = repo.walk(up_tip, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(fork)
+    found: dict[tuple[str, str], list[str]] = {}
+    for c in walker:
+        if len(c.parents) == 1:
+            subject = c.message.split("\n", 1)[0].strip()
+            found.setdefault((subject, c.author.email.lower()), []).append(str(c.id))
+    return found
+
+
 def extract(
-    repo: pygit2.Repository, upstream_ref: str, branch: str, every_form: bool = False
+    repo: pygit2.Repository,
+    upstream_ref: str,
+    branch: str,
+    every_form: bool = False,
+    subjects: bool = False,
 ) -> list[dict[str, object]]:
     up_tip = repo.revparse_single(upstream_ref).peel(pygit2.Commit)
     br_tip = repo.revparse_single(branch).peel(pygit2.Commit)
@@ -112,10 +132,16 @@ def extract(
     walker = repo.walk(br_tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(fork)
     stable = [c for c in walker if len(c.parents) == 1]
+    originals = by_subject(repo, up_tip.id, fork) if subjects else {}
     origin: list[str | None] = []
     for c in stable:
         match = UPSTREAM_REF.search(c.raw_message)
         named = next((g for g in match.groups() if g), None) if match else None
+        if named is None and subjects:  # no reference line: the one upstream commit alike
+            key = (c.message.split("\n", 1)[0].strip(), c.author.email.lower())
+            alike = originals.get(key, [])
+            origin.append(alike[0] if len(alike) == 1 else None)
+            continue
         origin.append(upstream.resolve(named.decode()) if named else None)
     position = {u: i for i, u in enumerate(origin) if u is not None}
 
@@ -266,11 +292,17 @@ def main() -> int:
         help="a culprit is named by any form of backportr's vocabulary (Follow-up for, ...), "
         "not by Fixes: alone (a project whose fix lines are not Fixes:)",
     )
+    parser.add_argument(
+        "--by-subject",
+        action="store_true",
+        help="a backport without a reference line is of the one upstream commit since the fork "
+        "with its subject and author (a project that cherry-picks without -x)",
+    )
     args = parser.parse_args()
     repo = pygit2.Repository(str(args.repo))
     found: dict[str, list[dict[str, object]]] = {}
     for branch in args.branch:
-        for c in extract(repo, args.upstream, branch, args.every_form):
+        for c in extract(repo, args.upstream, branch, args.every_form, args.by_subject):
             found.setdefault(str(c["kind"]), []).append(c)
     rng = random.Random(args.seed)
     kept = []

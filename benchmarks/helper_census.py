@@ -11,7 +11,8 @@ helper found for a member that is a mechanical rename (`closure.is_rename`); and
 issue's three, the larger-refactor rule of projects whose branches take fixes
 (`rules.larger_than_helped`) made general: a helper that is no fix (no fix line in any form,
 no stable tag, no revert) and changes `LARGER` times the lines of what it helps, in any
-project. Such a rule
+project; a helper whose files are all CI configuration (`CI`); a helper that only adds
+lines and is no fix (a new job, test or function the target edits). Such a rule
 changes only the answers that hold such a helper, so the census is the rule's whole effect
 on the run: a case right now is lost (the helper leaves a series the maintainers took with
 it), a case wrong now is gained only when that helper is what made it wrong (it is not in
@@ -21,8 +22,10 @@ rule the other way (`suggestion_taken`): a conflicting helper that is suggested 
 `conflict` member, gained where the answer then holds the maintainers' series, lost where a
 right answer gains a member they did not take; and its narrowing to CI files
 (`ci_suggestion_taken`), which also counts the `adjusted` answers that would gain a member
-the maintainers did not take (they adapted the target). Prints each firing case and the
-gain and loss per rule and project.
+the maintainers did not take (they adapted the target); and a helper suggested because it
+reaches beyond the files of what it helps, taken when that member's message names its id
+(`named suggestion taken`). Prints each firing case and the gain and loss per rule and
+project.
 
 CASES defaults to the shared case file of the name (rdma, nm, ovn).
 """
@@ -117,10 +120,17 @@ class Project:
         return bool(parsed.fixes or parsed.stable_tags or parsed.reverts)
 
 
+CI = re.compile(
+    r"^(\.github/|\.gitlab-ci|\.gitlab/|\.ci/|\.cirrus|\.travis|ci/|\.circleci/|"
+    r"automation/gitlab-ci/|azure-pipelines|\.semaphore/|\.packit)"
+)
+
+
 def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[str, list[str]]:
     """Rule -> the helpers of this answer it would turn into suggestions."""
     fired: dict[str, list[str]] = {"build-flag": [], "test-only, fix absent": [],
-                                   "helper of a rename": [], "larger, any project": []}  # fmt: skip
+                                   "helper of a rename": [], "larger, any project": [],
+                                   "CI-only helper": [], "pure addition": []}  # fmt: skip
     helpers = {
         c: reason for c, reason in zip(row["predicted"], row["reasons"], strict=True)
         if reason[0] in ("conflict", "symbol")
@@ -140,6 +150,13 @@ def firing(project: Project, row: dict[str, Any], case: dict[str, Any]) -> dict[
             and project.size(commit) > LARGER * max(1, project.size(user))
         ):
             fired["larger, any project"].append(commit)
+        files = project.files(commit)
+        if files and all(CI.search(f) for f in files):
+            fired["CI-only helper"].append(commit)
+        if reason[0] == "conflict" and not project.a_fix(commit):
+            removed, added = project.applier.changed_lines(commit)
+            if added and not removed:
+                fired["pure addition"].append(commit)
     return {rule: commits for rule, commits in fired.items() if commits}
 
 
@@ -155,12 +172,6 @@ def suggestion_taken(row: dict[str, Any]) -> str | None:
     return str(commit) if "conflicts in" in why and "needs a human anyway" in why else None
 
 
-CI = re.compile(
-    r"^(\.github/|\.gitlab-ci|\.gitlab/|\.ci/|\.cirrus|\.travis|ci/|\.circleci/|"
-    r"automation/gitlab-ci/|azure-pipelines|\.semaphore/|\.packit)"
-)
-
-
 def ci_suggestion_taken(row: dict[str, Any]) -> str | None:
     """`suggestion_taken` narrowed to CI configuration (the containerd `prereq` misses:
     version bumps stacked in one workflow file): the first suggestion, a conflicting
@@ -174,6 +185,20 @@ def ci_suggestion_taken(row: dict[str, Any]) -> str | None:
     if where is None:
         return None
     return commit if all(CI.search(f) for f in where.group(1).split(", ")) else None
+
+
+def named_suggestion_taken(project: Project, row: dict[str, Any]) -> list[str]:
+    """The other direction again: a helper left as a suggestion because it reaches beyond
+    the files of what it helps, whose id the message of the member it helps names (Open
+    vSwitch's `91ee067396`: "added by commit 60917c822de6"), which the rule would take."""
+    named = []
+    for commit, kind, related, why in row.get("suggested") or []:
+        if kind != "conflict" or not related or "does not touch" not in why:
+            continue
+        message = project.git("log", "-1", "--format=%B", related).stdout.lower()
+        if re.search(rf"\b{commit[:7]}[0-9a-f]{{0,33}}\b", message):
+            named.append(commit)
+    return named
 
 
 def taken_effect(row: dict[str, Any], commit: str) -> str:
@@ -207,6 +232,15 @@ def main() -> int:
             taken = suggestion_taken(row) if row["kind"] != "adjusted" else None
             if taken is not None:
                 tally[(name, "conflicting suggestion taken", taken_effect(row, taken))] += 1
+            for named in named_suggestion_taken(project, row):
+                effect = (
+                    ("none" if named in row["expected"] else "member not taken")
+                    if row["kind"] == "adjusted"
+                    else taken_effect(row, named)
+                )
+                tally[(name, "named suggestion taken", effect)] += 1
+                print(f"{name} named suggestion taken: {row['kind']} {row['target'][:10]} on "
+                      f"{row['branch']} with {named[:10]} ({effect})")  # fmt: skip
             if (ci := ci_suggestion_taken(row)) is not None:
                 if row["kind"] == "adjusted":  # still a conflict: right either way, but
                     effect = "none" if ci in row["expected"] else "member not taken"
