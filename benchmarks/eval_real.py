@@ -152,8 +152,14 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
+    """git's output as text; bytes that are not UTF-8 (a Latin-1 source file's diff) kept
+    as surrogates, so two outputs compare as their bytes do."""
     return subprocess.run(
-        ["git", "--git-dir", str(repo), *args], capture_output=True, text=True, check=check
+        ["git", "--git-dir", str(repo), *args],
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        check=check,
     ).stdout
 
 
@@ -318,6 +324,7 @@ def git_applies_series(repo: Path, series: list[str], onto: str) -> bool:
              based, commit],
             capture_output=True,
             text=True,
+            errors="surrogateescape",
             check=False,
         )  # fmt: skip
         if merge.returncode == 1:
@@ -448,6 +455,7 @@ def _patch_id(repo: Path, commit: str) -> str:
         input=diff,
         capture_output=True,
         text=True,
+        errors="surrogateescape",
         check=False,
     ).stdout.split()
     return out[0] if out else f"none:{commit}"

@@ -68,7 +68,11 @@ class Project:
 
     def git(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["git", "-C", str(self.path), *args], capture_output=True, text=True, check=False
+            ["git", "-C", str(self.path), *args],
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
         )
 
     def files(self, commit: str) -> list[str]:
