@@ -166,16 +166,23 @@ class PresenceChecker:
     def _subject_matches(self, commit: Oid, branch: Ref) -> list[Oid]:
         """Branch commits with `commit`'s subject that change the same files; or, by the
         same author, some of the same files (a backport the author posted again for the
-        branch, adapted: a file the branch lacks left out, a test file added)."""
+        branch, adapted: a file the branch lacks left out, a test file added). Where another
+        upstream commit has the subject too, only a branch commit with `commit`'s author and
+        author date (a cherry-pick keeps both): a subject a project writes again and again
+        (tcpdump's "CHANGES: Add a change backported to 4.99", 32 commits of one author on
+        one file; NetworkManager's "NEWS: update") names none of them by itself."""
         info = self.index.reader.info(commit)
         subject = info.subject if info else self.repo.message(commit).split("\n", 1)[0].strip()
         matches = self.index.reader.branch_commits_with_subject(subject, branch.refname)
         if not matches:
             return []
+        shared = any(u != commit for u in self.index.reader.upstream_by_subject(subject))
         files = set(self.repo.diffs.files_touched(commit))
         out = []
         for m in matches:
             if self._carries_another(m, commit):
+                continue
+            if shared and not self.index.reader.same_authorship(m, commit):
                 continue
             theirs = set(self.repo.diffs.files_touched(m))
             if theirs == files or (theirs & files and self.index.reader.same_author(m, commit)):

@@ -249,3 +249,42 @@ def test_the_authors_own_branch_posting_of_a_change_is_found_by_subject(tmp_path
     assert (p.present, p.how) == (True, "subject")
     # another author's branch commit of that subject, with other files: no evidence
     assert not checker.check(taken, branch).present
+
+
+def test_a_subject_several_upstream_commits_share_is_no_evidence(tmp_path: Path) -> None:
+    """tcpdump's maintainer writes "CHANGES: Add a change backported to 4.99" again and again
+    (32 upstream commits, each a line of the same file), and the 4.99 branch carries its own
+    commits of that subject, naming nothing. Upstream `39b50f7667` was answered
+    `incomplete`, present by subject as an earlier such branch commit. A subject another
+    upstream commit has too names neither, unless the branch commit also has the commit's
+    author date, as a cherry-pick does (containerd's "Update continuity", three upstream
+    commits, `e31bef15fa` picked adapted onto release/1.7); a subject only one upstream
+    commit has still finds its adapted backport."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"CHANGES": "4.99.1\n", "a.c": "int a;\n"})
+    b.branch("stable", "master")
+    subject = "CHANGES: Add a change backported to 4.99"
+    first = b.commit(subject, {"CHANGES": "4.99.1\n  fix one\n"})
+    second = b.commit(subject, {"CHANGES": "4.99.1\n  fix one\n  fix two\n"})
+    single = b.commit("lwres: fix pointer arithmetic", {"a.c": "int a2;\n"})
+    b.commit("Update continuity", {"go.mod": "continuity v0.1\n"})
+    picked = b.commit("Update continuity", {"go.mod": "continuity v0.2\n", "go.sum": "x\n"})
+    b.commit(subject, {"CHANGES": "4.99.1\n  fix one (backported)\n"}, branch="stable")
+    b.commit(
+        "Update continuity",
+        {"go.mod": "continuity v0.2-adapted\n"},
+        branch="stable",
+        authored=b.repo[picked].author.time,
+    )
+    b.commit("lwres: fix pointer arithmetic", {"a.c": "int a3;\n"}, branch="stable")
+    repo = Repo(b.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.writer.update(repo.upstream(), [repo.branch("stable")])
+    checker = PresenceChecker(repo, index)
+    branch = repo.branch("stable")
+    assert not checker.check(first, branch).present
+    assert not checker.check(second, branch).present
+    p = checker.check(single, branch)
+    assert (p.present, p.how) == (True, "subject")
+    p = checker.check(picked, branch)
+    assert (p.present, p.how) == (True, "subject")

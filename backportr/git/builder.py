@@ -97,10 +97,12 @@ class RepoBuilder:
         committer: Person = DEFAULT_COMMITTER,
         parents: list[str] | None = None,
         replace: bool = False,
+        authored: int | None = None,
     ) -> Oid:
         """Commit `files` (path -> text, None deletes) on top of `branch` (or `parents`).
 
         With replace=True the tree is exactly `files`; otherwise they change the parent's tree.
+        `authored`: the author date (a cherry-pick keeps its original's); else the clock's.
         """
         ref = f"refs/heads/{branch}"
         if parents is None:
@@ -115,7 +117,7 @@ class RepoBuilder:
                 state[path] = text
         tree = self._write_tree(state)
         self._clock += 60
-        sig_a = pygit2.Signature(author.name, author.email, self._clock, 0)
+        sig_a = pygit2.Signature(author.name, author.email, authored or self._clock, 0)
         sig_c = pygit2.Signature(committer.name, committer.email, self._clock, 0)
         if not message.endswith("\n"):
             message += "\n"

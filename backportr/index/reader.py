@@ -89,6 +89,16 @@ class IndexReader(StorePart):
         ours, theirs = self.info(a), self.info(b)
         return ours is not None and theirs is not None and ours.author_email == theirs.author_email
 
+    def same_authorship(self, a: Oid, b: Oid) -> bool:
+        """One author and one author date: a cherry-pick keeps both."""
+        ours, theirs = self.info(a), self.info(b)
+        return (
+            ours is not None
+            and theirs is not None
+            and ours.author_email == theirs.author_email
+            and ours.author_time == theirs.author_time
+        )
+
     def is_upstream(self, oid: Oid) -> bool:
         return self.upstream_seq(oid) is not None
 
