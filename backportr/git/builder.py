@@ -117,7 +117,9 @@ class RepoBuilder:
                 state[path] = text
         tree = self._write_tree(state)
         self._clock += 60
-        sig_a = pygit2.Signature(author.name, author.email, authored or self._clock, 0)
+        sig_a = pygit2.Signature(
+            author.name, author.email, self._clock if authored is None else authored, 0
+        )
         sig_c = pygit2.Signature(committer.name, committer.email, self._clock, 0)
         if not message.endswith("\n"):
             message += "\n"
