@@ -39,6 +39,7 @@ _FLOORS: tuple[tuple[str, ...], ...] = (  # the lowest first; a floor's names ar
     # top-level modules, and each may import its own floor and those below, never one above
     (
         *("errors", "model", "lazyload", "dbfault", "keptfiles", "statefile", "childproc"),
+        "infra",
         "progress",
     ),
     ("text",),  # pure parsing

@@ -27,6 +27,8 @@ def demo_command(
     from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
     from backportr.resolve.resolver import Resolver
 
+    if keep is not None:
+        _refuse_unless_empty(keep)
     with tempfile.TemporaryDirectory(prefix="backportr-demo-") as scratch:
         path = keep if keep is not None else Path(scratch) / "linux"
         typer.echo(f"building the IMA/overlayfs example in {path} ...", err=True)
@@ -47,3 +49,21 @@ def demo_command(
         for oid, real in legend.items():
             typer.echo(f"  {oid[:12]} -> {real}")
         typer.echo("(algorithm and this example explained in docs/algorithm.md)")
+
+
+def _refuse_unless_empty(path: Path) -> None:
+    """`--keep` builds only into an absent or empty directory: anything there (a repository,
+    a user's files) is the user's, and is never touched."""
+    from backportr.errors import BackportrError
+
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise BackportrError(
+            f"demo --keep {path}: it exists and is not a directory; name a new one"
+        )
+    if path.is_dir() and any(path.iterdir()):
+        raise BackportrError(
+            f"demo --keep {path}: the directory is not empty (nothing was touched); "
+            "name a new or empty directory"
+        )
+    if not path.parent.is_dir():
+        raise BackportrError(f"demo --keep {path}: {path.parent} does not exist")

@@ -81,7 +81,11 @@ def inside(directory: Path, name: str) -> Path:
             f"{directory}: refusing {name!r}: not a plain file name in the output directory"
         )
     path = directory / name
-    if path.is_symlink() and path.resolve().parent != directory.resolve():
+    try:
+        link = path.is_symlink()
+    except OSError as error:  # a name too long for the file system
+        raise BackportrError(f"{directory}: refusing {name[:40]!r}...: {error.strerror}") from None
+    if link and path.resolve().parent != directory.resolve():
         raise BackportrError(
             f"{path} is a link out of the output directory (to {path.resolve()}); "
             "remove it or choose another -o directory"

@@ -22,6 +22,7 @@ from typing import TextIO
 from backportr.errors import BackportrError
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
+from backportr.infra.files import read_regular
 from backportr.model import BranchReport, Oid, Report
 from backportr.output import inside, make_directory, write_atomically
 from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, render_mbox, render_patch
@@ -176,6 +177,11 @@ class SeriesWriter:
         if cover is not None:
             files.insert(0, QueuedFile(COVER, render_cover(cover, mailing, stamp), None, False))
         result = QueueDirectory(directory).add(owner, files, left_out)
+        for name in result.changed:
+            self.say(
+                f"{branch.branch}: {directory / name} was changed since backportr wrote it: "
+                "kept as it is, and no longer backportr's to replace"
+            )
         for upstream, name in result.already:
             self.say(f"{branch.branch}: {upstream[:12]} already queued as {name}, kept there")
         written = sum(1 for p in result.written if p.name != COVER)
@@ -187,12 +193,10 @@ def _file_part(name: str) -> str:
 
 
 def _written_by_us(path: Path) -> bool:
-    """A cover letter an earlier run wrote (ends with backportr's signature)."""
+    """A cover letter an earlier run wrote (a regular file that ends with backportr's
+    signature); a FIFO or a device there is not read."""
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - 200))
-            return b"\n-- \nbackportr " in handle.read()
-    except OSError:
+        data = read_regular(path, 1 << 20)
+    except BackportrError:
         return False
+    return data is not None and b"\n-- \nbackportr " in data[-200:]

@@ -1,0 +1,2 @@
+"""Infrastructure every floor may use: files read whole or refused, directories changed
+under a lock, all or nothing. It imports nothing of backportr but `errors`."""
