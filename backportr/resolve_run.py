@@ -101,7 +101,7 @@ class ResolveRun:
         from backportr.resolve.batch import resolve_batch
 
         ws = self.ws
-        oids = list(dict.fromkeys(ws.repo.names.resolve_commit(t) for t in targets))
+        oids = list(dict.fromkeys(ws.repo.names.resolve_target(t) for t in targets))
         report = resolve_batch(self.resolver, oids, ws.branches)
         if self.options.lore:
             from backportr.mail.covers import with_covers

@@ -153,9 +153,10 @@ def test_two_bots_at_once_answer_each_mail_once(
 def test_kill_during_a_send_then_restart_answers_each_mail_once(
     ima: ImaFixture, fresh_archive: Archive, tmp_path: Path
 ) -> None:
-    """kill -9 while the server holds the first reply (recorded pending, never confirmed);
-    the server then accepts it. The restarted bot finds it in the archive by its Message-ID
-    and does not send it again; the rest are answered once."""
+    """kill -9 while the server holds the first reply (recorded pending, never confirmed).
+    The restarted bot does not find it in the archive: it is possibly sent, reported, and
+    never sent again by itself; the rest are answered once. `bot --status` lists it (exit
+    4) and `bot --resend MSGID` sends it, once."""
     hold = threading.Event()
     server = ListServer(fresh_archive, hold)
     state = tmp_path / "bot.sqlite"
@@ -165,12 +166,29 @@ def test_kill_during_a_send_then_restart_answers_each_mail_once(
         os.kill(bot.pid, signal.SIGKILL)
         bot.wait(10)
         hold.set()
-        for _ in range(100):  # the held message reaches the archive
-            if server.accepted:
-                break
-            time.sleep(0.1)
         restart = run_bot(ima, fresh_archive, state, server.port)
         assert restart.returncode == 0, restart.stderr
+        first = "2023112013-failed-b836c-5.10@gregkh"
+        assert f"the reply to <{first}> was possibly sent; not sent again" in restart.stderr
+        assert server.replies_to() == sorted(ACTIONABLE - {f"<{first}>"})
+        again = run_bot(ima, fresh_archive, state, server.port)
+        assert server.replies_to() == sorted(ACTIONABLE - {f"<{first}>"}), again.stderr
+        status = subprocess.run(
+            [*bot_args(ima, fresh_archive, state, server.port), "--status"],
+            capture_output=True,
+            text=True,
+        )
+        assert status.returncode == 4, status.stderr
+        assert status.stdout.startswith(f"possibly-sent\t<{first}>\treply <")
+        resend = subprocess.run(
+            [*bot_args(ima, fresh_archive, state, server.port), "--resend", first],
+            capture_output=True,
+            text=True,
+        )
+        assert resend.returncode == 0, resend.stderr
+        assert server.replies_to() == sorted(ACTIONABLE)
+        last = run_bot(ima, fresh_archive, state, server.port)
+        assert last.returncode == 0 and "possibly sent" not in last.stderr
         assert server.replies_to() == sorted(ACTIONABLE)
     finally:
         hold.set()
@@ -1020,3 +1038,84 @@ def test_a_read_only_index_is_read_as_it_is(tmp_path: Path) -> None:
         behind = backportr("status", target, "-b", "moved", "--repo", str(ro))
         assert behind.returncode == 1 and len(behind.stderr.strip().splitlines()) == 1
         assert "is behind moved" in behind.stderr and "read-only" in behind.stderr
+
+
+class DroppingServer:
+    """An SMTP server that takes a message's data whole and then fails: `mode` "drop"
+    closes the connection before answering, "error" answers 451."""
+
+    def __init__(self, mode: str) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.received: list[bytes] = []
+        outer = self
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
+                outer.received.append(envelope.content)
+                if mode == "drop":
+                    server.transport.close()
+                return "451 4.3.0 local error after the data"
+
+        self.port = free_port()
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+
+@needs_public_inbox
+@pytest.mark.parametrize("mode", ["drop", "error"])
+def test_a_send_that_fails_after_data_is_never_repeated(
+    ima: ImaFixture, fresh_archive: Archive, tmp_path: Path, mode: str
+) -> None:
+    """The server took the data, then dropped the connection or answered an error: the
+    reply is possibly sent. The run ends with exit 1 and says so; the next runs, with a
+    working server, answer the other mails and never send that reply again."""
+    state = tmp_path / "bot.sqlite"
+    failing = DroppingServer(mode)
+    try:
+        first = run_bot(ima, fresh_archive, state, failing.port)
+    finally:
+        failing.stop()
+    assert first.returncode == 1, first.stderr
+    assert "may have been sent" in first.stderr and "Traceback" not in first.stderr
+    assert len(failing.received) == 1
+    taken = email.message_from_bytes(failing.received[0], policy=email.policy.default)
+    server = ListServer(fresh_archive)
+    try:
+        for _ in range(2):
+            later = run_bot(ima, fresh_archive, state, server.port)
+            assert later.returncode == 0, later.stderr
+            assert "possibly sent" in later.stderr
+        assert str(taken["In-Reply-To"]) not in server.replies_to()
+        assert server.replies_to() == sorted(ACTIONABLE - {str(taken["In-Reply-To"])})
+    finally:
+        server.stop()
+
+
+@needs_public_inbox
+def test_a_mail_dressed_as_the_bots_own_is_answered(
+    ima: ImaFixture, mails: dict[str, str], tmp_path: Path
+) -> None:
+    """A list mail whose Message-ID carries the bot's `.backportr@` part and whose From: is
+    the bot's address is still someone else's: the bot knows its own replies by the
+    Message-IDs it recorded, so it answers this one (and anyone can no longer silence it)."""
+    forged = (
+        mails["patch"]
+        .replace("From: Dev <dev@example.org>", "From: backportr <bot@example.org>")
+        .replace("<20231220-patch-1@example.org>", "<1703239200.1.1.backportr@example.org>")
+    )
+    archive = start_archive(tmp_path / "inbox", {"forged": forged})
+    server = ListServer(archive)
+    try:
+        ran = run_bot(ima, archive, tmp_path / "bot.sqlite", server.port)
+        assert ran.returncode == 0, ran.stderr
+        assert server.replies_to() == ["<1703239200.1.1.backportr@example.org>"]
+        again = run_bot(ima, archive, tmp_path / "bot.sqlite", server.port)  # its own reply
+        assert again.returncode == 0, again.stderr
+        assert server.replies_to() == ["<1703239200.1.1.backportr@example.org>"]
+    finally:
+        server.stop()
+        archive.stop()

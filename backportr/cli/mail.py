@@ -23,7 +23,8 @@ from backportr.cli.app import (  # the app and what every command shares
     make_settings,
     smtp_server,
 )
-from backportr.errors import ExitCode, UsageError
+from backportr.errors import BackportrError, ExitCode, UsageError
+from backportr.output.safe import terminal
 from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
 
@@ -210,6 +211,23 @@ def bot_command(
             metavar="N",
         ),
     ] = 3,
+    status: Annotated[
+        bool,
+        typer.Option(
+            "--status",
+            help="List the replies not known to be sent (pending, possibly sent); exit 4 "
+            "when one is possibly sent.",
+        ),
+    ] = False,
+    resend: Annotated[
+        str | None,
+        typer.Option(
+            "--resend",
+            help="Send the recorded reply to this Message-ID again (a possibly-sent one, "
+            "once you checked it did not reach the list).",
+            metavar="MSGID",
+        ),
+    ] = None,
 ) -> None:
     """Poll a public-inbox archive and answer each new actionable mail once, in its thread.
 
@@ -220,6 +238,9 @@ def bot_command(
 
     lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
     where = state or Path(git_config(repo).value("backportr.botstate") or "backportr-bot.sqlite")
+    if status or resend:
+        _bot_outbox(where, repo, smtp if resend else None, resend.strip("<>") if resend else None)
+        return
     if not lore:
         raise UsageError("give --lore URL (or set backportr.lore)")
     if not dry_run and smtp is None:
@@ -261,9 +282,46 @@ def bot_command(
             err=True,
         )
     for error in (*summary.network_errors, *summary.send_errors):
-        typer.echo(f"backportr: error: {error}", err=True)
+        typer.echo(f"backportr: error: {terminal(error)}", err=True)
+    for message_id in summary.possibly_sent:
+        typer.echo(
+            f"backportr: warning: the reply to <{terminal(message_id)}> was possibly sent; not "
+            "sent again (check the list, then: backportr bot --resend MSGID)",
+            err=True,
+        )
     if summary.network_errors or summary.send_errors:
         raise typer.Exit(int(ExitCode.BAD_INPUT))
+
+
+def _bot_outbox(where: Path, repo: Path, smtp: str | None, resend: str | None) -> None:
+    """`bot --status`: the replies not known to be sent; `bot --resend MSGID`: one of them
+    sent again, as recorded."""
+    import datetime
+
+    from backportr.mail.bot import BotState
+
+    if resend is not None and smtp is None:
+        raise UsageError("give --smtp HOST:PORT (or backportr.smtp) to send a reply again")
+    holder = BotState(where)
+    try:
+        if resend is not None:
+            from backportr.mail.sending import send_raw
+
+            reply = holder.recorded_reply(resend)
+            if reply is None:
+                raise BackportrError(f"no unconfirmed reply to <{resend}> in {where}")
+            send_raw(reply, smtp_server(repo, smtp or ""))
+            holder.record_sent(resend)
+            typer.echo(f"bot: the reply to <{terminal(resend)}> was sent again", err=True)
+            return
+        rows = holder.unconfirmed()
+    finally:
+        holder.close()
+    for message_id, reply_id, verdict, at in rows:
+        when = datetime.datetime.fromtimestamp(at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+        typer.echo(terminal(f"{verdict}\t<{message_id}>\treply <{reply_id}>\t{when} UTC"))
+    if any(verdict == "possibly-sent" for _, _, verdict, _ in rows):
+        raise typer.Exit(int(ExitCode.ATTENTION))
 
 
 def _print_draft(reply: EmailMessage) -> None:

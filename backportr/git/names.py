@@ -53,6 +53,22 @@ class Names(GitAccess):
             raise UnknownCommitError(f"'{spec}' names a {obj.type_str}, not a commit") from None
         return str(commit.id)
 
+    def resolve_target(self, spec: str) -> Oid:
+        """A commit to backport: `resolve_commit`, and it must be one change (one parent).
+        A merge or a root commit is refused with what to give instead."""
+        oid = self.resolve_commit(spec)
+        parents = len(self.git[oid].parent_ids)  # type: ignore[attr-defined]
+        if parents > 1:
+            raise UnknownCommitError(
+                f"'{spec}' is a merge commit ({parents} parents), not a change to backport; "
+                f"name the commits it merges (git log {oid[:12]}^1..{oid[:12]})"
+            )
+        if parents == 0:
+            raise UnknownCommitError(
+                f"'{spec}' is a root commit (no parent): it has no change to backport"
+            )
+        return oid
+
     def try_resolve_commit(self, spec: str) -> Oid | None:
         """Like resolve_commit, but None for unknown or ambiguous names."""
         try:

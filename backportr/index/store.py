@@ -172,10 +172,16 @@ def _move_aside(path: Path) -> None:
 
 
 def _readable(path: Path) -> bool:
+    """False only for a damaged file (SQLite says it is corrupt or not a database, or its
+    check finds faults); a fault of the machine (a full disk, an I/O error, a lock) is raised
+    as it is: the healthy index is never moved aside for it."""
     try:
         with contextlib.closing(sqlite3.connect(path)) as db:
-            db.execute("PRAGMA quick_check").fetchall()
+            found = db.execute("PRAGMA quick_check").fetchall()
             db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        return True
-    except sqlite3.DatabaseError:
-        return False
+    except sqlite3.DatabaseError as error:
+        name = getattr(error, "sqlite_errorname", "") or ""
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "no such table" in str(error):
+            return False
+        raise
+    return found == [("ok",)]

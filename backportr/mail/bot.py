@@ -1,14 +1,18 @@
 """The mailing-list bot: poll an archive, check each new message once, answer in the thread.
 
-Exactly-once replies: one bot at a time holds the state file's lock; a reply is recorded as
-*pending* (with the whole message and its Message-ID) before it is sent and as *sent* after.
-On start, a pending reply is looked up in the archive by its Message-ID: there, it is recorded
-as sent; not there (and older than the grace period), the same message is sent again. An SMTP
-failure forgets the message (it is checked again next run) and ends the run with an error. A
-message the archive says does not exist (404) is recorded and skipped; an outage ends the run.
-A bad message (malformed MIME, unknown commit, binary junk) is recorded as such and skipped;
-SIGTERM ends the loop after the current message. Nothing here prints: the front-end gets a
-summary.
+Replies at most once: one bot at a time holds the state file's lock; a reply is recorded as
+*pending* (with the whole message and its Message-ID) before it is sent and as *replied*
+after. On start, a pending reply is looked up in the archive by its Message-ID: there, it is
+recorded as sent; not there (and older than the grace period), it is *possibly sent* (a run
+killed during its send). A session that failed after the server took DATA is possibly sent
+too. A possibly-sent reply is reported by every run and by `bot --status`, and sent again
+only when asked (`bot --resend MSGID`), never by itself. An SMTP failure before DATA forgets
+the message (it is checked again next run) and ends the run with an error. Own replies are
+known by the Message-IDs the state recorded, nothing else (a From: or a domain anyone can
+write). A message the archive says does not exist (404) is recorded and skipped; an outage
+ends the run. A bad message (malformed MIME, unknown commit, binary junk) is recorded as
+such and skipped; SIGTERM ends the loop after the current message. Nothing here prints: the
+front-end gets a summary.
 """
 
 from __future__ import annotations
@@ -27,11 +31,16 @@ from pathlib import Path
 
 from backportr.dbfault import explain
 from backportr.errors import BackportrError
-from backportr.mail.check import Checker, is_own
+from backportr.mail.check import Checker
 from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
 from backportr.mail.reply import compose_reply
-from backportr.mail.sending import SendError, SmtpServer, send_message, send_raw
+from backportr.mail.sending import (
+    PossiblySentError,
+    SendError,
+    SmtpServer,
+    send_message,
+)
 from backportr.statefile import open_state
 from backportr.workspace import Workspace
 
@@ -61,6 +70,7 @@ class RunSummary:
     errors: int = 0
     network_errors: list[str] = field(default_factory=list)
     send_errors: list[str] = field(default_factory=list)
+    possibly_sent: list[str] = field(default_factory=list)  # message ids: not sent again
 
 
 class BotState:
@@ -126,6 +136,36 @@ class BotState:
             )
             self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
 
+    def record_possibly_sent(self, message_id: str) -> None:
+        """The send may have reached the server: kept in the outbox, never sent again by
+        itself (`resend` when asked)."""
+        with self._writing():
+            self.db.execute(
+                "UPDATE messages SET verdict='possibly-sent' WHERE message_id=?", (message_id,)
+            )
+
+    def own_reply(self, message_id: str) -> bool:
+        """Is this a Message-ID the bot recorded for a reply of its own?"""
+        row = self.db.execute(
+            "SELECT 1 FROM messages WHERE reply_id=? UNION SELECT 1 FROM outbox WHERE reply_id=?",
+            (message_id, message_id),
+        ).fetchone()
+        return row is not None
+
+    def unconfirmed(self) -> list[tuple[str, str, str, int]]:
+        """The replies not known to be sent: message id, reply id, verdict (`pending` or
+        `possibly-sent`), when recorded."""
+        return self.db.execute(
+            "SELECT o.message_id, o.reply_id, m.verdict, o.at FROM outbox o "
+            "JOIN messages m USING(message_id) ORDER BY o.at, o.message_id"
+        ).fetchall()
+
+    def recorded_reply(self, message_id: str) -> bytes | None:
+        row = self.db.execute(
+            "SELECT reply FROM outbox WHERE message_id=?", (message_id,)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
     def forget(self, message_id: str) -> None:
         """The reply was never sent: the message is checked again on the next run."""
         with self._writing():
@@ -133,8 +173,11 @@ class BotState:
             self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
 
     def pending(self) -> list[tuple[str, str, bytes, int]]:
+        """The replies recorded before a send whose end no run saw (not possibly-sent)."""
         return self.db.execute(
-            "SELECT message_id, reply_id, reply, at FROM outbox ORDER BY at, message_id"
+            "SELECT o.message_id, o.reply_id, o.reply, o.at FROM outbox o "
+            "JOIN messages m USING(message_id) WHERE m.verdict='pending' "
+            "ORDER BY o.at, o.message_id"
         ).fetchall()
 
     def rows(self) -> list[tuple[str, str, str, str | None]]:
@@ -205,25 +248,32 @@ class Bot:
         return summary
 
     def _settle_pending(self, summary: RunSummary) -> None:
-        """Replies recorded as pending by a run that ended before it could confirm them."""
-        for message_id, reply_id, reply, at in self.state.pending():
+        """Replies recorded as pending by a run that ended before it could confirm them:
+        in the archive, sent; not there after the grace period, possibly sent (a run killed
+        during its send), never sent again by itself."""
+        for message_id, reply_id, _, at in self.state.pending():
             try:
                 self.lore.raw(reply_id)
             except LoreNotFound:
-                if time.time() - at < self.settings.pending_grace:
-                    continue  # perhaps on its way to the archive: wait
-                if not self.settings.smtp or self.settings.dry_run:
-                    continue
-                try:
-                    send_raw(reply, self.settings.smtp)
-                except SendError as error:
-                    summary.send_errors.append(str(error))
-                    return
-                summary.replied += 1
+                if time.time() - at >= self.settings.pending_grace:
+                    self.state.record_possibly_sent(message_id)
+                continue
             except LoreError as error:
                 summary.network_errors.append(str(error))
                 return
             self.state.record_sent(message_id)
+        for message_id, reply_id, verdict, _ in self.state.unconfirmed():
+            if verdict != "possibly-sent":
+                continue
+            try:
+                self.lore.raw(reply_id)
+            except LoreNotFound:
+                summary.possibly_sent.append(message_id)
+                continue
+            except LoreError as error:
+                summary.network_errors.append(str(error))
+                return
+            self.state.record_sent(message_id)  # it did reach the list after all
 
     def run(self, interval: float, *, rounds: int | None = None) -> RunSummary:
         total = RunSummary()
@@ -275,7 +325,7 @@ class Bot:
         """One message: never raises; whatever happens is recorded."""
         try:
             mail = parse_mail(raw)
-            if is_own(mail.message_id, mail.sender, self.settings.sender):
+            if self.state.own_reply(mail.message_id):
                 summary.skipped += 1
                 self.state.record(message_id, "skipped", "our own reply")
                 return
@@ -318,28 +368,7 @@ class Bot:
             reply = compose_reply(
                 check, sender=self.settings.sender, list_address=self.settings.list_address
             )
-            if self.settings.smtp and not self.settings.dry_run:
-                self.state.record_pending(message_id, verdict, reply)  # before, never after
-                try:
-                    send_message(reply, self.settings.smtp)
-                except SendError as error:
-                    self.state.forget(message_id)  # refused: certainly not sent
-                    summary.send_errors.append(str(error))
-                    return
-                self.state.record_sent(message_id)
-            else:
-                self.state.record(
-                    message_id,
-                    "dry-run" if self.settings.dry_run else "replied",
-                    verdict,
-                    str(reply["Message-ID"]).strip("<>"),
-                )
-                if self.settings.dry_run:
-                    summary.drafted += 1
-                    if self.settings.on_draft is not None:
-                        self.settings.on_draft(reply)
-                    return
-            summary.replied += 1
+            self._answer(message_id, verdict, reply, summary)
         except sqlite3.Error:
             raise  # the state itself failed: nothing may be sent or recorded further
         except BackportrError as error:
@@ -348,3 +377,36 @@ class Bot:
         except Exception as error:  # one bad message never stops the bot
             summary.errors += 1
             self.state.record(message_id, "error", f"{type(error).__name__}: {error}")
+
+    def _answer(
+        self, message_id: str, verdict: str, reply: EmailMessage, summary: RunSummary
+    ) -> None:
+        """Send the reply (recorded before the send starts), or record it as a dry run's."""
+        if not self.settings.smtp or self.settings.dry_run:
+            self.state.record(
+                message_id,
+                "dry-run" if self.settings.dry_run else "replied",
+                verdict,
+                str(reply["Message-ID"]).strip("<>"),
+            )
+            if self.settings.dry_run:
+                summary.drafted += 1
+                if self.settings.on_draft is not None:
+                    self.settings.on_draft(reply)
+            else:
+                summary.replied += 1
+            return
+        self.state.record_pending(message_id, verdict, reply)  # before, never after
+        try:
+            send_message(reply, self.settings.smtp)
+        except PossiblySentError as error:
+            self.state.record_possibly_sent(message_id)  # never sent again by itself
+            summary.possibly_sent.append(message_id)
+            summary.send_errors.append(str(error))
+            return
+        except SendError as error:
+            self.state.forget(message_id)  # refused before DATA: certainly not sent
+            summary.send_errors.append(str(error))
+            return
+        self.state.record_sent(message_id)
+        summary.replied += 1

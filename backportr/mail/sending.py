@@ -5,6 +5,9 @@ it is read from a file (`backportr.smtpPassFile`) or asked of git's credential h
 
 from __future__ import annotations
 
+import copy
+import email.policy
+import re
 import smtplib
 import ssl
 from dataclasses import dataclass
@@ -20,6 +23,12 @@ Encryption = Literal["none", "starttls", "ssl"]
 
 class SendError(BackportrError):
     """The SMTP server could not be reached or refused the message: it was not sent."""
+
+
+class PossiblySentError(SendError):
+    """The session failed after the server took the DATA command: the message may have
+    been delivered (a dropped connection, or an error after the data was sent). Never sent
+    again without being asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +98,59 @@ def send_message(message: EmailMessage, server: str | SmtpServer, *, timeout: fl
                 smtp.starttls(context=context)
             if target.user:
                 _login(smtp, target.user, _password(target))
-            smtp.send_message(message)
+            _deliver(smtp, message, target.name)
+    except PossiblySentError:
+        raise
     except (TimeoutError, OSError, smtplib.SMTPException) as error:
         raise SendError(f"cannot send through {target.name}: {error}") from None
+
+
+def _deliver(smtp: smtplib.SMTP, message: EmailMessage, name: str) -> None:
+    """MAIL, RCPT, DATA one step at a time: a failure before the server answers DATA with
+    354 means not sent; any failure after it means possibly sent."""
+    from email.utils import getaddresses, parseaddr
+
+    smtp.ehlo_or_helo_if_needed()
+    sender = parseaddr(str(message["From"] or ""))[1]
+    fields = [str(v) for key in ("To", "Cc", "Bcc") for v in message.get_all(key, [])]
+    recipients = [address for _, address in getaddresses(fields) if address]
+    if not recipients:
+        raise SendError(f"cannot send through {name}: the reply has no recipient")
+    code, answer = smtp.mail(sender)
+    if code != 250:
+        raise SendError(f"cannot send through {name}: MAIL FROM refused ({code} {answer!r})")
+    accepted = [r for r in recipients if smtp.rcpt(r)[0] in (250, 251)]
+    if not accepted:
+        raise SendError(f"cannot send through {name}: every recipient refused")
+    code, answer = smtp.docmd("DATA")
+    if code != 354:
+        raise SendError(f"cannot send through {name}: DATA refused ({code} {answer!r})")
+    if message["Bcc"] is not None:
+        message = copy.copy(message)
+        del message["Bcc"]
+    data = message.as_bytes(policy=email.policy.SMTP)
+    try:
+        smtp.send(_dot_stuffed(data))
+        code, answer = smtp.getreply()
+    except (TimeoutError, OSError, smtplib.SMTPException) as error:
+        raise PossiblySentError(
+            f"the reply may have been sent through {name} (the session failed after DATA: "
+            f"{error}); it is not sent again unless asked"
+        ) from None
+    if code != 250:
+        raise PossiblySentError(
+            f"the reply may have been sent through {name} (after the data, {code} "
+            f"{answer.decode('utf-8', 'replace')!r}); it is not sent again unless asked"
+        )
+
+
+def _dot_stuffed(data: bytes) -> bytes:
+    """The message as DATA sends it: CRLF line ends, leading dots doubled, `.` at the end."""
+    text = re.sub(rb"(?:\r\n|\n|\r(?!\n))", b"\r\n", data)
+    text = re.sub(rb"(?m)^\.", b"..", text)
+    if not text.endswith(b"\r\n"):
+        text += b"\r\n"
+    return text + b".\r\n"
 
 
 def _login(smtp: smtplib.SMTP, user: str, password: str) -> None:
