@@ -5,6 +5,7 @@ under an index rebuild."""
 from __future__ import annotations
 
 import contextlib
+import json
 import resource
 import signal
 import sqlite3
@@ -105,3 +106,161 @@ def test_index_rebuild_on_a_full_disk_keeps_the_index(ima: ImaFixture, limit: in
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert _rows(index) == before
+
+
+def test_a_script_shows_nothing_raw_and_means_the_real_names(tmp_path: Path) -> None:
+    """A branch named with a bidi override and a subject with CR and ESC: the `-f script`
+    output holds no such character raw (comments escaped, names as printf octal escapes),
+    and run by sh it starts from that very branch and commits the message as it was."""
+    from backportr.output.safe import terminal
+
+    k = Kernel(tmp_path / "r")
+    subject = "drv: evil\x1b[2Jcleared \u202eevil"
+    k.edit_fn("t", "drv_fn1", "y += 100;", subject=subject)
+    branch = "linux-\u202e5.10.y"
+    k.b.branch(branch, BRANCH)
+    repo = k.b.path
+    proc = backportr("resolve", k.b.ids["t"], "--repo", str(repo), "-b", branch, "-f", "script")
+    assert proc.returncode == 0, proc.stderr
+    assert terminal(proc.stdout) == proc.stdout  # nothing that acts on a terminal
+    script = tmp_path / "series.sh"
+    script.write_text(proc.stdout)
+    ran = subprocess.run(["sh", str(script)], cwd=repo, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    worktree = next(tmp_path.glob("backport-*"))
+    assert git(worktree, "log", "-1", "--format=%s").strip() == subject
+    assert git(worktree, "rev-parse", "HEAD~1").strip() == git(repo, "rev-parse", branch).strip()
+
+
+def test_contradictory_records_of_one_cve_are_said(tmp_path: Path, ima: ImaFixture) -> None:
+    """Two record files with one CVE id that name different fixes: a warning naming the id
+    (the same record twice is classified once, silently)."""
+    from tests.cve_records import write_record
+
+    fix = "b" * 40
+    write_record(tmp_path / "a", "CVE-2024-0001", "one", [("a" * 40, fix)], fix)
+    write_record(tmp_path / "a", "CVE-2024-0002", "two", [("a" * 40, fix)], fix)
+    other = write_record(tmp_path / "b", "CVE-2024-0001", "one", [("c" * 40, "d" * 40)], None)
+    copy = tmp_path / "a" / "cve" / "published" / "2024" / "more" / "CVE-2024-0001.json"
+    copy.parent.mkdir()
+    copy.write_text(other.read_text())
+    same = tmp_path / "a" / "cve" / "published" / "2024" / "more" / "CVE-2024-0002.json"
+    same.write_text((tmp_path / "a/cve/published/2024/CVE-2024-0002.json").read_text())
+    args = ("cves", "--records", str(tmp_path / "a"), "--repo", str(ima.path))
+    proc = backportr(*args, "-b", "v5.10.194", "-f", "json")
+    assert "CVE-2024-0001: two record files say different things" in proc.stderr
+    assert "CVE-2024-0002" not in proc.stderr
+
+
+def test_csv_cells_from_data_never_start_a_formula() -> None:
+    from backportr.output.cves import _cell
+
+    for text in ("=cmd|' /C calc'!A0", "+1", "-1", "@SUM(1)", "\tx", "\rx"):
+        assert _cell(text).startswith("'"), text
+    assert _cell("plain title") == "plain title"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("backportr.commitUrl", "javascript:alert(1)//{commit}", "not an http(s) URL"),
+        ("backportr.commitUrl", "data:text/html,x{commit}", "not an http(s) URL"),
+        ("user.name", "Evil\nSigned-off-by: Someone Else", "holds a line break"),
+    ],
+)
+def test_settings_that_would_inject_are_refused(
+    tmp_path: Path, key: str, value: str, said: str
+) -> None:
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("t", "drv_fn1", "y += 100;")
+    repo = k.b.path
+    subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "user.email", "me@example.org"], check=True)
+    if key == "user.name":
+        args = ["resolve", k.b.ids["t"], "-b", BRANCH, "-f", "mbox", "--signoff"]
+    else:
+        args = ["scan", "-b", BRANCH, "-f", "html"]
+    proc = backportr(*args, "--repo", str(repo))
+    assert proc.returncode == 1, proc.stderr
+    assert said in proc.stderr and proc.stderr.count("\n") == 1
+    assert "javascript:" not in proc.stdout and "Someone Else" not in proc.stdout
+
+
+def test_a_nul_in_stdin_targets_is_one_line(tmp_path: Path) -> None:
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("t", "drv_fn1", "y += 100;")
+    proc = backportr(
+        "resolve", "--stdin", "--repo", str(k.b.path), "-b", BRANCH,
+        input=f"{k.b.ids['t']}\x00\n",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "stdin line 1: a NUL" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_huge_subject_makes_header_lines_within_998_octets(tmp_path: Path) -> None:
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("t", "drv_fn1", "y += 100;", subject="drv: " + "x" * 300_000)
+    proc = backportr("resolve", k.b.ids["t"], "--repo", str(k.b.path), "-b", BRANCH, "-f", "mbox")
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.split("\n\n", 1)[0]
+    assert max(len(line.encode()) for line in header.split("\n")) <= 998
+
+
+def test_no_program_the_repository_config_names_is_run(tmp_path: Path) -> None:
+    """backportr is a read-only analysis: the `core.fsmonitor` hook, `diff.*.textconv`,
+    `diff.*.command`, merge drivers and smudge/clean filters a repository's configuration
+    names are never run by its git calls, and a merge driver cannot change an answer: the
+    trial is git's built-in merge, as a fresh clone's would be."""
+    k = Kernel(tmp_path / "r")
+    k.b.commit(
+        "attributes",
+        {".gitattributes": "* diff=evil merge=evil filter=evil\n"},
+        branch="master",
+    )
+    k.b.commit(
+        "attributes",
+        {".gitattributes": "* diff=evil merge=evil filter=evil\n"},
+        branch=BRANCH,
+    )
+    k.edit_fn("before", "drv_fn2", "y += 5;", branch=BRANCH)
+    text = k.b.files("master")["drivers/drv.c"]
+    changed = text.replace("int drv_fn1(int x)\n{", "int drv_fn1(int x)\n{\n\tx++;", 1)
+    assert changed != text
+    k.b.commit(  # a file merge, and a file in a new directory: git's merge answers it
+        "drv: target\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"drivers/drv.c": changed, "drivers/new/x.c": "int x;\n"},
+        branch="master",
+        name="target",
+    )
+    k.b.check_out()
+    repo = k.b.path
+    marker = tmp_path / "ran"
+    run = f"sh -c 'echo $0 >> {marker}'"
+    settings = {
+        "core.fsmonitor": f"{run} fsmonitor",
+        "diff.evil.textconv": f"{run} textconv",
+        "diff.evil.command": f"{run} diff-command",
+        "diff.external": f"{run} diff-external",
+        "merge.evil.driver": f"{run} merge-driver; exit 1",
+        "filter.evil.smudge": f"{run} smudge",
+        "filter.evil.clean": f"{run} clean",
+        "filter.evil.process": f"{run} process",
+    }
+    for key, value in settings.items():
+        git(repo, "config", key, value)
+    (repo / ".git" / "info").mkdir(exist_ok=True)  # the repository's own attributes too
+    (repo / ".git" / "info" / "attributes").write_text("* diff=evil merge=evil filter=evil\n")
+    target = k.b.ids["target"]
+    asks = [
+        ("resolve", target, "-b", BRANCH, "-f", "json"),
+        ("resolve", target, "-b", BRANCH, "-f", "mbox"),
+        ("status", target, "-b", BRANCH),
+        ("scan", "-b", BRANCH, "-f", "json"),
+    ]
+    answers = []
+    for ask in asks:
+        proc = backportr(*ask, cwd=repo)  # in the work tree, as a maintainer runs it
+        assert proc.returncode in (0, 4), proc.stderr
+        answers.append(proc)
+    assert not marker.exists(), marker.read_text()
+    assert json.loads(answers[0].stdout)["branches"][0]["status"] == "ready"

@@ -339,7 +339,11 @@ def _targets(named: list[str], stdin: bool) -> list[str]:
     """The targets named as arguments, then those read from stdin (`--stdin`)."""
     out = list(named)
     if stdin:
-        for number, line in enumerate(sys.stdin.read().splitlines(), 1):
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        text_in = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        for number, line in enumerate(text_in.split("\n"), 1):
+            if "\x00" in line or "\ufffd" in line:
+                raise UsageError(f"stdin line {number}: a NUL or non-UTF-8 byte; one id a line")
             text = line.split("#", 1)[0].strip()
             if not text:
                 continue
@@ -370,15 +374,14 @@ def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool
     from backportr.output.mbox import Mailing
 
     config = git_config(repo)
-    name, address = config.value("user.name"), config.value("user.email")
-    sender = f"{name} <{address}>" if name and address else config.value("backportr.from")
+    identity = config.identity()
+    sender = f"{identity[0]} <{identity[1]}>" if identity else config.value("backportr.from")
     domain = email.utils.parseaddr(sender or "")[1].partition("@")[2] or "backportr.invalid"
     return Mailing(tuple(to or ()), tuple(cc or ()), cover, sender, domain)
 
 
 def _signoff(repo: Path) -> str:
-    config = git_config(repo)
-    name, email = config.value("user.name"), config.value("user.email")
-    if not name or not email:
+    identity = git_config(repo).identity()
+    if identity is None:
         raise BackportrError("--signoff needs user.name and user.email in git config")
-    return f"{name} <{email}>"
+    return f"{identity[0]} <{identity[1]}>"

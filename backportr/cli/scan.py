@@ -150,7 +150,7 @@ def scan_command(
             started=started.isoformat(timespec="seconds"),
             seconds=time.monotonic() - clock,
             range=f"--since {since}" if since else f"--range {range_}" if range_ else None,
-            commit_url=git_config(repo).value("backportr.commitUrl"),
+            commit_url=git_config(repo).commit_url(),
         )
         if output_format is ScanFormat.json:
             text = render_scan_json(scans, run)

@@ -113,8 +113,36 @@ def _parsed(
         if not wanted or record.cve in wanted:
             records.append(record)
     ws.index.kept.keep_results(fresh)
+    records = _one_per_cve(records)
     _log.info("cves: %d record files, %d read anew", len(found), len(fresh))
     return records, bad
+
+
+def _one_per_cve(records: list[CveRecord]) -> list[CveRecord]:
+    """Two record files of one CVE id: the same record once; records that say different
+    things a warning naming the id (both are kept: neither is known to be the right one)."""
+    first: dict[str, CveRecord] = {}
+    out = []
+    for record in records:
+        seen = first.get(record.cve)
+        if seen is None:
+            first[record.cve] = record
+            out.append(record)
+        elif _contradict(seen, record):
+            _log.warning(
+                "%s: two record files say different things (their fixes or files differ); "
+                "both are classified: check the records",
+                record.cve,
+            )
+            out.append(record)
+    return out
+
+
+def _contradict(one: CveRecord, other: CveRecord) -> bool:
+    """Different fixes or files (a record without its `.sha1` names no mainline fix: that
+    alone is no contradiction)."""
+    mainlines = one.mainline and other.mainline and one.mainline != other.mainline
+    return bool(one.pairs != other.pairs or one.files != other.files or mainlines)
 
 
 def _classified(

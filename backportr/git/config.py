@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from backportr.errors import UsageError
+from backportr.errors import BackportrError, UsageError
 from backportr.git.proc import config_list, git_dir_of
 
 KEYS: dict[str, str] = {
@@ -66,6 +66,34 @@ class GitConfig:
 
     def value(self, key: str) -> str | None:
         return self.get(key).value
+
+    def identity(self) -> tuple[str, str] | None:
+        """user.name and user.email, when both are set; a value holding a line break (it
+        would split a trailer or a header in two) is an error, never written."""
+        name, email = self.value("user.name"), self.value("user.email")
+        if not name or not email:
+            return None
+        for key, value in (("user.name", name), ("user.email", email)):
+            if any(c in value for c in "\r\n\x00"):
+                raise BackportrError(
+                    f"{key} in git config holds a line break ({value!r}); set it to one line"
+                )
+        return name, email
+
+    def commit_url(self) -> str | None:
+        """backportr.commitUrl: an http(s) link template; any other scheme (`javascript:`,
+        `data:`, `file:`) is an error, never a link in a report."""
+        url = self.value("backportr.commiturl")
+        if not url:
+            return None
+        if not url.lower().startswith(("https://", "http://")) or any(
+            ord(c) < 33 or c in "\"'<>\\" for c in url
+        ):
+            raise BackportrError(
+                f"backportr.commitUrl {url!r} is not an http(s) URL; give one such as "
+                "https://git.kernel.org/linus/{commit}"
+            )
+        return url
 
     def values(self, key: str) -> tuple[str, ...]:
         """Every value of a multi-valued key: `-c` given (each -c one value) over git

@@ -66,14 +66,56 @@ def git_env(*, answers_each_line: bool = False) -> dict[str, str]:
     history's log is a write and a read per commit otherwise, a third of a second of system
     time on 45,000 commits. A process asked one question at a time (`answers_each_line`)
     is told to flush, whatever the user's environment says. glibc's allocator is set as
-    git's diffs need it (`_GIT_MALLOC`), unless the user set it."""
+    git's diffs need it (`_GIT_MALLOC`), unless the user set it. No program a repository's
+    configuration names runs (`_read_only_config`)."""
     env = dict(os.environ)
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env["LC_ALL"] = "C"
     env["GIT_FLUSH"] = "1" if answers_each_line else "0"
     for key, value in _GIT_MALLOC:
         env.setdefault(key, value)
+    env.update(_read_only_config(env))
     return env
+
+
+# backportr is a read-only analysis: its git processes run no program that a repository's
+# configuration names, and answer as a fresh clone would. They see no work tree (an empty
+# directory stands for it: no `.gitattributes` of a checkout, no fsmonitor hook, no clean
+# or smudge filter), diffs are read with `--no-textconv --no-ext-diff`, and every merge
+# driver a configuration defines is replaced by git's own file merge (`merge-file`), which
+# is what git does for an attribute that names no driver.
+_MERGE_FILE = "git merge-file --marker-size=%L %A %O %B"
+_DRIVER = re.compile(r"^merge\.(.+)\.driver$")
+_neutral_keys: dict[str, str] = {"core.fsmonitor": "false"}
+_empty_tree_dir: list[str] = []
+
+
+def neutralise_programs(config: list[tuple[str, str, str]]) -> None:
+    """Replace, in every later git process, the merge drivers `config` (a repository's
+    `config_list`) defines."""
+    for key, _value, _origin in config:
+        if _DRIVER.match(key):
+            _neutral_keys[key] = _MERGE_FILE
+
+
+def _read_only_config(env: dict[str, str]) -> dict[str, str]:
+    """`GIT_CONFIG_COUNT` entries after the user's own, and the empty work tree."""
+    if not _empty_tree_dir:
+        _empty_tree_dir.append(tempfile.mkdtemp(prefix="backportr-no-worktree-"))
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, _empty_tree_dir[0], True)
+    try:
+        start = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        start = 0
+    out = {"GIT_WORK_TREE": _empty_tree_dir[0], "GIT_ATTR_NOSYSTEM": "1"}
+    for number, (key, value) in enumerate(_neutral_keys.items(), start):
+        out[f"GIT_CONFIG_KEY_{number}"] = key
+        out[f"GIT_CONFIG_VALUE_{number}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(_neutral_keys))
+    return out
 
 
 # A diff of two versions of a 600 KB file allocates and frees buffers past glibc's mmap

@@ -30,7 +30,7 @@ from backportr.errors import (
 from backportr.git.diffs import Diffs
 from backportr.git.merge import TreeMerge, cherry_pick_tree, merge_file
 from backportr.git.names import Names, Ref
-from backportr.git.proc import git_env, missing_object
+from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
 from backportr.model import Author, Oid
@@ -109,6 +109,7 @@ class Repo:
                 f"{self.git.path.rstrip('/')} is a shallow clone; run git fetch --unshallow"
             )
         self.path = Path(self.git.path)
+        neutralise_programs(config_list(self.path))  # its merge drivers: never run
         self._scratch: Path | None = None  # where objects written by trials go
         self._objects: str | None = None  # the object directory, as git names it
         self.names = Names(self)

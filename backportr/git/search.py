@@ -144,7 +144,7 @@ class Searches(GitAccess):
         without a git process, each step's diff kept for the next question."""
         if not ranges:
             return {}
-        args = ["blame", "--porcelain"]
+        args = ["blame", "--porcelain", "--no-textconv"]
         for first, last in ranges:
             args += ["-L", f"{first},{last}"]
         history = self.range_history(oldest, newest)
@@ -287,6 +287,7 @@ class Searches(GitAccess):
         revision = f"{oldest}..{newest}" if oldest else newest
         out = self.repo.run_git(
             "log",
+            "--no-textconv",
             f"-S{text}",
             "--format=commit %H",
             "--name-only",

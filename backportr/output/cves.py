@@ -88,14 +88,16 @@ def render_cves_csv(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str
         series = " ".join(m.commit for m in o.report.series) if o.report else ""
         status = o.report.status if o.report else ""
         row = [o.branch, o.cve, o.outcome, status, o.fix or "", o.as_commit or "", series]
-        writer.writerow([*row, _cell(o.title), _cell(o.how)])
+        writer.writerow([_cell(cell) for cell in (*row, o.title, o.how)])
     return buffer.getvalue()
 
 
 def _cell(text: str) -> str:
-    """A spreadsheet never takes a cell from data as a formula (`=`, `+`, `-`, `@`)."""
-    text = terminal(text).replace("\n", " ")
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+    """A spreadsheet never takes a cell from data as a formula: one that begins with `=`,
+    `+`, `-`, `@`, a tab or a carriage return (OWASP's list) gets a leading `'`."""
+    first = text[:1]
+    text = terminal(text.replace("\n", " "))
+    return f"'{text}" if first in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def render_cves_markdown(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:

@@ -37,6 +37,10 @@ def _header(name: str, value: str) -> str:
     charset = "us-ascii" if value.isascii() else "utf-8"
     try:
         encoded = Header(value, charset, header_name=name, maxlinelen=78).encode(linesep="\n")
+        if max(len(line) for line in encoded.split("\n")) > 900:
+            # a word too long to fold (a 5 MB subject without spaces): encoded words, which
+            # may be cut anywhere, keep every line under RFC 5322's 998 octets
+            encoded = Header(value, "utf-8", header_name=name, maxlinelen=78).encode(linesep="\n")
     except (HeaderParseError, UnicodeError, ValueError) as error:
         raise BackportrError(
             f"cannot write the {name}: header of {value[:60]!r}: {error}"

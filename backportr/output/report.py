@@ -159,14 +159,14 @@ def render_script(
     short = report.target[:12]
     lines = [
         "#!/bin/sh",
-        f'# backportr series for {short} ("{report.subject}")',
+        f'# backportr series for {short} ("{terminal(report.subject)}")',
         "# Run it from the repository; each branch gets its own worktree beside it. A member",
         "# marked conflict stops the script there: resolve, `git commit`, and go on by hand.",
         "set -e",
         "top=$(git rev-parse --show-toplevel 2>/dev/null || git rev-parse --git-dir)",
     ]
     for b in report.branches:
-        lines.append(f"\n# {b.branch}: {b.status}")
+        lines.append(f"\n# {terminal(b.branch)}: {b.status}")
         if not b.series:
             lines.append("# nothing to apply")
             continue
@@ -178,20 +178,29 @@ def render_script(
         lines.append(f"  cd {where}")
         for n, m in enumerate(b.series):
             note = "" if m.apply == "clean" else f"  # {m.apply}: resolve it here"
+            comment = f"  # {terminal(m.subject)}{note}"
             if steps is None:
-                lines.append(f"  git cherry-pick -x {m.commit}  # {m.subject}{note}")
+                lines.append(f"  git cherry-pick -x {m.commit}{comment}")
                 continue
             step = steps[b.branch][n]
-            end = f"BACKPORTR_{step.commit[:12]}_END"
-            lines.append(f"  git cherry-pick --no-commit {m.commit}  # {m.subject}{note}")
-            lines.append(
-                f"  git commit -q --no-verify --author={_quote(step.author)} "
-                f"--date={_quote(step.date)} -F - <<'{end}'"
-            )
-            lines += step.message.rstrip("\n").splitlines()
-            lines.append(end)
+            lines.append(f"  git cherry-pick --no-commit {m.commit}{comment}")
+            lines += _commit_lines(step)
         lines.append(")")
-    return terminal("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def _commit_lines(step: Step) -> list[str]:
+    """`git commit` of one step with its stable message: a here-document, or where the
+    message holds characters that act on a terminal, `printf` of it with those characters
+    as octal escapes (the commit gets them; the script shows none raw)."""
+    command = (
+        f"git commit -q --no-verify --author={_quote(step.author)} --date={_quote(step.date)} -F -"
+    )
+    message = step.message.rstrip("\n")
+    if terminal(message) != message:
+        return [f"  printf '%s\\n' {_quote(message)} | {command}"]
+    end = f"BACKPORTR_{step.commit[:12]}_END"
+    return [f"  {command} <<'{end}'", *message.splitlines(), end]
 
 
 def _ref_safe(name: str) -> str:
@@ -199,7 +208,18 @@ def _ref_safe(name: str) -> str:
 
 
 def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
+    """One shell word for `text`: single-quoted, or where it holds characters that act on
+    a terminal (control bytes, bidi overrides), `"$(printf ...)"` with those as octal
+    escapes, so the script means the name and shows none of them raw (POSIX sh)."""
+    if terminal(text) == text:
+        return "'" + text.replace("'", "'\\''") + "'"
+    escaped = "".join(
+        c.replace("\\", "\\\\").replace("%", "%%").replace("'", "'\\''")
+        if terminal(c) == c
+        else "".join(f"\\{byte:03o}" for byte in c.encode("utf-8", "surrogateescape"))
+        for c in text
+    )
+    return f"\"$(printf '{escaped}')\""
 
 
 _WHY_SHOWN = 3  # reasons of a member shown in text; the JSON lists them all
