@@ -6,6 +6,7 @@ An I/O edge shared by the front-ends that keep state between scheduled runs."""
 from __future__ import annotations
 
 import fcntl
+import re
 import sqlite3
 from pathlib import Path
 from typing import IO
@@ -33,15 +34,46 @@ def exclusive_lock(path: Path, busy: str) -> IO[str]:
 def open_state(path: Path, busy: str, schema: str, what: str) -> tuple[IO[str], sqlite3.Connection]:
     """The state database at `path` with its tables (`schema`), under the lock
     `exclusive_lock` takes (`busy` when another run holds it); a file SQLite cannot use is
-    one line naming `what` it is, with nothing left open."""
+    one line naming `what` it is, with nothing left open. Each state file names its owner
+    (`what`): another's (the bot's given to `scan --state`, the index) is refused, never
+    written into."""
     lock = exclusive_lock(path, busy)
     db = None
     try:
         db = sqlite3.connect(path)
+        _claim(db, path, what, schema)
         db.executescript(schema)
     except sqlite3.DatabaseError as error:
         if db is not None:
             db.close()
         lock.close()
         raise BackportrError(explain(error, path, what)) from None
+    except BackportrError:
+        if db is not None:
+            db.close()
+        lock.close()
+        raise
     return lock, db
+
+
+_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+
+
+def _claim(db: sqlite3.Connection, path: Path, what: str, schema: str) -> None:
+    """The file is `what`'s: its owner row says so, or (a file of an older backportr, with
+    no owner row) every table it holds is one of `what`'s; then the owner row is written."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    owner = None
+    if "backportr_owner" in tables:
+        row = db.execute("SELECT owner FROM backportr_owner").fetchone()
+        owner = None if row is None else str(row[0])
+    mine = set(_TABLE.findall(schema))
+    if (owner is not None and owner != what) or (
+        owner is None and not (tables - {"backportr_owner"}) <= mine
+    ):
+        said = f"it is {owner}" if owner else "it holds tables of another kind of file"
+        raise BackportrError(f"{path} is not {what} ({said}); give {what}'s own file")
+    if owner is None:
+        with db:
+            db.execute("CREATE TABLE IF NOT EXISTS backportr_owner(owner TEXT NOT NULL)")
+            db.execute("INSERT INTO backportr_owner VALUES(?)", (what,))

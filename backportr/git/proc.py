@@ -110,7 +110,11 @@ def _read_only_config(env: dict[str, str]) -> dict[str, str]:
         start = int(env.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:
         start = 0
-    out = {"GIT_WORK_TREE": _empty_tree_dir[0], "GIT_ATTR_NOSYSTEM": "1"}
+    out = {
+        "GIT_WORK_TREE": _empty_tree_dir[0],
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",  # the objects as they are, as libgit2 reads them
+    }
     for number, (key, value) in enumerate(_neutral_keys.items(), start):
         out[f"GIT_CONFIG_KEY_{number}"] = key
         out[f"GIT_CONFIG_VALUE_{number}"] = value

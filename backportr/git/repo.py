@@ -9,6 +9,7 @@ HEAD, the index or the work tree; objects written by callers to the object datab
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 import re
 import shutil
@@ -34,6 +35,8 @@ from backportr.git.proc import config_list, git_env, missing_object, neutralise_
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
 from backportr.model import Author, Oid
+
+_log = logging.getLogger("backportr")
 
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
 
@@ -110,6 +113,7 @@ class Repo:
             )
         self.path = Path(self.git.path)
         neutralise_programs(config_list(self.path))  # its merge drivers: never run
+        self._say_what_git_would_replace()
         self._scratch: Path | None = None  # where objects written by trials go
         self._objects: str | None = None  # the object directory, as git names it
         self.names = Names(self)
@@ -436,6 +440,26 @@ class Repo:
         """`git patch-id --stable` of a diff given as text (a mail's), None when it has none."""
         found = self.run_git("patch-id", "--stable", input=diff.encode(), check=False).split()
         return found[0] if found else None
+
+    def _say_what_git_would_replace(self) -> None:
+        """Replace refs and grafts make a history other than the one the commits record.
+        backportr reads replaced objects as they are (libgit2 does; its git processes get
+        `GIT_NO_REPLACE_OBJECTS`) and follows grafts (libgit2 and git both do): either way
+        the answer is not the one a clone without them gives, so it says so."""
+        replaced = sum(1 for r in self.git.references if r.startswith("refs/replace/"))
+        if replaced:
+            _log.warning(
+                "%s has %d replace refs: backportr reads the objects as they are, without "
+                "them (git log shows another history)",
+                self.path,
+                replaced,
+            )
+        if (self.path / "info" / "grafts").is_file():
+            _log.warning(
+                "%s has a graft file (info/grafts): answers follow the grafted history, "
+                "not the one its commits record",
+                self.path,
+            )
 
     def run_git(
         self,
