@@ -1,4 +1,6 @@
-"""Progress on a terminal for the front-ends: one rewritten stderr line, silent when piped."""
+"""Progress for the front-ends: one rewritten stderr line on a terminal; elsewhere (cron, CI
+logs) silent, or, with a `heartbeat`, a plain line at most that often once the work has run
+that long (a short run stays quiet, a long one shows it is alive)."""
 
 from __future__ import annotations
 
@@ -8,18 +10,36 @@ from typing import TextIO
 
 
 class TerminalProgress:
-    """A ProgressCallback that draws on stderr only when stderr is a terminal."""
+    """A ProgressCallback that draws on stderr when stderr is a terminal; with `heartbeat`
+    (seconds), one plain line that often when it is not."""
 
-    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        enabled: bool | None = None,
+        heartbeat: float | None = None,
+    ) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        terminal = self.stream.isatty()
+        self.enabled = terminal if enabled is None else enabled
+        self.heartbeat = heartbeat if (enabled is None and not terminal) else None
         self._last = 0.0
+        self._began = time.monotonic()
+        self._beat = self._began
         self._shown = False
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if self.heartbeat is not None:
+            if now - self._beat >= self.heartbeat:
+                self._beat = now
+                count = f"{done}/{total}" if total else f"{done}"
+                self.stream.write(f"backportr: {stage}: {count} ({now - self._began:.0f} s)\n")
+                self.stream.flush()
+            return
         if not self.enabled:
             return
-        now = time.monotonic()
         if now - self._last < 0.1 and (total is None or done < total):
             return
         self._last = now

@@ -100,7 +100,10 @@ def test_findings_and_policy(repo: Kernel, tmp_path: Path) -> None:
     # the policy holds there too: dropped, ignored-path and 6.1+ follow-ups are not listed
     assert [m["commit"] for m in incomplete["series"]] == [ids["missing"]]
     missing = next(f for f in data["branches"][0]["findings"] if f["kind"] == "missing-fix")
-    assert set(missing) == {"kind", "commit", "subject", "series", "status", "evidence", "tagged"}
+    assert set(missing) == {
+        *("kind", "branch", "commit", "subject", "series", "status", "why", "evidence"),
+        *("witnesses", "confidence", "adapted", "tagged", "run"),
+    }
     assert missing["tagged"] is False
     assert [m["commit"] for m in missing["series"]] == [ids["missing"]]
     assert missing["status"] == "ready"
@@ -362,7 +365,7 @@ def test_html_report_renders(repo: Kernel, tmp_path: Path) -> None:
     assert proc.returncode == 4, proc.stderr
     dom = dump_dom(page, tmp_path / "profile")
     assert dom.returncode == 0
-    assert 'id="chart"' in dom.stdout and dom.stdout.count("<rect") == 4
+    assert 'id="chart"' in dom.stdout and dom.stdout.count("<rect") == 5
     assert 'class="findings"' in dom.stdout and "missing-fix" in dom.stdout
     assert 'class="summary"' in dom.stdout and 'class="run"' in dom.stdout
     assert f'href="https://example.org/c/{repo.b.ids["missing"]}"' in dom.stdout
@@ -798,4 +801,4 @@ def test_the_summary_counts_what_an_earlier_scan_kept(ima: ImaFixture) -> None:
     assert two["findings"] == one["findings"] and two["resolved"] == two["reused"] == 0
     assert two["kept"] > 0  # (the shared fixture's index may have kept them before)
     text = scan_ima(ima, "-b", "linux-5.10.y", "-f", "text")
-    assert f"{two['kept']} answered as an earlier scan found" in text.stdout
+    assert f"{two['kept']} as an earlier scan found" in text.stdout

@@ -4,9 +4,12 @@ table per branch that a few lines of inline script sort and filter; no framework
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from backportr import __version__
 from backportr.output.html import sort_and_filter_script
@@ -15,6 +18,7 @@ from backportr.output.report import member_dict
 from backportr.output.safe import markdown, terminal
 from backportr.output.safe import xml as escape
 from backportr.scan.findings import KINDS, BranchScan, ScanFinding
+from backportr.scan.marks import mark_line
 
 SCAN_SCHEMA = 1
 
@@ -53,6 +57,9 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
             {
                 "branch": s.branch,
                 "findings": [_finding(f) for f in s.findings],
+                "adapted": [_finding(f) for f in s.adapted],
+                "marked": list(s.marked),
+                "practice": s.practice,
                 "errors": list(s.errors),
                 "scanned": s.scanned,
                 "resolved": s.resolved,
@@ -64,35 +71,137 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
     }
 
 
-def _finding(f: ScanFinding) -> dict[str, object]:
+def finding_dict(f: ScanFinding) -> dict[str, object]:
+    """One finding as JSON (docs/scan.md): the same object in `json` and `jsonl`."""
     return {
         "kind": f.kind,
+        "branch": f.branch,
         "commit": f.commit,
         "subject": f.subject,
         "series": [member_dict(m) for m in f.series],
         "status": f.status,
+        "why": f.why,
         "evidence": list(f.evidence),
+        "witnesses": list(f.witnesses),
+        "confidence": f.confidence,
+        "adapted": list(f.adapted),
         "tagged": f.tagged,
+        "run": run_line(f),
     }
+
+
+_finding = finding_dict
+
+
+def run_line(f: ScanFinding) -> str:
+    """What to run for a finding: the series, as patches for the branch's queue."""
+    commit = f.commit[:12]
+    if f.kind == "reverted-upstream":  # the revert is what to take
+        found = re.search(r"reverted upstream by ([0-9a-f]{7,40})", " ".join(f.evidence))
+        commit = found.group(1) if found else commit
+    return f"backportr resolve {commit} -b {f.branch} -f mbox -o queue-{f.branch}"
+
+
+def render_finding_line(f: ScanFinding) -> str:
+    """A finding as the text output shows it, as soon as it is settled (`--format text`
+    streams these lines): kind, commit, subject and status; one line of why; what the
+    siblings did; what to run. Every line within 100 columns."""
+    subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
+    out = [f"  {f.kind:<19} {f.commit[:12]} {subject}  [{f.status}]", f"      why: {f.why}"]
+    out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:2]]
+    if f.series:
+        shown = ", ".join(m.commit[:12] for m in f.series[:5])
+        more = f" and {len(f.series) - 5} more" if len(f.series) > 5 else ""
+        out.append(f"      series: {shown}{more}")
+    out.append(f"      run: {_cut(run_line(f), 88)}")
+    out.append(f"      mark: {_cut(mark_line(f), 88)}")
+    return terminal("\n".join(out))
+
+
+class Writable(Protocol):
+    def write(self, text: str, /) -> int: ...
+    def flush(self) -> None: ...
+
+
+class ScanStream:
+    """Findings written as they are settled (`jsonl`: one object a line; `text`: a block a
+    finding), the rest once the scan ends: those the branch's practice settled last, the
+    adapted backports apart, and one summary object per branch. `hold` says which findings
+    are not to be shown (a mark holds them, or `--new-only` reported them before)."""
+
+    def __init__(
+        self, output_format: str, stream: Writable, hold: Callable[[ScanFinding], bool]
+    ) -> None:
+        self.format = output_format
+        self.stream = stream
+        self.hold = hold
+        self.shown: set[str] = set()
+
+    def settled(self, finding: ScanFinding) -> None:
+        if finding.key in self.shown or self.hold(finding):
+            return
+        self.shown.add(finding.key)
+        if self.format == "jsonl":
+            self.stream.write(json.dumps(finding_dict(finding), sort_keys=True) + "\n")
+        else:
+            self.stream.write(render_finding_line(finding) + "\n")
+        self.stream.flush()
+
+    def finish(self, scans: Sequence[BranchScan], run: RunInfo | None = None) -> None:
+        for scan in scans:
+            for finding in scan.findings:
+                self.settled(finding)
+        if self.format == "jsonl":
+            for scan in scans:
+                for finding in scan.adapted:
+                    self.stream.write(json.dumps(finding_dict(finding), sort_keys=True) + "\n")
+                summary = {
+                    "kind": "summary",
+                    "branch": scan.branch,
+                    "findings": len(scan.findings),
+                    "adapted": len(scan.adapted),
+                    "marked": len(scan.marked),
+                    "practice": scan.practice,
+                    "errors": list(scan.errors),
+                    "scanned": scan.scanned,
+                    **({"seconds": round(run.seconds, 3)} if run is not None else {}),
+                }
+                self.stream.write(json.dumps(summary, sort_keys=True) + "\n")
+        else:
+            self.stream.write(render_scan_text(scans, findings=False))
+        self.stream.flush()
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def render_scan_json(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
     return dumps_indented(scan_to_dict(scans, run)) + "\n"
 
 
-def render_scan_text(scans: Sequence[BranchScan]) -> str:
+def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> str:
+    """Each branch: a summary line, its findings (unless streamed already: `findings`),
+    those marked, then its adapted backports apart, and its errors."""
     out = []
     for s in scans:
         out.append(
-            f"{s.branch}: {len(s.findings)} finding(s), {s.scanned} commits looked at, "
-            f"{s.resolved} resolved anew, {s.reused} answers of an earlier run still good, "
-            f"{s.kept} answered as an earlier scan found (nothing moved)"
+            f"{s.branch}: {len(s.findings)} finding(s), {len(s.adapted)} adapted backport(s) "
+            f"apart, {len(s.marked)} marked; {s.scanned} commits looked at, {s.resolved} "
+            f"resolved anew, {s.reused} earlier answers still good, {s.kept} as an earlier "
+            "scan found"
         )
-        for f in s.findings:
-            out.append(f"  {f.kind:<20} {f.commit[:12]} {f.subject}  [{f.status}]")
-            out += [f"      {e}" for e in f.evidence]
-            if f.series:
-                out.append("      series: " + ", ".join(m.commit[:12] for m in f.series))
+        if findings:
+            out += [render_finding_line(f) for f in s.findings]
+        if s.marked:
+            out.append(f"  marked ({len(s.marked)}, not listed until they change)")
+        if s.adapted:
+            out.append(f"  adapted, probably on purpose ({len(s.adapted)}): {s.practice}")
+            for f in s.adapted:
+                subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
+                went = ", ".join(m.commit[:12] for m in f.series[:3])
+                more = f" and {len(f.series) - 3} more" if len(f.series) > 3 else ""
+                out.append(f"    {f.commit[:12]} {subject}: went without {went}{more}")
         out += [f"  error: {e}" for e in s.errors]
     return terminal("\n".join(out) + "\n")
 
@@ -104,13 +213,20 @@ def render_scan_markdown(scans: Sequence[BranchScan]) -> str:
         if not s.findings:
             out += ["No findings.", ""]
             continue
-        out += ["| kind | commit | subject | status | series |", "|---|---|---|---|---|"]
-        for f in s.findings:
+        out += [
+            "| kind | commit | subject | status | why | siblings | series |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for f in (*s.findings, *s.adapted):
             series = " ".join(f"`{m.commit[:12]}`" for m in f.series) or "-"
+            seen = "<br>".join(markdown(w) for w in f.witnesses) or "-"
             out.append(
-                f"| {f.kind} | `{f.commit[:12]}` | {markdown(f.subject)} | {f.status} | {series} |"
+                f"| {f.kind} | `{f.commit[:12]}` | {markdown(f.subject)} | {f.status} | "
+                f"{markdown(' '.join(f.evidence))} | {seen} | {series} |"
             )
         out.append("")
+        if s.marked:
+            out += [f"{len(s.marked)} marked finding(s), not listed until they change.", ""]
         out += [f"- error: {markdown(e)}" for e in s.errors]
     return "\n".join(out).rstrip() + "\n"
 
@@ -120,6 +236,7 @@ _COLOURS = {
     "incomplete-backport": "#ffb74d",
     "reverted-upstream": "#9575cd",
     "dropped": "#90a4ae",
+    "adapted-backport": "#cfd8dc",
 }
 
 
@@ -136,7 +253,7 @@ def _commit_link(commit: str, run: RunInfo | None) -> str:
 def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
     """One self-contained page: the run's metadata, a summary per kind and status, a chart,
     and a table per branch (click a header to sort, type to filter; conflicts highlighted)."""
-    counts = Counter(f.kind for s in scans for f in s.findings)
+    counts = Counter(f.kind for s in scans for f in (*s.findings, *s.adapted))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -172,7 +289,7 @@ def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
     parts.append("<th>total</th></tr>")
     for s in scans:
         for kind in KINDS:
-            found = [f for f in s.findings if f.kind == kind]
+            found = [f for f in (*s.findings, *s.adapted) if f.kind == kind]
             if not found:
                 continue
             by_status = Counter(f.status for f in found)
@@ -202,15 +319,16 @@ def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
         parts.append(f"<h2>{escape(s.branch)}</h2>")
         parts.append(
             '<table class="findings"><tr><th>kind</th><th>commit</th><th>subject</th>'
-            "<th>status</th><th>evidence</th><th>series</th></tr>"
+            "<th>status</th><th>evidence</th><th>siblings</th><th>series</th></tr>"
         )
-        for f in s.findings:
+        for f in (*s.findings, *s.adapted):
             series = " ".join(_commit_link(m.commit, run) for m in f.series)
             css = "finding conflict" if f.status == "conflict" else "finding"
             parts.append(
                 f'<tr class="{css}"><td>{f.kind}</td><td>{_commit_link(f.commit, run)}</td>'
                 f'<td>{escape(f.subject)}</td><td class="status">{escape(f.status)}</td>'
                 f"<td>{'<br>'.join(escape(e) for e in f.evidence)}</td>"
+                f"<td>{'<br>'.join(escape(w) for w in f.witnesses)}</td>"
                 f"<td>{series}</td></tr>"
             )
         parts.append("</table>")

@@ -15,7 +15,13 @@ from backportr.errors import BackportrError
 from backportr.model import Member, Oid, Reason
 from backportr.text.trailers import parse_version
 
-KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped")
+KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped", "adapted-backport")
+"""`adapted-backport` is not a finding to act on: a backport that went without what its upstream
+original needed, on a branch whose maintainers adapt on purpose (counted apart)."""
+
+Confidence = Literal["high", "normal", "low"]
+"""How far the other stable branches bear a finding out: a newer line took what it names
+(high), every sibling carrying the same commit went without it for months (low)."""
 
 
 Untagged = Literal["include", "separate", "skip"]
@@ -103,23 +109,47 @@ class ScanFinding:
     evidence: tuple[str, ...] = ()
     tagged: bool = False  # the fix (or a member of the series) is tagged for stable
     culprit_seq: int = 0  # upstream position of its oldest culprit (lower: older)
+    adapted: tuple[Oid, ...] = ()  # members the backport went without, and what hangs on them
+    witnesses: tuple[str, ...] = ()  # what the sibling stable branches did, one line each
+    confidence: Confidence = "normal"
 
     @property
     def key(self) -> str:
         return f"{self.branch} {self.kind} {self.commit}"
 
+    @property
+    def missing(self) -> tuple[Oid, ...]:
+        """The commits the branch lacks that the finding names."""
+        return tuple(m.commit for m in self.series) or (self.commit,)
 
-_KIND_ORDER = {"missing-fix": 0, "incomplete-backport": 1, "reverted-upstream": 2, "dropped": 3}
+    @property
+    def why(self) -> str:
+        """One line of why, for text output (the evidence in full is in JSON)."""
+        first = self.evidence[0] if self.evidence else self.status
+        return first if len(first) <= 88 else first[:85] + "..."
+
+
+_KIND_ORDER = {
+    "missing-fix": 0,
+    "incomplete-backport": 1,
+    "reverted-upstream": 2,
+    "dropped": 3,
+    "adapted-backport": 4,
+}
+_CONFIDENCE_ORDER = {"high": 0, "normal": 1, "low": 2}
 
 
 def prioritize(findings: list[ScanFinding], untagged: Untagged = "include") -> list[ScanFinding]:
-    """What a maintainer acts on first: per kind, tagged for stable before untagged (with
-    `separate`, every untagged finding after every tagged one), ready before conflict, the
-    oldest culprit first; the order of the scan otherwise (stable sort)."""
+    """What a maintainer acts on first: per kind, what the sibling branches bear out most
+    first (`confidence`: a newer line took it, then the rest, then what every sibling
+    skipped), tagged for stable before untagged (with `separate`, every untagged finding
+    after every tagged one), ready before conflict, the oldest culprit first; the order of
+    the scan otherwise (stable sort)."""
 
-    def rank(f: ScanFinding) -> tuple[int, int, int, int]:
+    def rank(f: ScanFinding) -> tuple[int, int, int, int, int]:
         apart = 0 if untagged != "separate" or f.tagged or f.kind != "missing-fix" else 1
-        return (apart, _KIND_ORDER.get(f.kind, 9), 0 if f.tagged else 1, f.culprit_seq)
+        kind = _KIND_ORDER.get(f.kind, 9)
+        return (apart, kind, _CONFIDENCE_ORDER[f.confidence], 0 if f.tagged else 1, f.culprit_seq)
 
     ready_first = sorted(findings, key=lambda f: f.status != "ready")
     return sorted(ready_first, key=rank)
@@ -130,6 +160,9 @@ class BranchScan:
     branch: str
     findings: list[ScanFinding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    adapted: list[ScanFinding] = field(default_factory=list)  # counted apart (`settle`)
+    marked: list[str] = field(default_factory=list)  # findings a mark holds back, one line each
+    practice: str = ""  # what the branch's history says of its adapted backports
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)
@@ -171,6 +204,9 @@ def finding_to_json(finding: ScanFinding) -> dict[str, object]:
         "evidence": list(finding.evidence),
         "tagged": finding.tagged,
         "culprit_seq": finding.culprit_seq,
+        "adapted": list(finding.adapted),
+        "witnesses": list(finding.witnesses),
+        "confidence": finding.confidence,
     }
 
 
@@ -185,4 +221,7 @@ def finding_from_json(data: dict[str, Any]) -> ScanFinding:
         tuple(data["evidence"]),
         bool(data.get("tagged", False)),
         int(data.get("culprit_seq", 0)),
+        tuple(data.get("adapted", ())),
+        tuple(data.get("witnesses", ())),
+        data.get("confidence", "normal"),
     )

@@ -17,7 +17,15 @@ from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.model import Oid, ProgressCallback, no_progress
-from backportr.scan.findings import BranchScan, Policy, prioritize
+from backportr.scan.findings import (
+    BranchScan,
+    Policy,
+    ScanFinding,
+    finding_from_json,
+    finding_to_json,
+    prioritize,
+)
+from backportr.scan.practice import PracticeReader, settle
 from backportr.scan.prefetch import ReadAhead, prune_kept
 from backportr.scan.scanner import Scanner, log_scanned
 from backportr.workspace import Workspace, open_workspace
@@ -52,10 +60,12 @@ def run_scan(
     range_: str | None = None,
     progress: ProgressCallback = no_progress,
     read_ahead: bool = True,
+    on_settled: Callable[[ScanFinding], None] | None = None,
 ) -> list[BranchScan]:
     """Open the workspace and scan every branch of the settings (one process); with
     `read_ahead`, the tips' identifier sets and the history since each fork are read beside
-    the index update (`ReadAhead`)."""
+    the index update (`ReadAhead`). `on_settled` is told of each finding as soon as it is
+    settled (a stream), the others are in the scans returned."""
     with (
         ReadAhead(settings) if read_ahead else contextlib.nullcontext(),
         open_workspace(settings, progress=progress, named_patch_ids=True) as ws,
@@ -63,10 +73,19 @@ def run_scan(
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,
-            culprits=settings.culprits,
+            culprits=settings.culprits, on_settled=on_settled,
         )  # fmt: skip
         _forget_unasked(ws, scanner)
-        return [scanner.scan(branch, limit) for branch in ws.branches]
+        return _settled(scanner, [scanner.scan(branch, limit) for branch in ws.branches])
+
+
+def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
+    """Each branch's findings judged once the branch is scanned (`practice.settle`)."""
+    reader = PracticeReader(scanner)
+    refs = {ref.name: ref for ref in scanner.ws.branches}
+    for scan in scans:
+        settle(scan, refs[scan.branch], reader)
+    return scans
 
 
 def _forget_unasked(ws: Workspace, scanner: Scanner) -> None:
@@ -124,40 +143,51 @@ def _scan_share(
     branch: str,
     share: Targets,
     work: Queue[tuple[int, Targets] | None],
-    finished: Queue[int],
+    finished: Queue[tuple[int, list[dict[str, object]]]],
 ) -> list[tuple[int, BranchScan]]:
     """A worker process's part of one branch: stage 1's bulk work for `share` (every
     `jobs`-th target), then the chunks it takes from `work` until it takes the end mark,
     each scanned with the same workspace (its caches serve them all); how many targets
     each chunk held goes to `finished` (the progress line)."""
     done: list[tuple[int, BranchScan]] = []
+    settled: list[dict[str, object]] = []
     with open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
-        scanner = Scanner(ws, policy, max_commits=settings.max_commits, culprits=settings.culprits)
+        scanner = Scanner(
+            ws, policy, max_commits=settings.max_commits, culprits=settings.culprits,
+            on_settled=lambda f: settled.append(finding_to_json(f)),
+        )  # fmt: skip
         scanner.prepare_share(ref, share)
         while (item := work.get()) is not None:
             number, targets = item
             done.append((number, scanner.scan(ref, targets=targets)))
-            finished.put(len(targets[0]) + len(targets[1]))
+            finished.put((len(targets[0]) + len(targets[1]), settled[:]))
+            settled.clear()
     return done
 
 
 def _follow(
     shares: list[Future[list[tuple[int, BranchScan]]]],
-    finished: Queue[int],
+    finished: Queue[tuple[int, list[dict[str, object]]]],
     what: str,
     total: int,
     progress: ProgressCallback,
+    on_settled: Callable[[ScanFinding], None] | None,
 ) -> None:
     """Tell the progress line how many targets the processes have finished, chunk by
-    chunk, until every process has ended (its result, or its error, is then read)."""
+    chunk, and `on_settled` the findings each chunk settled, until every process has ended
+    (its result, or its error, is then read)."""
     count = 0
     progress(what, count, total)
-    while not all(share.done() for share in shares):
+    while not all(share.done() for share in shares) or not finished.empty():
         try:
-            count += finished.get(timeout=_FOLLOW_SECONDS)
+            done, settled = finished.get(timeout=_FOLLOW_SECONDS)
         except queue.Empty:
             continue
+        count += done
+        if on_settled is not None:
+            for data in settled:
+                on_settled(finding_from_json(data))
         progress(what, count, total)
 
 
@@ -169,6 +199,7 @@ def run_scan_parallel(
     since: str | None = None,
     range_: str | None = None,
     progress: ProgressCallback = no_progress,
+    on_settled: Callable[[ScanFinding], None] | None = None,
 ) -> list[BranchScan]:
     """Spread the targets of every branch over `jobs` processes (0: `processes` chooses),
     each taking the next chunk as it finishes one (a few targets can cost more than all the
@@ -177,8 +208,9 @@ def run_scan_parallel(
     workers start."""
     with ReadAhead(settings):
         return _run_scan_parallel(
-            settings, policy, jobs, since=since, range_=range_, progress=progress
-        )
+            settings, policy, jobs, since=since, range_=range_, progress=progress,
+            on_settled=on_settled,
+        )  # fmt: skip
 
 
 def _run_scan_parallel(
@@ -189,12 +221,13 @@ def _run_scan_parallel(
     since: str | None,
     range_: str | None,
     progress: ProgressCallback,
+    on_settled: Callable[[ScanFinding], None] | None,
 ) -> list[BranchScan]:
     with open_workspace(settings, progress=progress, named_patch_ids=True) as ws:
         limit = candidate_range(ws, since, range_)
         scanner = Scanner(
             ws, policy, progress=progress, max_commits=settings.max_commits,
-            culprits=settings.culprits,
+            culprits=settings.culprits, on_settled=on_settled,
         )  # fmt: skip
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
         tips = {branch.name: branch.tip for branch in ws.branches}
@@ -216,32 +249,36 @@ def _run_scan_parallel(
             scans = [scanner.scan(ref, targets=t) for ref, (_, t) in pairs]
             for scan in scans:
                 log_scanned(scan)  # a whole branch, as `scan` without `targets` tells it
-            return scans
-    with contextlib.ExitStack() as running:
-        try:
-            manager = running.enter_context(Manager())
-            pool = running.enter_context(ProcessPoolExecutor(max_workers=jobs))
-        except OSError as error:  # no semaphores or sockets here (a confined container)
-            _log.warning("scanning in one process: cannot start %d (%s)", jobs, error)
-            return run_scan(
-                settings, policy, since=since, range_=range_, progress=progress, read_ahead=False
-            )
-        return _scan_in(pool, manager, plans, tips, upstream, jobs, settings, policy, progress)
+            return _settled(scanner, scans)
+        with contextlib.ExitStack() as running:
+            try:
+                manager = running.enter_context(Manager())
+                pool = running.enter_context(ProcessPoolExecutor(max_workers=jobs))
+            except OSError as error:  # no semaphores or sockets here (a confined container)
+                _log.warning("scanning in one process: cannot start %d (%s)", jobs, error)
+                pairs = zip(ws.branches, plans, strict=True)
+                return _settled(scanner, [scanner.scan(ref, targets=t) for ref, (_, t) in pairs])
+            scans = _scan_in(
+                pool, manager, plans, (tips, upstream), jobs, settings, policy, progress,
+                on_settled,
+            )  # fmt: skip
+        return _settled(scanner, scans)
 
 
 def _scan_in(
     pool: ProcessPoolExecutor,
     manager: SyncManager,
     plans: list[tuple[str, Targets]],
-    tips: dict[str, Oid],
-    upstream: Ref,
+    where: tuple[dict[str, Oid], Ref],
     jobs: int,
     settings: Settings,
     policy: Policy,
     progress: ProgressCallback,
+    on_settled: Callable[[ScanFinding], None] | None,
 ) -> list[BranchScan]:
     """Each branch's targets spread over the pool's processes (`_scan_share`), merged back
     in the order one process gives."""
+    tips, upstream = where
     results = []
     for name, (fixes, backports) in plans:
         work: Queue[tuple[int, Targets] | None] = manager.Queue()
@@ -249,13 +286,14 @@ def _scan_in(
             work.put(item)
         for _ in range(jobs):
             work.put(None)  # one end mark per share
-        finished: Queue[int] = manager.Queue()
+        finished: Queue[tuple[int, list[dict[str, object]]]] = manager.Queue()
         shares = [
             pool.submit(_scan_share, settings, policy, name, (fixes[i::jobs],
                         backports[i::jobs]), work, finished)
             for i in range(jobs)
         ]  # fmt: skip
-        _follow(shares, finished, f"scanning {name}", len(fixes) + len(backports), progress)
+        total = len(fixes) + len(backports)
+        _follow(shares, finished, f"scanning {name}", total, progress, on_settled)
         done = sorted((p for share in shares for p in share.result()), key=lambda p: p[0])
         parts = [part for _, part in done]  # in chunk order: errors as one process lists them
         first = (

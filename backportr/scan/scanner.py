@@ -28,6 +28,7 @@ from backportr.git.trial import TreeState
 from backportr.index.kept import result_key
 from backportr.model import (
     CulpritPolicy,
+    Member,
     Oid,
     ProgressCallback,
     no_progress,
@@ -44,6 +45,7 @@ from backportr.scan.findings import (
     finding_to_json,
     prioritize,
 )
+from backportr.scan.witnesses import Witnesses
 from backportr.text.trailers import parse_version
 from backportr.workspace import Workspace
 
@@ -77,8 +79,10 @@ class Scanner:
         max_commits: int = 50,
         staged: bool = True,
         culprits: CulpritPolicy | None = None,
+        on_settled: Callable[[ScanFinding], None] | None = None,
     ) -> None:
         self.staged = staged  # False: resolve every backport in full (the reference)
+        self.on_settled = on_settled  # each finding as soon as nothing later can change it
         self.ws = ws
         self.policy = policy
         self.progress = progress
@@ -91,6 +95,7 @@ class Scanner:
             many=True,
         )
         self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
+        self.witnesses = Witnesses(ws)
         self._states: dict[str, str] = {}  # `_state` of each branch, made once
         self._found: list[tuple[str, str, str, str]] = []  # findings not yet kept (`_guard`)
         # what `unanswered` looked up for a branch's targets, for the scan of them after it
@@ -108,8 +113,14 @@ class Scanner:
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None
     ) -> tuple[list[Oid], list[tuple[Oid, Oid]]]:
-        """What a scan of the branch looks at: fixes to check, backports to check."""
-        return self._fix_candidates(branch, candidates), self._backports(branch)
+        """What a scan of the branch looks at: fixes to check, backports to check. With
+        `candidates` (`--since`, `--range`), only the fixes among them and the backports of
+        them: the work is bounded by the range."""
+        backports = self._backports(branch)
+        if candidates is not None:
+            wanted = set(candidates)
+            backports = [(c, u) for c, u in backports if u in wanted]
+        return self._fix_candidates(branch, candidates), backports
 
     def scan(
         self,
@@ -211,21 +222,32 @@ class Scanner:
         kept in the index under a key naming every input (`_keys`), so a rescan with nothing
         new answers from there (`cached`, read with the others before the loop); they are
         written `FINDINGS_HELD` targets at a time, and those of a scan that fails are not."""
+        before = len(result.findings)
         if cached is not None:
             result.findings += [finding_from_json(f) for f in json.loads(cached)]
             result.kept += 1
+            self._settled(result.findings[before:])
             return
-        before = len(result.findings)
         try:
             work()
         except (BackportrError, GitError) as error:  # this target's, not the scan's
             del result.findings[before:]
             result.errors.append(f"{commit[:12]}: {error}")
             return
+        self._settled(result.findings[before:])
         found = [finding_to_json(f) for f in result.findings[before:]]
         self._found.append((key, result.branch, self._state(result.branch), json.dumps(found)))
         if len(self._found) >= FINDINGS_HELD:
             self._keep_found()
+
+    def _settled(self, findings: list[ScanFinding]) -> None:
+        """Tell `on_settled` of each finding nothing later can change: all but those that
+        rest on an adaptation (the branch's practice decides them once it is scanned)."""
+        if self.on_settled is None:
+            return
+        for finding in findings:
+            if not is_pending(finding):
+                self.on_settled(finding)
 
     def _keep_found(self) -> None:
         """Keep the targets' findings held so far, in one transaction."""
@@ -242,7 +264,7 @@ class Scanner:
         settings = (self.policy.fingerprint(), str(self.resolver.max_commits), str(self.staged))
 
         def key(check: str, commit: Oid) -> str:
-            return result_key("scan-v3", check, state, commit, *settings)
+            return result_key("scan-v5", check, state, commit, *settings)
 
         return key
 
@@ -303,7 +325,11 @@ class Scanner:
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
+        series = self._cancelled(report.series)
+        if not any(m.commit == commit for m in series):
+            return  # the fix and its own revert: nothing to take
         oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
+        seen = self.witnesses.of(branch, [m.commit for m in series], present)
         result.findings.append(
             ScanFinding(
                 "missing-fix",
@@ -311,10 +337,12 @@ class Scanner:
                 commit,
                 subject,
                 report.status,
-                report.series,
+                series,
                 evidence,
                 tagged,
                 oldest,
+                witnesses=seen.lines,
+                confidence=seen.confidence,
             )
         )
 
@@ -325,6 +353,7 @@ class Scanner:
 
         reverter = effective_upstream_reverter(self.resolver.context(branch), upstream)
         if reverter is not None and not self.ws.presence.check(reverter, branch).present:
+            seen = self.witnesses.of(branch, [reverter], [upstream])
             result.findings.append(
                 ScanFinding(
                     "reverted-upstream",
@@ -337,6 +366,8 @@ class Scanner:
                         f"backported as {carrier[:12]}; reverted upstream by {reverter[:12]} "
                         f"({self._subject(reverter)}), which the branch lacks",
                     ),
+                    witnesses=seen.lines,
+                    confidence=seen.confidence,
                 )
             )
             return
@@ -346,9 +377,11 @@ class Scanner:
         report = self.answers.resolve(upstream, branch)
         if report.status != "incomplete":
             return
-        series = tuple(m for m in report.series if self._wanted(branch, m.commit))
+        series = self._cancelled(tuple(m for m in report.series if self._wanted(branch, m.commit)))
         tagged = any(self._tagged(m.commit) for m in series)
         if series:
+            adapted = adapted_members(series)
+            seen = self.witnesses.of(branch, [m.commit for m in series], [upstream])
             result.findings.append(
                 ScanFinding(
                     "incomplete-backport",
@@ -357,14 +390,25 @@ class Scanner:
                     self._subject(upstream),
                     report.status,
                     series,
-                    (
-                        f"backported as {carrier[:12]}; the branch lacks "
-                        f"{len(series)} commit(s) its closure needs",
-                    ),
+                    (_incomplete_why(carrier, series, adapted),),
                     tagged,
                     self.ws.index.reader.upstream_seq(upstream) or 0,
+                    adapted=tuple(m.commit for m in series if m.commit in adapted),
+                    witnesses=seen.lines,
+                    confidence=seen.confidence,
                 )
             )
+
+    def _cancelled(self, series: tuple[Member, ...]) -> tuple[Member, ...]:
+        """The series without each commit whose revert it also holds, and that revert: the
+        pair cancels, neither is proposed."""
+        commits = {m.commit for m in series}
+        gone: set[Oid] = set()
+        for member in series:
+            for relation in self.ws.index.reader.reverted_by(member.commit, upstream_only=True):
+                if relation.commit in commits:
+                    gone |= {member.commit, relation.commit}
+        return tuple(m for m in series if m.commit not in gone)
 
     def _may_be_incomplete(self, branch: Ref, upstream: Oid, carrier: Oid) -> bool:
         """Can the closure of this present backport gain a member? Exactly when the resolver
@@ -435,3 +479,37 @@ class Scanner:
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.reader.info(commit)
         return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
+
+
+def is_pending(finding: ScanFinding) -> bool:
+    """Does the finding wait for the branch's practice (`practice.settle`)?"""
+    return finding.kind == "incomplete-backport" and bool(finding.adapted)
+
+
+def adapted_members(series: tuple[Member, ...]) -> set[Oid]:
+    """The members a backport went without (an `adapted` reason: its upstream original does
+    not apply without them) and those that hang only on them (every reason of theirs relates
+    to one: a follow-up of one, a symbol one of them uses)."""
+    adapted = {m.commit for m in series if any(r.kind == "adapted" for r in m.reasons)}
+    grown = True
+    while grown:
+        grown = False
+        for member in series:
+            if member.commit in adapted or not member.reasons:
+                continue
+            if all(r.related in adapted for r in member.reasons):
+                adapted.add(member.commit)
+                grown = True
+    return adapted
+
+
+def _incomplete_why(carrier: Oid, series: tuple[Member, ...], adapted: set[Oid]) -> str:
+    """One line: the backport, how many commits its closure lacks, and of which kind."""
+    own = len(series) - len(adapted)
+    kinds = []
+    if own:
+        follow = sum(1 for m in series if m.commit not in adapted and m.role == "follow-up")
+        kinds.append(f"{follow} follow-up(s)" if follow == own else f"{own} it needs")
+    if adapted:
+        kinds.append(f"{len(adapted)} it was adapted around")
+    return f"backported as {carrier[:12]}; lacks {len(series)} commit(s): {', '.join(kinds)}"

@@ -26,6 +26,10 @@ class ScanState:
             "the scan state",
         )
 
+    def reported(self) -> frozenset[str]:
+        """The keys of every finding an earlier run reported."""
+        return frozenset(row[0] for row in self.db.execute("SELECT key FROM reported"))
+
     def new(self, findings: Sequence[ScanFinding]) -> list[ScanFinding]:
         known = {row[0] for row in self.db.execute("SELECT key FROM reported")}
         return [f for f in findings if f.key not in known]

@@ -1,0 +1,201 @@
+"""What a branch's own history says of its adapted backports, and the findings that rest on it.
+
+A backport adapted around what its upstream original needed is the case backportr exists for
+(5.10.202's `b836c4d29f27` fixed nothing without `db1d1e8b9867`). Yet on a branch whose
+maintainers adapt on purpose, "its original would not apply without X" is no reason to take
+X. The branch's history tells which it is: for each of its adapted backports (its upstream
+original conflicts at the backport's parent), the commits it was adapted around (the fewest
+upstream commits, absent from the branch then, that make the original apply there: the
+resolver's own search); was any of them backported later? A branch that took them later in
+fewer than half of at least `MIN_HISTORY` cases adapts on purpose (`Practice`).
+
+There, an `incomplete-backport` finding whose missing commits are all ones it was adapted
+around (and what hangs on them: their follow-ups, the symbols they need) goes into a group of
+its own, `adapted-backport`, counted apart, with its series; one that also lacks commits of
+its own (a follow-up of the backport itself) stays a finding, and the adapted part goes
+apart. Evidence keeps it a finding all the same: a sibling stable branch took what it was
+adapted around together with the target, or a branch records it as the target's dependency
+(`Stable-dep-of:`), or the target declares it (`Cc: stable # X.Y: <id>`). A branch with no
+such history (the demo's) is reported as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from backportr.git.names import Ref
+from backportr.git.trial import TreeState
+from backportr.model import Oid
+from backportr.resolve.finders.conflicts import conflict_prerequisites
+from backportr.resolve.finders.declared import declared, recorded
+from backportr.scan.findings import BranchScan, ScanFinding
+from backportr.scan.scanner import Scanner
+
+MIN_HISTORY = 10
+"""Adapted backports whose fate is known before a branch's practice is judged."""
+
+TAKEN_SHARE = 0.5
+"""A branch that took what its adapted backports went without in fewer than this share of
+them adapts on purpose."""
+
+_KEY = "adapted-around:v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Practice:
+    """Of a branch's adapted backports: those whose missing commits were taken later, and
+    those still without them."""
+
+    taken: int = 0
+    left: int = 0
+
+    @property
+    def decided(self) -> int:
+        return self.taken + self.left
+
+    @property
+    def adapts_on_purpose(self) -> bool:
+        return self.decided >= MIN_HISTORY and self.taken < TAKEN_SHARE * self.decided
+
+    def describe(self) -> str:
+        if self.decided < MIN_HISTORY:
+            return (
+                f"{self.decided} adapted backport(s) with a known outcome: too few to judge; "
+                "every adapted backport is reported"
+            )
+        verdict = "adapts on purpose" if self.adapts_on_purpose else "takes them later"
+        return (
+            f"of {self.decided} adapted backports, {self.taken} had what they went without "
+            f"backported later: the branch {verdict}"
+        )
+
+
+class PracticeReader:
+    """A branch's practice, from the scanner's workspace and resolver."""
+
+    def __init__(self, scanner: Scanner) -> None:
+        self.scanner = scanner
+        self.ws = scanner.ws
+
+    def practice(self, branch: Ref) -> Practice:
+        kept = self.ws.index.kept
+        adapted = [
+            (carrier, upstream)
+            for carrier, upstream in self.scanner.targets(branch)[1]
+            if kept.adapted_conflicts(upstream, carrier)
+        ]
+        keys = [f"{_KEY}:{upstream}:{carrier}" for carrier, upstream in adapted]
+        known = kept.cached_results(keys)
+        fresh: list[tuple[str, str]] = []
+        taken = left = 0
+        for (carrier, upstream), key in zip(adapted, keys, strict=True):
+            if key in known:
+                around = [str(c) for c in json.loads(known[key])]
+            else:
+                around = self._around(branch, upstream, carrier)
+                fresh.append((key, json.dumps(around)))
+            if not around:
+                continue
+            if any(self.ws.presence.check(c, branch).present for c in around):
+                taken += 1
+            else:
+                left += 1
+        kept.keep_results(fresh)
+        return Practice(taken, left)
+
+    def _around(self, branch: Ref, upstream: Oid, carrier: Oid) -> list[Oid]:
+        """The commits `upstream` was adapted around when backported as `carrier`: the fewest
+        upstream commits absent from the branch at the carrier's parent with which it
+        applies there (taken later or not: the branch's tip is not asked)."""
+        ws = self.ws
+        parents = ws.repo.parents(carrier)
+        if not parents:
+            return []
+        state = TreeState(parents[0])
+        applier = self.scanner.resolver.applier
+        pick = applier.pick(upstream, state)
+        if pick.result != "conflict":
+            return []
+        ctx = self.scanner.resolver.context(branch)
+        reader = ws.index.reader
+
+        def absent_then(commit: Oid) -> bool:
+            if commit == upstream or not reader.is_upstream(commit):
+                return False
+            found = ws.presence.check(commit, branch)
+            if not found.present:
+                return True
+            return (
+                found.how != "ancestor"
+                and found.as_commit is not None
+                and not ws.repo.is_ancestor(found.as_commit, parents[0])
+            )
+
+        findings = conflict_prerequisites(
+            ctx,
+            upstream,
+            state,
+            pick.conflict_sources,
+            absent_then,
+            lambda c: reader.upstream_seq(c) or 0,
+            kind="adapted",
+        )
+        return [f.commit for f in findings]
+
+
+def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
+    """Put the findings that rest only on a backport's adaptation apart when the branch
+    adapts on purpose (`Practice`), unless evidence holds them (`_held`)."""
+    resting = [f for f in scan.findings if f.kind == "incomplete-backport" and f.adapted]
+    if not resting:
+        return
+    practice = reader.practice(branch)
+    scan.practice = practice.describe()
+    if not practice.adapts_on_purpose:
+        return
+    kept: list[ScanFinding] = []
+    for finding in scan.findings:
+        if finding not in resting or _held(reader, branch, finding):
+            kept.append(finding)
+            continue
+        adapted = set(finding.adapted)
+        apart = tuple(m for m in finding.series if m.commit in adapted)
+        scan.adapted.append(
+            replace(
+                finding,
+                kind="adapted-backport",
+                series=apart,
+                evidence=(
+                    *finding.evidence,
+                    f"adapted, probably on purpose: {practice.describe()}",
+                ),
+            )
+        )
+        own = tuple(m for m in finding.series if m.commit not in adapted)
+        if own:
+            kept.append(replace(finding, series=own, adapted=()))
+    scan.findings = kept
+
+
+def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
+    """Evidence that what the backport went without is wanted all the same: a sibling
+    backported it beside the target (a sibling that forked after it has it by ancestry: no
+    evidence), a branch records it as the target's dependency, or the target declares it."""
+    ws = reader.ws
+    adapted = set(finding.adapted)
+    ctx = reader.scanner.resolver.context(branch)
+    wanted = {f.commit for f in (*declared(ctx, finding.commit), *recorded(ctx, finding.commit))}
+    if adapted & wanted:
+        return True
+    upstream = ws.upstream.refname
+    for sibling in ws.indexed:
+        if sibling.refname in (branch.refname, upstream):
+            continue
+        if not ws.presence.check(finding.commit, sibling).present:
+            continue
+        for commit in adapted:
+            found = ws.presence.check(commit, sibling)
+            if found.present and found.how != "ancestor":  # backported there: a decision
+                return True
+    return False

@@ -1,0 +1,79 @@
+"""Siblings as witnesses: what the other stable branches did with the commits a finding names.
+
+For each indexed stable branch other than the one scanned (its siblings), each commit the
+finding says the branch lacks: backported there, and as which commit ("24.11 took
+6c0a92a90b5d as 1f2e3d4c5b6a"; a sibling that forked after the commit has it by ancestry, no
+decision of its maintainers, so no witness); or, where the sibling carries the same base (the
+backport, or the culprit of a missing fix) without any of them, skipped. The finding's
+confidence follows: a sibling backported one of them, `high`; every sibling that carries the
+base went without all of them while they existed upstream for months (`SKIPPED_FOR`), `low`;
+otherwise `normal`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backportr.git.names import Ref
+from backportr.model import Oid
+from backportr.scan.findings import Confidence
+from backportr.workspace import Workspace
+
+SKIPPED_FOR = 90 * 24 * 3600
+"""How long a commit must have been upstream for a sibling's going without it to count."""
+
+
+@dataclass(frozen=True, slots=True)
+class Witnessed:
+    lines: tuple[str, ...]
+    confidence: Confidence
+
+
+class Witnesses:
+    """The siblings of each scanned branch, asked about a finding's commits."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._now = self._time(ws.upstream.tip)
+
+    def _siblings(self, branch: Ref) -> list[Ref]:
+        upstream = self.ws.upstream.refname
+        return [r for r in self.ws.indexed if r.refname not in (branch.refname, upstream) and r.tip]
+
+    def of(self, branch: Ref, missing: Sequence[Oid], bases: Sequence[Oid]) -> Witnessed:
+        """What each sibling did with `missing`, and with `bases` (the backport, or the
+        culprits of a missing fix) without them."""
+        presence = self.ws.presence
+        lines: list[str] = []
+        took = False
+        skipped: list[str] = []
+        for sibling in self._siblings(branch):
+            carried = []
+            for commit in missing:
+                found = presence.check(commit, sibling)
+                if found.present and found.how != "ancestor":  # a backport: a decision
+                    shown = commit[:12]
+                    if found.as_commit and found.as_commit != commit:
+                        shown += f" as {found.as_commit[:12]}"
+                    carried.append(shown)
+            if carried:
+                took = True
+                lines.append(f"{sibling.name} took {', '.join(carried)}")
+            elif any(presence.check(base, sibling).present for base in bases):
+                skipped.append(sibling.name)
+        if skipped:
+            verb = "carries" if len(skipped) == 1 else "carry"
+            what = "it" if len(missing) == 1 else "them"
+            base = bases[0][:12] if bases else "the base"
+            lines.append(f"{', '.join(skipped)} {verb} {base} without {what}")
+        if took:
+            return Witnessed(tuple(lines), "high")
+        newest = max((self._time(c) for c in missing), default=0)
+        if skipped and newest and self._now - newest >= SKIPPED_FOR:
+            return Witnessed(tuple(lines), "low")
+        return Witnessed(tuple(lines), "normal")
+
+    def _time(self, commit: Oid) -> int:
+        info = self.ws.index.reader.info(commit)
+        return info.commit_time if info else 0

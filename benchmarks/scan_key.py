@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""A scan of a real stable branch scored against what its maintainers took next, with the
+grep scan and the raw log timed in the same run.
+
+    python benchmarks/scan_key.py MIRROR --branch 23.11 --before v23.11.5 --after v23.11.7 \\
+        [--upstream main] [--siblings 22.11,24.11] [--pattern '??.11'] [--jobs 0] \\
+        [--out scan.json] [--no-time]
+
+MIRROR is a repository holding upstream and the stable branches (DPDK's `dpdk` mirror). A
+scratch bare repository borrows its objects (alternates) and holds the state the maintainer
+saw: the branch at `--before`, upstream cut at the date of `--after` (as the issue measuring
+it does: the fixes that existed when they chose), each sibling branch at its last commit
+before the date of `--before`. The answer key: the upstream commits named by the branch's
+backports in before..after.
+
+Timed, each in its own process: `git log --format=%H%x00%B` of upstream (the raw log), the
+grep scan (benchmarks/naive_scan.py), `backportr index` (cold: the index build), then
+`backportr scan --format json` with that index (detection and resolution). Peak resident
+memory of each backportr process is read from its rusage.
+
+Scored: missing fixes (precision against the key; recall against the key's commits whose
+`Fixes:` culprit the branch carried, the ones a scan can find), the grep scan likewise;
+incomplete-backport findings naming a commit of the key; adapted-backport entries (counted
+apart) naming one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from installed import BACKPORTR
+from scratchgit import scratch_dir
+
+_UPSTREAM = re.compile(
+    r"(?:upstream commit|cherry.picked from commit|commit)\s+([0-9a-f]{40})", re.IGNORECASE
+)
+_FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{6,40})", re.IGNORECASE | re.MULTILINE)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        errors="replace",
+    ).stdout
+
+
+def prepare(mirror: Path, args: argparse.Namespace) -> Path:
+    """The scratch repository: refs as the maintainer saw them, objects borrowed (in
+    `--work DIR` when given: kept, with its index, for a warm rerun)."""
+    repo = (args.work or scratch_dir("scan-key-")) / "repo.git"
+    if (repo / "HEAD").exists():
+        return repo
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    objects = Path(git(mirror, "rev-parse", "--git-path", "objects").strip())
+    if not objects.is_absolute():
+        objects = mirror / objects
+    (repo / "objects" / "info" / "alternates").write_text(f"{objects.resolve()}\n")
+    before = git(mirror, "rev-parse", f"{args.before}^{{commit}}").strip()
+    after_date = git(mirror, "log", "-1", "--format=%cI", args.after).strip()
+    before_date = git(mirror, "log", "-1", "--format=%cI", before).strip()
+    upstream = git(mirror, "rev-list", "-1", f"--before={after_date}", args.upstream).strip()
+    refs = {f"refs/heads/{args.upstream}": upstream, f"refs/heads/{args.branch}": before}
+    for sibling in filter(None, args.siblings.split(",")):
+        tip = git(mirror, "rev-list", "-1", f"--before={before_date}", sibling).strip()
+        if tip:
+            refs[f"refs/heads/{sibling}"] = tip
+    for ref, oid in refs.items():
+        git(repo, "update-ref", ref, oid)
+    print(f"upstream {args.upstream} at {upstream[:12]} (before {after_date})")
+    print(f"{args.branch} at {args.before} ({before[:12]}, {before_date}); siblings: "
+          + ", ".join(f"{r.removeprefix('refs/heads/')}={o[:12]}" for r, o in refs.items()
+                      if r.endswith(tuple(args.siblings.split(",") or ["-"]))))  # fmt: skip
+    return repo
+
+
+def answer_key(mirror: Path, args: argparse.Namespace) -> set[str]:
+    """The upstream commits the branch's backports in before..after name."""
+    out = git(mirror, "log", "--format=%B%x00", f"{args.before}..{args.after}")
+    return {m.group(1) for body in out.split("\x00") for m in _UPSTREAM.finditer(body)}
+
+
+def findable(repo: Path, args: argparse.Namespace, key: set[str]) -> set[str]:
+    """The key's commits a missing-fix scan can find: a `Fixes:` culprit the branch has
+    (before the fork, or named by a backport)."""
+    fork = git(repo, "merge-base", args.upstream, args.branch).strip()
+    carried = {
+        m.group(1)
+        for body in git(repo, "log", "--format=%B%x00", f"{fork}..{args.branch}").split("\x00")
+        for m in _UPSTREAM.finditer(body)
+    }
+    after_fork = set(git(repo, "rev-list", f"{fork}..{args.upstream}").split())
+    every = git(repo, "rev-list", args.upstream).split()
+    out = set()
+    for commit in key:
+        if commit not in after_fork:
+            continue
+        for ref in _FIXES.findall(git(repo, "log", "-1", "--format=%B", commit)):
+            culprit = [c for c in every if c.startswith(ref.lower())]
+            if len(culprit) == 1 and (culprit[0] not in after_fork or culprit[0] in carried):
+                out.add(commit)
+                break
+    return out
+
+
+def timed(argv: list[str]) -> tuple[float, int, str, str]:
+    """Wall seconds, peak resident KiB (the process's, and its children's it waited for),
+    stdout, stderr."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        begin = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - begin
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    if proc.returncode not in (0, 4):
+        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}): {stderr[-2000:]}")
+    return seconds, usage.ru_maxrss, stdout, stderr
+
+
+def score(report: dict[str, Any], key: set[str], findable_key: set[str]) -> dict[str, Any]:
+    """The scan's findings against the key."""
+    out: dict[str, Any] = {}
+    branch = report["branches"][0]
+    fixes = [f for f in branch["findings"] if f["kind"] == "missing-fix"]
+    found = {f["commit"] for f in fixes}
+    out["missing-fix"] = {
+        "findings": len(found),
+        "taken": len(found & key),
+        "precision": round(len(found & key) / len(found), 2) if found else None,
+        "recall": round(len(found & findable_key) / len(findable_key), 2) if findable_key else None,
+    }
+    for kind in ("incomplete-backport", "adapted-backport"):
+        entries = [f for f in branch["findings"] if f["kind"] == kind]
+        entries += [f for f in branch.get("adapted", []) if kind == "adapted-backport"]
+        taken = [f for f in entries if {m["commit"] for m in f["series"]} & key]
+        out[kind] = {"findings": len(entries), "naming a taken commit": len(taken)}
+    out["reverted-upstream"] = {
+        "findings": sum(1 for f in branch["findings"] if f["kind"] == "reverted-upstream")
+    }
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mirror", type=Path)
+    parser.add_argument("--branch", required=True)
+    parser.add_argument("--before", required=True)
+    parser.add_argument("--after", required=True)
+    parser.add_argument("--upstream", default="main")
+    parser.add_argument("--siblings", default="")
+    parser.add_argument("--pattern", default="??.11")
+    parser.add_argument("--jobs", default="0")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--work", type=Path, help="keep the repository and index here")
+    args = parser.parse_args()
+    repo = prepare(args.mirror, args)
+    key = answer_key(args.mirror, args)
+    can_find = findable(repo, args, key)
+    print(f"answer key: {len(key)} upstream commits taken in {args.before}..{args.after}, "
+          f"{len(can_find)} of them fixes of what the branch had")  # fmt: skip
+
+    raw, _, _, _ = timed(["git", "--git-dir", str(repo), "log", "--format=%H%x00%B", args.upstream])
+    here = str(Path(__file__).parent)
+    grep, _, grep_out, _ = timed(
+        [sys.executable, f"{here}/naive_scan.py", str(repo), args.upstream, args.branch]
+    )
+    grep_found = set(grep_out.split())
+    index = repo.parent / "index.sqlite"
+    common = ["--repo", str(repo), "--upstream", args.upstream, "--index", str(index)]
+    common += ["--branch-pattern", args.pattern]
+    if args.work and index.exists():
+        print("(warm: the index and the answers of an earlier run in --work are reused)")
+    build, build_peak, _, _ = timed([*BACKPORTR, "index", *common, "-q"])
+    scan, scan_peak, scan_out, _ = timed(
+        [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--jobs", args.jobs]
+    )
+    report = json.loads(scan_out)
+    if args.out:
+        args.out.write_text(scan_out)
+    scored = score(report, key, can_find)
+    grep_taken = grep_found & key
+    print(f"raw log {raw:.2f} s; grep scan {grep:.2f} s; index build {build:.2f} s "
+          f"({build / raw:.1f}x the raw log, peak {build_peak >> 10} MiB); scan {scan:.1f} s "
+          f"({scan / grep:.1f}x the grep scan, peak {scan_peak >> 10} MiB)")  # fmt: skip
+    print(f"grep scan: {len(grep_found)} missing fixes, {len(grep_taken)} taken "
+          f"(precision {len(grep_taken) / max(1, len(grep_found)):.2f}, recall "
+          f"{len(grep_found & can_find) / max(1, len(can_find)):.2f})")  # fmt: skip
+    print(json.dumps(scored, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""Scans a maintainer can act on: adapted backports judged by the branch's own history and by
+evidence, a commit and its revert cancelling, siblings as witnesses, marks, a bounded range,
+findings streamed as they are settled. Each rule on a small repository shaped like its case."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from backportr.git.builder import RepoBuilder
+from tests.conftest import backportr
+
+BRANCH = "linux-5.10.y"
+SIBLING = "linux-6.1.y"
+DRIVERS = 12
+SIGNED = "Signed-off-by: Dev <dev@example.org>\n"
+
+
+def _source(n: int, a: int, b: int) -> str:
+    return f"int f{n}(int x)\n{{\n\tint a = {a};\n\tint b = {b};\n\treturn a + b + x;\n}}\n"
+
+
+def adapted_repo(
+    path: Path, taken_later: int = 0, sibling_takes: tuple[int, ...] = ()
+) -> RepoBuilder:
+    """Upstream: per driver N a refactor Y_N (`a = 1` -> `a = 10`) and then a fix T_N of
+    the next line, whose context needs Y_N. The branch carries every T_N adapted, without
+    Y_N (its original does not apply there without it); `taken_later` of them had Y_N
+    backported after. The sibling branch takes T_N with Y_N for `sibling_takes`."""
+    b = RepoBuilder(path)
+    b.commit("Linux 5.10", {f"drivers/d{n}.c": _source(n, 1, 2) for n in range(DRIVERS)})
+    b.tag("v5.10", "master")
+    b.branch(BRANCH, "master")
+    b.branch(SIBLING, "master")
+    for n in range(DRIVERS):
+        b.commit(f"d{n}: use a wider a\n\nSigned-off-by: Dev <dev@example.org>\n",
+                 {f"drivers/d{n}.c": _source(n, 10, 2)}, name=f"Y{n}")  # fmt: skip
+        b.commit(f"d{n}: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
+                 {f"drivers/d{n}.c": _source(n, 10, 20)}, name=f"T{n}")  # fmt: skip
+    for n in range(DRIVERS):
+        b.cherry_pick(b.ids[f"T{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 1, 20)})
+    for n in range(taken_later):
+        b.cherry_pick(b.ids[f"Y{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 10, 20)})
+    for n in sibling_takes:
+        b.cherry_pick(b.ids[f"Y{n}"], SIBLING)
+        b.cherry_pick(b.ids[f"T{n}"], SIBLING)
+    return b
+
+
+def scan_json(b: RepoBuilder, *args: str) -> dict[str, object]:
+    proc = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "-f", "json", *args)
+    assert proc.returncode in (0, 4), proc.stderr
+    branch = json.loads(proc.stdout)["branches"][0]
+    assert isinstance(branch, dict)
+    return branch
+
+
+def _commits(entries: object) -> set[str]:
+    assert isinstance(entries, list)
+    return {e["commit"] for e in entries}
+
+
+def test_adapted_backports_of_a_branch_that_adapts_on_purpose_are_counted_apart(
+    tmp_path: Path,
+) -> None:
+    """Twelve backports adapted around a refactor the branch never took: its history says
+    it adapts on purpose, so none is a finding to act on; each is in `adapted` with what it
+    went without, and the text says why in one line."""
+    b = adapted_repo(tmp_path / "r")
+    found = scan_json(b)
+    assert found["findings"] == []
+    assert _commits(found["adapted"]) == {b.ids[f"T{n}"] for n in range(DRIVERS)}
+    first = found["adapted"][0]  # type: ignore[index]
+    assert first["kind"] == "adapted-backport"
+    assert [m["commit"] for m in first["series"]] == [
+        b.ids[f"Y{first['subject'][1:].split(':')[0]}"]
+    ]
+    assert "of 12 adapted backports, 0 had what they went without" in str(found["practice"])
+    text = backportr("scan", "--repo", str(b.path), "-b", BRANCH)
+    assert text.returncode == 0, text.stderr  # nothing to act on
+    assert "adapted, probably on purpose (12)" in text.stdout
+
+
+def test_a_branch_that_takes_what_it_went_without_keeps_the_findings(tmp_path: Path) -> None:
+    """The same branch, where eight of twelve adapted backports had their refactor
+    backported later: the four still without it are findings, as in the IMA case."""
+    b = adapted_repo(tmp_path / "r", taken_later=8)
+    found = scan_json(b)
+    assert found["adapted"] == []
+    assert _commits(found["findings"]) == {b.ids[f"T{n}"] for n in range(8, DRIVERS)}
+    assert "8 had what they went without backported later" in str(found["practice"])
+
+
+def test_a_sibling_that_took_it_with_the_target_keeps_the_finding(tmp_path: Path) -> None:
+    """Evidence holds an adapted backport as a finding: the sibling took the refactor
+    together with the fix; the finding says so and ranks first (`high`)."""
+    b = adapted_repo(tmp_path / "r", sibling_takes=(3,))
+    found = scan_json(b)
+    assert _commits(found["findings"]) == {b.ids["T3"]}
+    finding = found["findings"][0]  # type: ignore[index]
+    assert finding["confidence"] == "high"
+    assert finding["witnesses"][0].startswith(f"{SIBLING} took {b.ids['Y3'][:12]} as ")
+    assert b.ids["T3"] not in _commits(found["adapted"])
+
+
+def test_a_recorded_dependency_keeps_the_finding(tmp_path: Path) -> None:
+    """A branch that records the refactor as the fix's dependency (`Stable-dep-of:`)."""
+    b = adapted_repo(tmp_path / "r")
+    y5, t5 = b.ids["Y5"], b.ids["T5"]
+    b.cherry_pick(y5, SIBLING, message=f"d5: use a wider a\n\ncommit {y5} upstream.\n\n"
+                  f"Stable-dep-of: {t5[:12]} (\"d5: fix b\")\n")  # fmt: skip
+    found = scan_json(b)
+    assert _commits(found["findings"]) == {t5}
+
+
+def test_a_commit_and_its_revert_are_not_proposed(tmp_path: Path) -> None:
+    """A backported fix's follow-up, and upstream's revert of that follow-up, both absent:
+    the pair cancels, nothing is incomplete."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    b.branch(BRANCH, "master")
+    fix = b.commit("a: fix\n\nCc: stable@vger.kernel.org\n", {"a.c": _source(0, 3, 2)})
+    b.cherry_pick(fix, BRANCH)
+    follow = b.commit(
+        f'a: fix the fix\n\nFixes: {fix[:12]} ("a: fix")\n', {"a.c": _source(0, 3, 4)}
+    )
+    b.revert(follow, "master")
+    found = scan_json(b)
+    assert found["findings"] == []
+
+
+def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
+    """A missing fix a sibling took ranks `high` and names the sibling's commit; one whose
+    culprit every sibling has carried for months without it ranks `low`, after it."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    b.branch(BRANCH, "master")
+    b.branch(SIBLING, "master")
+    culprit_a = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    culprit_b = b.commit("b: change", {"b.c": _source(1, 7, 2)})
+    for culprit in (culprit_a, culprit_b):
+        b.cherry_pick(culprit, BRANCH)
+        b.cherry_pick(culprit, SIBLING)
+    fix_b = b.commit(
+        f'b: fix it\n\nFixes: {culprit_b[:12]} ("b: change")\n', {"b.c": _source(1, 8, 2)}
+    )
+    b._clock += 200 * 24 * 3600  # months pass
+    fix_a = b.commit(
+        f'a: fix it\n\nFixes: {culprit_a[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)}
+    )
+    taken = b.cherry_pick(fix_a, SIBLING)
+    found = scan_json(b)
+    listed = found["findings"]
+    assert isinstance(listed, list)
+    findings = [f for f in listed if f["kind"] == "missing-fix"]
+    assert [f["commit"] for f in findings] == [fix_a, fix_b]
+    assert findings[0]["confidence"] == "high"
+    assert findings[0]["witnesses"] == [f"{SIBLING} took {fix_a[:12]} as {taken[:12]}"]
+    assert findings[1]["confidence"] == "low"
+    assert findings[1]["witnesses"] == [f"{SIBLING} carries {culprit_b[:12]} without it"]
+
+
+def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:
+    """A finding marked `not-for-branch` is counted, not listed; once it names another
+    commit (a new follow-up upstream) it is listed again, the mark quoted."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2)})
+    b.branch(BRANCH, "master")
+    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    b.cherry_pick(culprit, BRANCH)
+    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    marks = tmp_path / "marks"
+    marks.write_text(
+        f"# ours\nnot-for-branch {BRANCH} {fix[:12]} - we do not ship a.c\n"
+        f"not-for-branch {BRANCH} {culprit[:12]} {fix[:12]} nor this\n"
+    )
+    held = scan_json(b, "--marks", str(marks))
+    assert held["findings"] == []
+    assert held["marked"] == [
+        f"missing-fix {fix[:12]}: not-for-branch (we do not ship a.c)",
+        f"incomplete-backport {culprit[:12]}: not-for-branch (nor this)",
+    ]
+    quiet = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "--marks", str(marks))
+    assert quiet.returncode == 0 and "marked (2, not listed until they change)" in quiet.stdout
+    b.commit(f'a: fix the fix\n\nFixes: {fix[:12]} ("a: fix it")\n', {"a.c": _source(0, 9, 2)})
+    again = scan_json(b, "--marks", str(marks))
+    assert _commits(again["findings"]) == {fix, culprit}
+    assert "marked not-for-branch (we do not ship a.c), but it changed" in str(again["findings"])
+    marks.write_text("not-for-branch\n")
+    bad = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "--marks", str(marks))
+    assert bad.returncode == 1 and f"{marks}:1: expected" in bad.stderr
+
+
+def test_since_bounds_the_backports_looked_at_too(tmp_path: Path) -> None:
+    """`--since REV` looks at the fixes after REV and the backports of them only."""
+    b = adapted_repo(tmp_path / "r", taken_later=12)
+    every = scan_json(b)
+    bounded = scan_json(b, "--since", b.ids["T10"])
+    assert int(bounded["scanned"]) < int(every["scanned"])  # type: ignore[call-overload]
+    assert int(bounded["scanned"]) == 2  # type: ignore[call-overload]  # Y11 and T11
+
+
+def test_json_lines_are_written_as_findings_settle(tmp_path: Path) -> None:
+    """`--format jsonl`: a finding a line, written while the scan runs (the first line is
+    read before the process ends: its stdout is a pipe read line by line), then the
+    adapted backports and a summary per branch; the same findings as `--format json`."""
+    b = adapted_repo(tmp_path / "r", taken_later=8)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(b.path), "-b", BRANCH,
+         "-f", "jsonl", "--jobs", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    lines = [json.loads(line) for line in proc.stdout]
+    assert proc.wait(120) == 4
+    summary = lines[-1]
+    assert summary["kind"] == "summary" and summary["findings"] == 4
+    findings = [line for line in lines if line["kind"] == "incomplete-backport"]
+    assert {f["commit"] for f in findings} == _commits(scan_json(b)["findings"])
