@@ -107,7 +107,8 @@ def render_finding_line(f: ScanFinding) -> str:
     streams these lines): kind, commit, subject and status; one line of why; what the
     siblings did; what to run. Every line within 100 columns."""
     subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
-    out = [f"  {f.kind:<19} {f.commit[:12]} {subject}  [{f.status}]", f"      why: {f.why}"]
+    rank = "" if f.confidence == "normal" else f" ({f.confidence})"
+    out = [f"  {f.kind:<19} {f.commit[:12]} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
     out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:2]]
     if f.series:
         shown = ", ".join(m.commit[:12] for m in f.series[:5])

@@ -180,10 +180,13 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
     """Evidence that what the backport went without is wanted all the same: a sibling
-    backported it beside the target (a sibling that forked after it has it by ancestry: no
-    evidence), a branch records it as the target's dependency, or the target declares it."""
+    backported a commit it was adapted around beside the target (a sibling that forked
+    after it has it by ancestry, and a follow-up of it there is routine: no evidence), a
+    branch records it as the target's dependency, or the target declares it."""
     ws = reader.ws
-    adapted = set(finding.adapted)
+    adapted = {  # what it was adapted around itself, not what hangs on that
+        m.commit for m in finding.series if any(r.kind == "adapted" for r in m.reasons)
+    }
     ctx = reader.scanner.resolver.context(branch)
     wanted = {f.commit for f in (*declared(ctx, finding.commit), *recorded(ctx, finding.commit))}
     if adapted & wanted:

@@ -5,8 +5,9 @@ finding says the branch lacks: backported there, and as which commit ("24.11 too
 6c0a92a90b5d as 1f2e3d4c5b6a"; a sibling that forked after the commit has it by ancestry, no
 decision of its maintainers, so no witness); or, where the sibling carries the same base (the
 backport, or the culprit of a missing fix) without any of them, skipped. The finding's
-confidence follows: a sibling backported one of them, `high`; every sibling that carries the
-base went without all of them while they existed upstream for months (`SKIPPED_FOR`), `low`;
+confidence follows: a sibling that backported the base as well backported one of them (the
+same decision as the branch's, made), `high`; every sibling that carries the base went
+without all of them for months (`SKIPPED_FOR`: upstream that long before its tip), `low`;
 otherwise `normal`.
 """
 
@@ -35,7 +36,6 @@ class Witnesses:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self._now = self._time(ws.upstream.tip)
 
     def _siblings(self, branch: Ref) -> list[Ref]:
         upstream = self.ws.upstream.refname
@@ -49,6 +49,7 @@ class Witnesses:
         took = False
         skipped: list[str] = []
         for sibling in self._siblings(branch):
+            based = [presence.check(base, sibling) for base in bases]
             carried = []
             for commit in missing:
                 found = presence.check(commit, sibling)
@@ -58,9 +59,10 @@ class Witnesses:
                         shown += f" as {found.as_commit[:12]}"
                     carried.append(shown)
             if carried:
-                took = True
+                # the same decision as here: the sibling backported the base too
+                took = took or any(p.present and p.how != "ancestor" for p in based)
                 lines.append(f"{sibling.name} took {', '.join(carried)}")
-            elif any(presence.check(base, sibling).present for base in bases):
+            elif any(p.present for p in based):
                 skipped.append(sibling.name)
         if skipped:
             verb = "carries" if len(skipped) == 1 else "carry"
@@ -70,8 +72,9 @@ class Witnesses:
         if took:
             return Witnessed(tuple(lines), "high")
         newest = max((self._time(c) for c in missing), default=0)
-        if skipped and newest and self._now - newest >= SKIPPED_FOR:
-            return Witnessed(tuple(lines), "low")
+        tips = {s.name: self._time(s.tip) for s in self._siblings(branch)}
+        if skipped and newest and all(tips[s] - newest >= SKIPPED_FOR for s in skipped):
+            return Witnessed(tuple(lines), "low")  # each sibling had months to take them
         return Witnessed(tuple(lines), "normal")
 
     def _time(self, commit: Oid) -> int:
