@@ -38,22 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from installed import BACKPORTR
+from naive_scan import git
 from scratchgit import scratch_dir
 
 _UPSTREAM = re.compile(
     r"(?:upstream commit|cherry.picked from commit|commit)\s+([0-9a-f]{40})", re.IGNORECASE
 )
 _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{6,40})", re.IGNORECASE | re.MULTILINE)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "--git-dir", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        errors="replace",
-    ).stdout
 
 
 def prepare(mirror: Path, args: argparse.Namespace) -> Path:

@@ -25,6 +25,7 @@ from typing import Any
 
 from backportr.errors import BackportrError
 from backportr.git.files import blob_text, files_changed_since, tree_blobs
+from backportr.infra.files import depth_of_json
 from backportr.model import Oid
 
 MAX_BYTES = 1024 * 1024  # the largest real record is about 60 KiB
@@ -71,7 +72,7 @@ def parse_record(text: str, name: str, sha1: str | None = None) -> CveRecord:
     """A record from its JSON text (`name` for messages; `sha1` the `.sha1` file's text)."""
     if len(text) > MAX_BYTES:
         raise BadRecord(f"{name}: larger than {MAX_BYTES} bytes")
-    if _depth(text) > MAX_DEPTH:
+    if depth_of_json(text) > MAX_DEPTH:
         raise BadRecord(f"{name}: JSON nested deeper than {MAX_DEPTH}")
     try:
         data = json.loads(text)
@@ -110,28 +111,6 @@ def parse_record(text: str, name: str, sha1: str | None = None) -> CveRecord:
         tuple(dict.fromkeys(files)),
         hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16],
     )
-
-
-def _depth(text: str) -> int:
-    """The deepest nesting of `[` and `{` outside strings: one pass."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 @dataclass(frozen=True, slots=True)
