@@ -100,8 +100,9 @@ def neutralise_programs(config: list[tuple[str, str, str]]) -> None:
 
 def _read_only_config(env: dict[str, str]) -> dict[str, str]:
     """`GIT_CONFIG_COUNT` entries after the user's own, and the empty work tree."""
-    if not _empty_tree_dir:
-        _empty_tree_dir.append(tempfile.mkdtemp(prefix="backportr-no-worktree-"))
+    if not _empty_tree_dir or not os.path.isdir(_empty_tree_dir[0]):  # (a bot runs for weeks:
+        # a cleaner of /tmp may have taken it)
+        _empty_tree_dir[:] = [tempfile.mkdtemp(prefix="backportr-no-worktree-")]
         import atexit
         import shutil
 
