@@ -514,3 +514,16 @@ def test_a_queued_file_name_with_control_bytes_is_said_escaped(
     assert proc.returncode == 0, proc.stderr
     assert "already queued as odd" in proc.stderr and "\u202e" not in proc.stderr
     assert (out / "series").read_text().splitlines()[0] == name  # kept where it was
+
+
+def test_an_output_named_mbox_is_one_mbox_file(ima: ImaFixture, tmp_path: Path) -> None:
+    """`-o PATH.mbox` writes one mbox file, as `git format-patch --stdout > PATH` would (it
+    made a directory of that name); any other `-o` stays a queue directory."""
+    out = tmp_path / "series.mbox"
+    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file()
+    assert len(_messages(out.read_text(), tmp_path)) == 4
+    queue = tmp_path / "queue"
+    assert _resolve(ima, "-b", "v5.10.194", "--output", str(queue)).returncode == 0
+    assert queue.is_dir() and (queue / "series").is_file()

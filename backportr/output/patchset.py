@@ -13,6 +13,7 @@ said in one line; `partial` writes the members before the first left-out one, wi
 from __future__ import annotations
 
 import email.utils
+import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,8 +62,16 @@ class SeriesWriter:
     def write(
         self, report: Report, tips: dict[str, Oid], output: Path | None, stdout: TextIO | None
     ) -> None:
-        """Every branch of `report`: to `stdout` (one mbox) or into `output` (a queue
-        directory, a subdirectory per branch when several)."""
+        """Every branch of `report`: to `stdout` (one mbox), into a file `output` named
+        `*.mbox` (that mbox, as `git format-patch --stdout > PATH` writes it), or into
+        `output` (a queue directory, a subdirectory per branch when several)."""
+        if output is not None and output.suffix == ".mbox" and not output.is_dir():
+            buffer = io.StringIO()
+            self.write(report, tips, None, buffer)
+            if buffer.getvalue():
+                write_atomically(output, buffer.getvalue())
+                self.say(f"{len(report.branches)} branch(es) written to {output}")
+            return
         now = time.time()
         targets = report.targets or (report.target,)
         owner = ",".join(targets)
