@@ -278,3 +278,14 @@ def test_a_record_file_named_with_control_bytes_is_said_escaped(
     proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
     assert proc.returncode == 0 and "skipped the record" in proc.stderr
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+
+
+def test_a_directory_without_records_is_one_line(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """An empty or unrelated directory as --records exited 0 with nothing said."""
+    path, _ids, _records = example
+    (tmp_path / "README").write_text("not a vulns repository\n")
+    proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
+    assert proc.returncode == 1 and "no CVE record (CVE-*.json) in it" in proc.stderr
+    assert proc.stderr.count("\n") == 1

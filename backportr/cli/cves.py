@@ -19,7 +19,7 @@ from backportr.cli.app import (
     default_branches,
     make_settings,
 )
-from backportr.errors import ExitCode, UsageError
+from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.output import write_atomically
 from backportr.output.safe import terminal
 from backportr.progress import TerminalProgress
@@ -128,10 +128,15 @@ def cves_command(
     holder = CveState(state) if state is not None else None
     try:
         with open_workspace(settings, progress=progress) as ws:
-            files = read_records(records, records_ref)
+            files = list(read_records(records, records_ref))
+            if not files:
+                raise BackportrError(
+                    f"--records {records}: no CVE record (CVE-*.json) in it; give the kernel's "
+                    "vulns repository or its cve/published directory"
+                )
             if since is not None:
                 recent = changed_since(records, records_ref, since)
-                files = (f for f in files if f.name in recent)
+                files = [f for f in files if f.name in recent]
             outcomes, bad = check_records(
                 ws, files, wanted, progress, holder, jobs=jobs, settings=settings
             )
