@@ -15,7 +15,7 @@ the mark quoted. `backportr scan` prints the line to add under each finding (`ma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from backportr.errors import BackportrError
@@ -97,8 +97,6 @@ class Marks:
 
     def quoted(self, finding: ScanFinding) -> ScanFinding:
         """A finding whose mark no longer matches, with the mark in its evidence."""
-        from dataclasses import replace
-
         mark = self.find(finding)
         if mark is None:
             return finding

@@ -30,7 +30,7 @@ from backportr.model import Oid
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.scan.findings import BranchScan, ScanFinding
-from backportr.scan.scanner import Scanner
+from backportr.scan.scanner import Scanner, adapted_roots
 
 MIN_HISTORY = 10
 """Adapted backports whose fate is known before a branch's practice is judged."""
@@ -154,9 +154,10 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
     scan.practice = practice.describe()
     if not practice.adapts_on_purpose:
         return
+    pending = {id(f) for f in resting}
     kept: list[ScanFinding] = []
     for finding in scan.findings:
-        if finding not in resting or _held(reader, branch, finding):
+        if id(finding) not in pending or _held(reader, branch, finding):
             kept.append(finding)
             continue
         adapted = set(finding.adapted)
@@ -184,9 +185,7 @@ def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
     after it has it by ancestry, and a follow-up of it there is routine: no evidence), a
     branch records it as the target's dependency, or the target declares it."""
     ws = reader.ws
-    adapted = {  # what it was adapted around itself, not what hangs on that
-        m.commit for m in finding.series if any(r.kind == "adapted" for r in m.reasons)
-    }
+    adapted = adapted_roots(finding.series)  # not what hangs on those
     ctx = reader.scanner.resolver.context(branch)
     wanted = {f.commit for f in (*declared(ctx, finding.commit), *recorded(ctx, finding.commit))}
     if adapted & wanted:

@@ -486,11 +486,16 @@ def is_pending(finding: ScanFinding) -> bool:
     return finding.kind == "incomplete-backport" and bool(finding.adapted)
 
 
+def adapted_roots(series: tuple[Member, ...]) -> set[Oid]:
+    """The members with an `adapted` reason: what a backport was adapted around itself."""
+    return {m.commit for m in series if any(r.kind == "adapted" for r in m.reasons)}
+
+
 def adapted_members(series: tuple[Member, ...]) -> set[Oid]:
     """The members a backport went without (an `adapted` reason: its upstream original does
     not apply without them) and those that hang only on them (every reason of theirs relates
     to one: a follow-up of one, a symbol one of them uses)."""
-    adapted = {m.commit for m in series if any(r.kind == "adapted" for r in m.reasons)}
+    adapted = adapted_roots(series)
     grown = True
     while grown:
         grown = False

@@ -45,10 +45,11 @@ class Witnesses:
         """What each sibling did with `missing`, and with `bases` (the backport, or the
         culprits of a missing fix) without them."""
         presence = self.ws.presence
+        siblings = self._siblings(branch)
         lines: list[str] = []
         took = False
         skipped: list[str] = []
-        for sibling in self._siblings(branch):
+        for sibling in siblings:
             based = [presence.check(base, sibling) for base in bases]
             carried = []
             for commit in missing:
@@ -72,8 +73,8 @@ class Witnesses:
         if took:
             return Witnessed(tuple(lines), "high")
         newest = max((self._time(c) for c in missing), default=0)
-        tips = {s.name: self._time(s.tip) for s in self._siblings(branch)}
-        if skipped and newest and all(tips[s] - newest >= SKIPPED_FOR for s in skipped):
+        tips = {s.name: s.tip for s in siblings}
+        if skipped and newest and all(self._time(tips[s]) - newest >= SKIPPED_FOR for s in skipped):
             return Witnessed(tuple(lines), "low")  # each sibling had months to take them
         return Witnessed(tuple(lines), "normal")
 
