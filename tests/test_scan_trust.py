@@ -219,3 +219,15 @@ def test_json_lines_are_written_as_findings_settle(tmp_path: Path) -> None:
     assert summary["kind"] == "summary" and summary["findings"] == 4
     findings = [line for line in lines if line["kind"] == "incomplete-backport"]
     assert {f["commit"] for f in findings} == _commits(scan_json(b)["findings"])
+
+
+def test_the_run_line_quotes_a_branch_name_for_the_shell() -> None:
+    """A branch name is data: one holding shell syntax is quoted in the `run:` line a
+    maintainer copies."""
+    from backportr.output.scan import run_line
+    from backportr.scan.findings import ScanFinding
+
+    finding = ScanFinding("missing-fix", "23.11;touch$(x)", "a" * 40, "s", "ready")
+    assert run_line(finding) == (
+        f"backportr resolve {'a' * 12} -b '23.11;touch$(x)' -f mbox -o 'queue-23.11;touch$(x)'"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,8 +57,8 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
         "branches": [
             {
                 "branch": s.branch,
-                "findings": [_finding(f) for f in s.findings],
-                "adapted": [_finding(f) for f in s.adapted],
+                "findings": [finding_dict(f) for f in s.findings],
+                "adapted": [finding_dict(f) for f in s.adapted],
                 "marked": list(s.marked),
                 "practice": s.practice,
                 "errors": list(s.errors),
@@ -90,16 +91,14 @@ def finding_dict(f: ScanFinding) -> dict[str, object]:
     }
 
 
-_finding = finding_dict
-
-
 def run_line(f: ScanFinding) -> str:
     """What to run for a finding: the series, as patches for the branch's queue."""
     commit = f.commit[:12]
     if f.kind == "reverted-upstream":  # the revert is what to take
         found = re.search(r"reverted upstream by ([0-9a-f]{7,40})", " ".join(f.evidence))
         commit = found.group(1) if found else commit
-    return f"backportr resolve {commit} -b {f.branch} -f mbox -o queue-{f.branch}"
+    branch, queue = shlex.quote(f.branch), shlex.quote(f"queue-{f.branch}")  # names are data
+    return f"backportr resolve {commit} -b {branch} -f mbox -o {queue}"
 
 
 def render_finding_line(f: ScanFinding) -> str:
