@@ -85,7 +85,8 @@ class BotState:
             "CREATE TABLE IF NOT EXISTS messages(message_id TEXT PRIMARY KEY, "
             "verdict TEXT NOT NULL, detail TEXT, reply_id TEXT, at INTEGER NOT NULL);"
             "CREATE TABLE IF NOT EXISTS outbox(message_id TEXT PRIMARY KEY, "
-            "reply_id TEXT NOT NULL, reply BLOB NOT NULL, at INTEGER NOT NULL);",
+            "reply_id TEXT NOT NULL, reply BLOB NOT NULL, at INTEGER NOT NULL);"
+            "CREATE INDEX IF NOT EXISTS messages_by_reply ON messages(reply_id);",
             "the bot state",
         )
 
