@@ -404,3 +404,40 @@ def test_text_that_is_not_utf8_is_merged_by_git(tmp_path: Path) -> None:
     answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
     assert (ours.result, answer) == ("clean", "clean")
     assert TrialApplier(Repo(b.path)).write_tree(ours.state) == tree
+
+
+def test_a_file_git_found_nowhere_is_a_conflict_without_git_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix of a file the branch deleted (DPDK's fixes of drivers a stable line never had):
+    once git's merge found no moved copy of it (a modify/delete), the pick of that fix onto
+    another state of the same branch is the same conflict without a git process; onto a
+    state that adds a file (a copy git might match), git is asked again. Both answers are
+    git's."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"drivers/old.c": _text(CONNECT), "lib/misc.c": _text(MISC)})
+    b.branch("stable", "master")
+    b.commit("stable: drop the old driver", {"drivers/old.c": None}, branch="stable")
+    helper = b.commit("lib: tidy", {"lib/misc.c": _edit(MISC, 3, "tidied")})
+    added = b.commit("lib: new helper", {"lib/helper.c": _text(INODE)})
+    fix = b.commit("old: fix", {"drivers/old.c": _edit(CONNECT, 5, "fixed 5")})
+    repo = Repo(b.path)
+    applier = TrialApplier(repo)
+    calls: list[str] = []
+    real = repo.cherry_pick_tree
+
+    def counted(commit: str, onto: str) -> object:
+        calls.append(commit)
+        return real(commit, onto)
+
+    monkeypatch.setattr(repo, "cherry_pick_tree", counted)
+    tip = TreeState(b.tip("stable"))
+    first = applier.pick(fix, tip)
+    assert first.result == "conflict" and calls == [fix]
+    tidied = applier.pick(helper, tip).state
+    again = applier.pick(fix, tidied)
+    assert again.result == "conflict" and calls == [fix]  # answered without git
+    assert again.conflict_files == first.conflict_files == ("drivers/old.c",)
+    applier.pick(fix, applier.pick(added, tip).state)
+    assert calls == [fix, fix]  # a state with a new file: git's rename detection decides
+    assert _git_pick(b.path, b.tip("stable"), fix, tmp_path / "wt")[0] == "conflict"

@@ -70,6 +70,9 @@ class TrialApplier:
         self._forced_pairs: dict[tuple[pygit2.Oid, pygit2.Oid], bool] = {}
         # Where git's merge found a file a commit names, on a base it had moved away from.
         self._found_at: dict[tuple[Oid, str], str] = {}
+        # Where it found such a file nowhere (a modify/delete conflict): the base, the path
+        # and the file's blob before the commit, as rename detection compares that blob.
+        self._nowhere: set[tuple[Oid, str, pygit2.Oid]] = set()
         self._changed: dict[Oid, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._held = HeldBlobs(self.git)
         self._recent = RecentTexts()
@@ -251,6 +254,11 @@ class TrialApplier:
                 ):
                     out.append(FileChange(found, found, change.old, change.new, change.old_path))
                     continue
+                if (state.base, change.old_path, change.old[0]) in self._nowhere and not (
+                    self._adds_files(state)
+                ):
+                    out.append(change)  # git found it nowhere: modify/delete, as before
+                    continue
                 if merge_tree_version() is not None:
                     return None
             elif (
@@ -262,6 +270,12 @@ class TrialApplier:
                 return None
             out.append(change)
         return out
+
+    def _adds_files(self, state: TreeState) -> bool:
+        """Does the state hold a file its base lacks (one git's rename detection could
+        match a moved file to)?"""
+        return any(e is not None and self._tree_entry(state.base, p) is None
+                   for p, e in state.overlay.items())  # fmt: skip
 
     def _has_directory(self, state: TreeState, directory: str) -> bool:
         if not directory:
@@ -321,6 +335,14 @@ class TrialApplier:
         for staged in merge.staged:
             if staged.stage == 1 and staged.blob in by_old:
                 self._found_at[(state.base, by_old[staged.blob])] = staged.path
+        if not self._adds_files(state):
+            ours = {s.path for s in merge.staged if s.stage == 2}
+            for change in moved:
+                assert change.old is not None
+                stages = {s.stage for s in merge.staged if s.path == change.old_path}
+                if stages and 2 not in stages and change.old_path not in ours:
+                    # a modify/delete at the commit's own path: git found no moved copy
+                    self._nowhere.add((state.base, change.old_path, change.old[0]))
         named = self.paths(commit)
         elsewhere = [p for p, e in written.items() if e is not None and p not in named]
         if merge.clean and len(moved) == 1 and len(elsewhere) == 1:
