@@ -1,7 +1,8 @@
 """Turn a resolved series into ready-to-send patches (data; rendering is in output/mbox.py).
 
-Each patch carries the original author and date, the stable annotation as first body line
-(`commit <40 hex> upstream.` or `[ Upstream commit <40 hex> ]`), the original message, a
+Each patch carries the original author and date, the branch's own annotation naming the
+upstream commit (`text.annotations`: the kernel's `commit <40 hex> upstream.` first, DPDK's
+`[ upstream commit <40 hex> ]`, Xen's `master commit:` last...), the original message, a
 `Stable-dep-of:` trailer for every member pulled in only because another needs it (after
 every upstream trailer, just before the backporter's sign-off, as the stable team writes it),
 the backporter's sign-off when asked, and the diff of the in-memory trial: what the member
@@ -12,16 +13,17 @@ series never contradicts itself).
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport, Member, Oid
+from backportr.text.annotations import BY_NAME, DEFAULT
 from backportr.text.trailers import parse_version
 
-Annotation = Literal["greg", "sasha"]
+Annotation = str  # a name of `text.annotations.FORMS`
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,22 +222,31 @@ def _body(
     message: str,
     member: Member,
     by_commit: dict[Oid, Member],
-    annotation: Annotation,
+    annotation: str,
     repo: Repo,
     signoff: str | None = None,
     outside: set[Oid] | frozenset[Oid] = frozenset(),
 ) -> str:
+    """The upstream message without its subject, annotated in the branch's form
+    (`text.annotations`): first, or after every trailer (as `git cherry-pick -x` writes
+    it); the backporter's sign-off last."""
     text = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
-    first = (
-        f"commit {member.commit} upstream."
-        if annotation == "greg"
-        else f"[ Upstream commit {member.commit} ]"
-    )
     lines = text.rstrip().splitlines()
     lines += _stable_deps(member, by_commit, repo, outside)  # after every upstream trailer
-    if signoff and (not lines or lines[-1] != f"Signed-off-by: {signoff}"):
-        lines.append(f"Signed-off-by: {signoff}")
-    return first + "\n\n" + "\n".join(lines).rstrip() + "\n"
+    form = BY_NAME.get(annotation, BY_NAME[DEFAULT])
+    body = form.write("\n".join(lines), member.commit, _committer_date(repo, member.commit))
+    if signoff and not body.rstrip("\n").endswith(f"\nSigned-off-by: {signoff}"):
+        body = body.rstrip("\n") + f"\nSigned-off-by: {signoff}\n"
+    return body
+
+
+def _committer_date(repo: Repo, commit: Oid) -> str:
+    """The commit's committer date as git's `%ci` prints it (`2024-03-12 16:24:37 +0100`):
+    what Xen's `master date:` line carries."""
+    signature = repo.commit(commit).committer
+    zone = datetime.timezone(datetime.timedelta(minutes=signature.offset))
+    when = datetime.datetime.fromtimestamp(signature.time, zone)
+    return when.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def _stable_deps(

@@ -5,7 +5,7 @@ command line parses options into it and renders what it returns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,8 @@ from backportr.model import ProgressCallback, Report, SiblingsPolicy, no_progres
 from backportr.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
+    from backportr.git.names import Ref
+    from backportr.output.annotations import LearnedForm
     from backportr.output.patchset import MboxOptions
     from backportr.patches import Annotation, Step
     from backportr.resolve.resolver import Resolver
@@ -110,14 +112,27 @@ class ResolveRun:
             report = with_covers(report, Lore(self.options.lore), ws)
         return report
 
+    def annotations(self, asked: Annotation | None) -> dict[str, Annotation]:
+        """The annotation form of each branch's patches: `asked` (--annotation,
+        backportr.annotation), else the one the branch's own backports use (learned)."""
+        if asked is not None:
+            return {b.name: asked for b in self.ws.branches}
+        return {b.name: self.learned_form(b).form.name for b in self.ws.branches}
+
+    def learned_form(self, branch: Ref) -> LearnedForm:
+        from backportr.output.annotations import learn_form
+
+        return learn_form(self.ws.repo, branch.tip, self.resolver.context(branch).fork)
+
     def script_steps(
-        self, report: Report, annotation: Annotation, signoff: str | None
+        self, report: Report, annotations: Mapping[str, Annotation], signoff: str | None
     ) -> dict[str, list[Step]]:
         """Each branch's steps of the script output."""
         from backportr.patches import script_steps
 
         return {
-            b.branch: script_steps(self.ws.repo, b, annotation, signoff) for b in report.branches
+            b.branch: script_steps(self.ws.repo, b, annotations.get(b.branch, "greg"), signoff)
+            for b in report.branches
         }
 
     def write_patches(

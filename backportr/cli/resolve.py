@@ -28,6 +28,7 @@ from backportr.model import Report
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
 from backportr.progress import TerminalProgress
+from backportr.text.annotations import BY_NAME
 
 
 class ResolveFormat(StrEnum):
@@ -46,18 +47,14 @@ class Siblings(StrEnum):
     all = "all"
 
 
-class AnnotationStyle(StrEnum):
-    greg = "greg"
-    sasha = "sasha"
-
-
-def _annotation(repo: Path) -> AnnotationStyle:
-    """backportr.annotation (greg when unset); another value is a usage error, one line."""
-    value = git_config(repo).value("backportr.annotation") or "greg"
-    try:
-        return AnnotationStyle(value)
-    except ValueError:
-        raise UsageError(f"backportr.annotation is 'greg' or 'sasha', not {value!r}") from None
+def _annotation(repo: Path, asked: str | None) -> str | None:
+    """--annotation, else backportr.annotation, else None (each branch's learned form); a
+    name not in the table is a usage error, one line."""
+    value = asked or git_config(repo).value("backportr.annotation")
+    if value is not None and value not in BY_NAME:
+        where = "--annotation" if asked else "backportr.annotation"
+        raise UsageError(f"{where} is one of {', '.join(BY_NAME)}, not {value!r}")
+    return value
 
 
 def _render_html(report: Report) -> str:
@@ -155,11 +152,14 @@ def resolve_command(
         ),
     ] = None,
     annotation: Annotated[
-        AnnotationStyle | None,
+        str | None,
         typer.Option(
             "--annotation",
-            help="mbox: 'commit X upstream.' (greg) or '[ Upstream commit X ]' (sasha); "
-            "default: backportr.annotation, else greg.",
+            metavar="FORM",
+            help="mbox, script: the upstream annotation: greg ('commit X upstream.'), sasha "
+            "('[ Upstream commit X ]'), dpdk ('[ upstream commit X ]'), xen ('master "
+            "commit: X'), cherry-pick, backported; default: backportr.annotation, else the "
+            "form the branch's own backports use (greg where none).",
         ),
     ] = None,
     signoff: Annotated[
@@ -283,14 +283,14 @@ def resolve_command(
             report = run.resolve(asked)
             refs = run.refs
             if output_format is ResolveFormat.script:
-                style = annotation or _annotation(repo)
-                steps = run.script_steps(report, style.value, _signoff(repo) if signoff else None)
+                forms = run.annotations(_annotation(repo, annotation))
+                steps = run.script_steps(report, forms, _signoff(repo) if signoff else None)
             if output_format is ResolveFormat.mbox:
                 from backportr.git.repo import branch_template
                 from backportr.output.patchset import MboxOptions
 
                 mbox = MboxOptions(
-                    annotation=(annotation or _annotation(repo)).value,
+                    annotations=run.annotations(_annotation(repo, annotation)),
                     signoff=_signoff(repo) if signoff else None,
                     mailing=_mailing(repo, to, cc, cover),
                     numbered=numbered,

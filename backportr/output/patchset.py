@@ -15,7 +15,7 @@ from __future__ import annotations
 import email.utils
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -30,6 +30,7 @@ from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, rende
 from backportr.output.queue import COVER, QueuedFile, QueueDirectory
 from backportr.output.safe import one_line
 from backportr.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
+from backportr.text.annotations import DEFAULT
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class MboxOptions:
     """How the patches are written: annotation, sign-off, the mails' recipients and cover
     letter, file names, and what happens when a member is left out."""
 
-    annotation: Annotation = "greg"
+    annotations: Mapping[str, Annotation] = field(default_factory=dict)  # branch -> form
     signoff: str | None = None
     mailing: Mailing = field(default_factory=Mailing)
     numbered: bool = False  # 0001-... names (a one-off directory), not the queue's
@@ -118,7 +119,7 @@ class SeriesWriter:
             self.applier,
             tip,
             branch,
-            self.options.annotation,
+            self.options.annotations.get(branch.branch, DEFAULT),
             self.options.signoff,
             members=members,
             prefix=self.options.subject_prefix,
