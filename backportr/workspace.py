@@ -7,13 +7,14 @@ and backports inform the others), then updates the index incrementally.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 from dataclasses import dataclass
 
 from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
-from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo, naming_of
 from backportr.index import CommitIndex, UpdateStats
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
@@ -131,5 +132,16 @@ def _open(
         presence=PresenceChecker(repo, index),
         stats=stats,
         culprits=settings.culprits,
-        branch_pattern=settings.branch_pattern,
+        branch_pattern=_naming(repo, settings.branch_pattern),
     )
+
+
+def _naming(repo: Repo, pattern: str) -> str:
+    """How the project names its stable branches: the pattern, or where the default names
+    none and the branches were found by what they hold, the template their names share."""
+    if pattern != DEFAULT_BRANCH_PATTERN:
+        return pattern
+    names = repo.stable_branches(pattern)
+    if not names or any(fnmatch.fnmatchcase(n, pattern) for n in names):
+        return pattern
+    return naming_of(names) or pattern

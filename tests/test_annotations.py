@@ -123,3 +123,59 @@ def test_git_can_commit_what_the_script_writes(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"[ upstream commit {target} ]" in proc.stdout
     assert subprocess.run(["bash", "-n"], input=proc.stdout, text=True).returncode == 0
+
+
+def _stable_project(path: Path, names: list[str], form: str) -> tuple[RepoBuilder, str]:
+    """Upstream `main`, stable branches `names` holding annotated backports, a topic branch
+    without any, and a fix of a commit every stable branch carries (a missing fix)."""
+    b = RepoBuilder(path)
+    b.commit("base", {f"f{n}.c": _text(f"f{n}") for n in range(8)})
+    culprit = b.commit("f7: rework", {"f7.c": _text("f7").replace("f7 5", "reworked")})
+    for name in names:
+        b.branch(name, "master")
+    b.branch("topic/wip", "master")
+    backports = [
+        b.commit(f"f{n}: fix", {f"f{n}.c": _text(f"f{n}").replace(f"f{n} 3", f"fixed {n}")})
+        for n in range(6)
+    ]
+    for name in names:
+        for fix in backports:
+            subject, _, rest = b.repo[fix].peel(pygit2.Commit).message.partition("\n")
+            written = BY_NAME[form].write(rest, fix, "2024-03-12 16:24:37 +0100")
+            b.cherry_pick(fix, name, message=f"{subject}\n\n{written}", annotation=None)
+    b.commit("topic: start", {"topic.c": "x\n"}, branch="topic/wip")
+    missing = b.commit(
+        f'f7: fix the rework\n\nFixes: {culprit[:12]} ("f7: rework")\n',
+        {"f7.c": _text("f7").replace("f7 5", "reworked right")},
+    )
+    b.branch("main", "master")
+    return b, missing
+
+
+@pytest.mark.parametrize(
+    ("names", "form"), [(["22.11", "23.11"], "dpdk"), (["stable-4.18", "stable-4.19"], "xen")]
+)
+def test_stable_branches_are_found_by_what_they_hold(
+    tmp_path: Path, names: list[str], form: str
+) -> None:
+    """No branch pattern configured, no -b: scan and resolve consider the branches whose
+    commits name upstream commits (not the topic branch), and the patches' subject prefix
+    names each as the project does."""
+    b, missing = _stable_project(tmp_path / "r", names, form)
+    scan = backportr("scan", "--repo", str(b.path), "--upstream", "main", "-f", "json")
+    assert scan.returncode == 4, scan.stderr
+    import json
+
+    report = json.loads(scan.stdout)
+    assert [br["branch"] for br in report["branches"]] == names
+    for branch in report["branches"]:
+        assert [f["commit"] for f in branch["findings"] if f["kind"] == "missing-fix"] == [missing]
+    resolved = backportr("resolve", missing, "--repo", str(b.path), "--upstream", "main",
+                         "-f", "json")  # fmt: skip
+    assert resolved.returncode in (0, 4), resolved.stderr
+    assert [br["branch"] for br in json.loads(resolved.stdout)["branches"]] == names
+    mbox = backportr("resolve", missing, "-b", names[-1], "--repo", str(b.path), "--upstream",
+                     "main", "-f", "mbox")  # fmt: skip
+    assert mbox.returncode == 0, mbox.stderr
+    version = names[-1].rsplit("-", 1)[-1]
+    assert f"Subject: [PATCH {names[-1] if form == 'dpdk' else version}] f7: fix" in mbox.stdout

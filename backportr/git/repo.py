@@ -52,6 +52,11 @@ DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
 
 
+_ANNOTATED_LOOKED_AT = 100
+_ANNOTATED_LEAST = 5
+_BRANCHES_LOOKED_AT = 400
+
+
 def branch_template(pattern: str) -> str:
     """The branch a version names, as a template (`{v}` the version: `5.10`, `23.11`), from
     the branch pattern: `linux-{v}.y` as it is; a glob's first `*` becomes `{v}`
@@ -59,6 +64,16 @@ def branch_template(pattern: str) -> str:
     if "{v}" in pattern:
         return pattern
     return pattern.replace("*", "{v}", 1) if "*" in pattern else "{v}"
+
+
+def naming_of(names: list[str]) -> str | None:
+    """The template the names share (`{v}` for their version: DPDK's `23.11` -> `{v}`, Xen's
+    `stable-4.19` -> `stable-{v}`), or None where they do not share one."""
+    templates = {re.sub(r"\d+\.\d+", "{v}", name, count=1) for name in names}
+    if len(templates) != 1:
+        return None
+    template = templates.pop()
+    return template if "{v}" in template else None
 
 
 def _looks_like_a_date(text: str) -> bool:
@@ -117,6 +132,7 @@ class Repo:
         self._scratch: Path | None = None  # where objects written by trials go
         self._objects: str | None = None  # the object directory, as git names it
         self.names = Names(self)
+        self._annotated: list[str] | None = None  # `annotated_branches`, found once
         self.streams = Streams(self)
         self.search = Searches(self, self.streams)
         self.diffs = Diffs(self, self.search)
@@ -180,18 +196,55 @@ class Repo:
 
     def stable_branches(self, pattern: str = DEFAULT_BRANCH_PATTERN) -> list[str]:
         """Short names of local and remote-tracking branches matching the pattern (a glob,
-        or a template whose `{v}` is a version: `branch_template`), deduplicated."""
+        or a template whose `{v}` is a version: `branch_template`), deduplicated. With the
+        default pattern and no branch named so, the branches that are stable branches by
+        what they hold (`annotated_branches`): DPDK's `23.11`, Xen's `stable-4.19`."""
+        names = [
+            n for n in self._branch_names() if fnmatch.fnmatchcase(n, pattern.replace("{v}", "*"))
+        ]
+        if not names and pattern == DEFAULT_BRANCH_PATTERN:
+            names = self.annotated_branches()
+        return sorted(names, key=_branch_sort_key)
+
+    def _branch_names(self) -> set[str]:
         names: set[str] = set()
         for refname in self.git.references:
             if refname.startswith("refs/heads/"):
-                short = refname[len("refs/heads/") :]
-            elif refname.startswith("refs/remotes/"):
-                short = refname[len("refs/remotes/") :].split("/", 1)[-1]
-            else:
-                continue
-            if fnmatch.fnmatchcase(short, pattern.replace("{v}", "*")):
-                names.add(short)
-        return sorted(names, key=_branch_sort_key)
+                names.add(refname[len("refs/heads/") :])
+            elif refname.startswith("refs/remotes/") and not refname.endswith("/HEAD"):
+                names.add(refname[len("refs/remotes/") :].split("/", 1)[-1])
+        return names
+
+    def annotated_branches(self) -> list[str]:
+        """The branches whose newest commits carry annotations naming upstream commits (a
+        stable branch is where backports land): at least `_ANNOTATED_LEAST` of the newest
+        `_ANNOTATED_LOOKED_AT`, and a tenth of them. Upstream's own names are never one; at
+        most `_BRANCHES_LOOKED_AT` branches are read (a repository of thousands of topic
+        branches names its stable ones by a pattern)."""
+        if self._annotated is None:
+            from backportr.text.trailers import names_upstream
+
+            found = []
+            for name in sorted(self._branch_names() - {"master", "main", "HEAD"})[
+                :_BRANCHES_LOOKED_AT
+            ]:
+                try:
+                    ref = self.find_ref(name)
+                except BackportrError:
+                    continue  # a broken ref: no branch to judge
+                if ref is None:
+                    continue
+                walker = self.git.walk(pygit2.Oid(hex=ref.tip), SortMode.TIME)
+                looked = annotated = 0
+                for commit in walker:
+                    if looked >= _ANNOTATED_LOOKED_AT:
+                        break
+                    looked += 1
+                    annotated += names_upstream(commit.message)
+                if annotated >= _ANNOTATED_LEAST and annotated * 10 >= looked:
+                    found.append(name)
+            self._annotated = found
+        return list(self._annotated)
 
     def _peel_ref(self, refname: str) -> Oid:
         """The commit a ref names; a dangling ref, or one naming a blob or a tree, is bad

@@ -148,7 +148,7 @@ class Checker:
     def _branches(self, mail: Mail) -> list[Ref]:
         names = list(mail.branch_names(branch_template(self.ws.branch_pattern)))
         if mail.ranges:
-            every = self.ws.repo.stable_branches(self.ws.branch_pattern)
+            every = [b.name for b in self.ws.indexed]  # the stable branches, found or named
             for low, high in mail.ranges:
                 lo, hi = parse_version(low), parse_version(high)
                 names += [
