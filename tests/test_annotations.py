@@ -58,7 +58,7 @@ def _first_mail_body(path: Path, target: str, branch: str, *extra: str) -> str:
         ("dpdk", "23.11", "[ upstream commit {id} ]", None),
         ("xen", "stable-4.19", None, "master date: "),
         ("cherry-pick", "release-1.2", None, "(cherry picked from commit {id})"),
-        ("sasha", "linux-5.10.y", "commit {id} upstream.", None),  # the kernel's family
+        ("sasha", "stable-v50", "[ Upstream commit {id} ]", None),  # rdma-core's: only this
         (None, "linux-5.10.y", "commit {id} upstream.", None),  # none learned: the kernel's
     ],
 )
@@ -78,7 +78,7 @@ def test_patches_carry_the_branchs_own_annotation(
     config = backportr("config", "--repo", str(b.path), "--upstream", "main",
                        "--branch-pattern", branch)  # fmt: skip
     learned = [line for line in config.stdout.splitlines() if line.startswith("annotation[")]
-    assert learned and learned[0].split("\t")[1] == ("greg" if form in (None, "sasha") else form)
+    assert learned and learned[0].split("\t")[1] == (form or "greg")
 
 
 def test_annotation_asked_for_wins_and_an_unknown_one_is_a_usage_error(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ KEYS: dict[str, str] = {
     "backportr.smtpuser": "the SMTP login; else sendemail.smtpUser",
     "backportr.smtppassfile": "a file holding the SMTP password; else git's credential helpers",
     "backportr.botstate": "the bot's state file (--state); else <git dir>/backportr/bot.sqlite",
-    "backportr.annotation": "greg or sasha (--annotation)",
+    "backportr.annotation": "the form patches carry (--annotation; unset: each branch's own)",
     "backportr.culprits": "auto, evidence or always (--culprits)",
     "backportr.commiturl": "a commit link template for reports, e.g. "
     "https://git.kernel.org/linus/{commit}",

@@ -15,6 +15,10 @@ LOOKED_AT = 400
 releases, bounded on a branch of 20,000 commits."""
 
 
+LEAST = 3
+"""Annotated backports a branch needs before its form is learned (fewer: the default)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LearnedForm:
     """A branch's annotation form and the counts it was chosen from (none annotated: the
@@ -25,15 +29,17 @@ class LearnedForm:
     looked_at: int
 
     def describe(self) -> str:
-        if not self.counts:
-            return f"{self.form.name} (no annotated backport among {self.looked_at} commits)"
+        if sum(self.counts.values()) < LEAST:
+            seen = sum(self.counts.values())
+            return f"{self.form.name} (the default: {seen} annotated of {self.looked_at} commits)"
         seen = ", ".join(f"{name} {count}" for name, count in self.counts.items())
         return f"{self.form.name} ({seen}, of {self.looked_at} commits)"
 
 
 def learn_form(repo: Repo, tip: Oid, fork: Oid | None, limit: int = LOOKED_AT) -> LearnedForm:
     """The form most of the branch's newest `limit` commits after its fork use, counted by
-    family (the kernel's `[ Upstream commit X ]` backports count for `commit X upstream.`);
+    family (the kernel's `[ Upstream commit X ]` backports count for `commit X upstream.`,
+    written where the branch uses that at all; rdma-core's, only the first, keep theirs);
     between two used equally often, the first of the table."""
     counts: Counter[str] = Counter()
     looked_at = 0
@@ -44,12 +50,16 @@ def learn_form(repo: Repo, tip: Oid, fork: Oid | None, limit: int = LOOKED_AT) -
         form = form_of(repo.message(commit))
         if form is not None:
             counts[form.name] += 1
-    if not counts:
-        return LearnedForm(BY_NAME[DEFAULT], {}, looked_at)
+    if sum(counts.values()) < LEAST:
+        return LearnedForm(BY_NAME[DEFAULT], dict(counts), looked_at)
     order = [f.name for f in FORMS]
     families: Counter[str] = Counter()
     for name, count in counts.items():
         families[BY_NAME[name].family or name] += count
-    best = max(families, key=lambda name: (families[name], -order.index(name)))
+    family = max(families, key=lambda name: (families[name], -order.index(name)))
+    if family not in counts:  # the family's first form unseen: its member used most
+        members = [n for n in counts if (BY_NAME[n].family or n) == family]
+        family = max(members, key=lambda name: (counts[name], -order.index(name)))
+    best = family
     ranked = dict(sorted(counts.items(), key=lambda item: (-item[1], order.index(item[0]))))
     return LearnedForm(BY_NAME[best], ranked, looked_at)
