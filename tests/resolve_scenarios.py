@@ -906,6 +906,17 @@ def follow_up_reverted_upstream(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"])
 
 
+def follow_up_and_its_revert_naming_it(path: Path) -> Scenario:
+    """The target's follow-up was reverted upstream by a revert that names it in `Fixes:`
+    (a follow-up of the follow-up, as DPDK writes them): the pair cancels, and neither is
+    proposed beside the target (issue 61's DPDK report)."""
+    k = Kernel(path)
+    k.edit_fn("target", "drv_fn1", "y += 100;")
+    k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    k.b.revert("fix", "master", name="revert", body=k.fixes("fix"))
+    return Scenario(k.b, "target", ["target"])
+
+
 def present_follow_up_reverted_upstream(path: Path) -> Scenario:
     """The branch took the target and its follow-up; upstream then reverted the follow-up
     (a plain revert). The branch lacks the revert: the target's closure is incomplete
@@ -1006,6 +1017,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "fixes_chain": fixes_chain,
     "two_culprits_one_absent": two_culprits_one_absent,
     "present_by_annotation": present_by_annotation,
+    "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,

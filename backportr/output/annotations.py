@@ -29,9 +29,11 @@ class LearnedForm:
     looked_at: int
 
     def describe(self) -> str:
-        if sum(self.counts.values()) < LEAST:
-            seen = sum(self.counts.values())
-            return f"{self.form.name} (the default: {seen} annotated of {self.looked_at} commits)"
+        annotated = sum(self.counts.values())
+        if annotated < LEAST:
+            return (
+                f"{self.form.name} (the default: {annotated} annotated of {self.looked_at} commits)"
+            )
         seen = ", ".join(f"{name} {count}" for name, count in self.counts.items())
         return f"{self.form.name} ({seen}, of {self.looked_at} commits)"
 

@@ -47,6 +47,7 @@ from backportr.resolve.finders.symbols import SEARCHED, symbol_prerequisites
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 from backportr.resolve.rules import (
     branch_status,
+    cancel_reverted_pairs,
     feature_to_adapt_instead,
     other_way_out,
     prune_unhelpful,
@@ -487,6 +488,7 @@ class Resolver:
 
     def _report(self, closure: Closure) -> BranchReport:
         ctx = closure.ctx
+        closure.warnings.extend(cancel_reverted_pairs(closure))
         order, cycle = closure.graph.order()
         results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         unhelpful: list[Suggestion] = []

@@ -234,3 +234,42 @@ def other_way_out(closure: Closure, status: BranchStatus, members: list[Member])
                 "which this target fixes) instead of applying the series"
             )
     return None
+
+
+def cancel_reverted_pairs(closure: Closure) -> list[str]:
+    """A member and the upstream revert of it, both in the series and neither the target:
+    together they change nothing, so neither is proposed (nor what is there only because of
+    them: a follow-up of the reverted commit). One warning line per pair."""
+    ctx = closure.ctx
+    members = set(closure.graph.nodes())
+    gone: set[Oid] = set()
+    lines = []
+    for commit in sorted(members, key=closure.seq):
+        if commit == closure.target or commit in gone:
+            continue
+        for relation in ctx.index.reader.reverted_by(commit, upstream_only=True):
+            reverter = relation.commit
+            if reverter in members and reverter != closure.target and reverter not in gone:
+                gone |= {commit, reverter}
+                lines.append(
+                    f"{ctx.describe(commit)} and its revert {reverter[:12]} cancel: "
+                    "neither is proposed"
+                )
+                break
+    changed = bool(gone)
+    while changed:
+        changed = False
+        for commit in closure.graph.nodes():
+            reasons = closure.graph.reasons(commit)
+            if (
+                commit not in gone
+                and commit != closure.target
+                and reasons
+                and all(r.related in gone for r in reasons)
+            ):
+                gone.add(commit)
+                changed = True
+    for commit in gone:
+        closure.graph.remove(commit)
+        closure.roles.pop(commit, None)
+    return lines
