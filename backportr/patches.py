@@ -14,6 +14,7 @@ series never contradicts itself).
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -149,6 +150,18 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
         for m in report.series
         if m.apply == "conflict"
     }
+    for suggestion in report.suggestions:  # applies, but would not build: uses what it lacks
+        user = suggestion.reason.related
+        if (
+            suggestion.reason.kind == "symbol"
+            and user is not None
+            and user not in out
+            and any(m.commit == user for m in report.series)
+        ):
+            out[user] = (
+                f"needs {_needed_names(suggestion.reason.detail)} from "
+                f"{suggestion.commit[:12]}, which the branch lacks: adapt it by hand"
+            )
     changed = True
     while changed:
         changed = False
@@ -161,6 +174,12 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
                     changed = True
                     break
     return out
+
+
+def _needed_names(detail: str) -> str:
+    """The identifiers a symbol reason names (`drv_td_lock introduced by ...`)."""
+    names = re.findall(r"(\w+) introduced by", detail)
+    return ", ".join(dict.fromkeys(names)) or "identifiers"
 
 
 def applicable_prefix(

@@ -527,3 +527,19 @@ def test_an_output_named_mbox_is_one_mbox_file(ima: ImaFixture, tmp_path: Path) 
     queue = tmp_path / "queue"
     assert _resolve(ima, "-b", "v5.10.194", "--output", str(queue)).returncode == 0
     assert queue.is_dir() and (queue / "series").is_file()
+
+
+def test_a_member_that_would_not_build_is_not_written_as_ready(tmp_path: Path) -> None:
+    """The target applies but calls a helper only a large feature introduced (DPDK's
+    `rte_memeq_timingsafe`): it is left out of the patches, naming what it needs and from
+    where, and without --partial nothing is written (issue 61)."""
+    from tests.resolve_scenarios import symbol_from_big_feature
+
+    scenario = symbol_from_big_feature(tmp_path / "repo")
+    ids = scenario.ids
+    base = ("resolve", ids["target"], "--repo", str(scenario.path), "-b", BRANCH, "-f", "mbox")
+    proc = backportr(*base)
+    assert proc.returncode == 4 and proc.stdout == "", proc.stderr
+    assert f"left out {ids['target'][:12]}" in proc.stderr
+    assert f"needs drv_td_lock from {ids['feature'][:12]}" in proc.stderr
+    assert "nothing written" in proc.stderr
