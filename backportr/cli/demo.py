@@ -24,7 +24,7 @@ def demo_command(
     ] = None,
 ) -> None:
     """Build the IMA/overlayfs example repository and resolve its backport."""
-    from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
+    from backportr.examples.ima import A1175, B836C, BP_194, BP_202, DB1D1, F8A92, OVL18, build
     from backportr.resolve.resolver import Resolver
 
     if keep is not None:
@@ -36,7 +36,12 @@ def demo_command(
         if keep is not None:
             from backportr.git.builder import RepoBuilder
 
-            RepoBuilder.open(path).check_out()  # a kept repository with a clean `git status`
+            kept = RepoBuilder.open(path)
+            kept.check_out()  # a kept repository with a clean `git status`
+            for real in (A1175, DB1D1, OVL18, B836C, F8A92, BP_194, BP_202):
+                # the README's and the docs' examples name the real ids: as tags here, they
+                # run in the example as written (`git show b836c4d29f27` too)
+                kept.tag(real, fixture.ids[real])
         target = fixture.ids[B836C]
         for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
             typer.echo(f"\n$ backportr resolve {target[:12]} --branch {branch}   # {state} state")

@@ -223,6 +223,11 @@ def _quote(text: str) -> str:
 
 
 _WHY_SHOWN = 3  # reasons of a member shown in text; the JSON lists them all
+_COLUMNS = 100  # a why-line in text, at most (the JSON has each reason whole)
+
+
+def _within(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def render_text(report: Report) -> str:
@@ -246,7 +251,7 @@ def render_text(report: Report) -> str:
                 )
                 out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
                 for r in m.reasons[:_WHY_SHOWN]:
-                    out.append(f"        why: {r.detail}")
+                    out.append(_within(f"        why: {r.detail}", _COLUMNS))
                 if len(m.reasons) > _WHY_SHOWN:
                     more = len(m.reasons) - _WHY_SHOWN
                     out.append(f"        why: ... and {more} more (-f json lists every reason)")

@@ -1,0 +1,52 @@
+"""The rough edges a new user hit (issue 64), each as it was met: on the kept demo."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import backportr
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "ima"
+    proc = backportr("demo", "--keep", str(path))
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+def test_the_readmes_real_ids_run_in_the_demo_as_written(demo: Path) -> None:
+    """The README's Commands name the real upstream ids (b836c4d29f27...): the kept demo
+    answers to them (tags of those names), as `git show` does."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"^backportr resolve (\w+) .*?--branch (\S+)", text, re.M)
+    assert first is not None and first.group(1) == "b836c4d29f27"
+    proc = backportr("resolve", first.group(1), "--branch", first.group(2), "--repo", str(demo),
+                     "-f", "json")  # fmt: skip
+    assert proc.returncode == 4, proc.stderr  # incomplete at 5.10.202, as the README says
+    (branch,) = json.loads(proc.stdout)["branches"]
+    assert branch["status"] == "incomplete" and len(branch["series"]) == 3
+    shown = subprocess.run(["git", "-C", str(demo), "show", "-s", "--format=%s", "b836c4d29f27"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert shown.stdout.strip() == "ima: detect changes to the backing overlay file"
+    status = backportr("status", "b836c4d29f27", "--branch", "linux-5.10.y", "--repo", str(demo))
+    assert status.returncode == 0 and "present as" in status.stdout
+
+
+def test_why_lines_stay_within_100_columns_and_the_json_keeps_them_whole(demo: Path) -> None:
+    text = backportr("resolve", "b836c4d29f27", "-b", "linux-5.10.y", "--repo", str(demo))
+    whys = [line for line in text.stdout.splitlines() if line.lstrip().startswith("why:")]
+    assert whys and all(len(line) <= 100 for line in whys), whys
+    assert any(line.endswith("...") for line in whys)  # the symbol reason is longer
+    data = backportr("resolve", "b836c4d29f27", "-b", "linux-5.10.y", "--repo", str(demo),
+                     "-f", "json")  # fmt: skip
+    details = [r["detail"] for m in json.loads(data.stdout)["branches"][0]["series"]
+               for r in m["reasons"]]  # fmt: skip
+    assert max(len(d) for d in details) > 100  # whole there
