@@ -85,9 +85,44 @@ def test_a_record_naming_commits_the_repository_lacks_is_unknown(
 ) -> None:
     path, _ids, _records = example
     write_record(tmp_path, "CVE-2024-0001", "elsewhere", [("a" * 40, "b" * 40)], "b" * 40)
-    proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
+    args = ("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194")
+    proc = backportr(*args)
     assert proc.returncode == 0, proc.stderr
-    assert "unknown" in proc.stdout and "no fixing commit of the record is upstream" in proc.stdout
+    # counted, not listed, by default (the demo's records gave 58,526 lines of them)
+    assert (
+        "1 unknown, 0 fixed, 0 not-affected (1 unknown not listed: --unknown lists" in proc.stdout
+    )
+    assert "CVE-2024-0001" not in proc.stdout
+    listed = backportr(*args, "--unknown")
+    assert "no fixing commit of the record is upstream" in listed.stdout
+    assert (
+        "CVE-2024-0001"
+        in json.loads(backportr(*args, "-f", "json").stdout)["branches"][0]["cves"][0]["cve"]
+    )
+
+
+def test_only_published_records_are_read(
+    example: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """The kernel CVE team's repository keeps drafts under `testing/` and reserved ids
+    apart: only published records are classified."""
+    path, _ids, _records = example
+    for where in ("cve/published/2024", "cve/testing/2024", "cve/reserved/2024"):
+        (tmp_path / where).mkdir(parents=True)
+    write_record(
+        tmp_path / "cve/published/2024", "CVE-2024-0001", "a", [("a" * 40, "b" * 40)], "b" * 40
+    )
+    write_record(
+        tmp_path / "cve/testing/2024", "CVE-2024-0002", "b", [("a" * 40, "b" * 40)], "b" * 40
+    )
+    write_record(
+        tmp_path / "cve/reserved/2024", "CVE-2024-0003", "c", [("a" * 40, "b" * 40)], "b" * 40
+    )
+    proc = backportr("cves", "--records", str(tmp_path), "--repo", str(path), "-b", "v5.10.194",
+                     "-f", "json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = [c["cve"] for b in json.loads(proc.stdout)["branches"] for c in b["cves"]]
+    assert found == ["CVE-2024-0001"]
 
 
 @pytest.mark.parametrize(

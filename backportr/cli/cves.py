@@ -26,7 +26,7 @@ from backportr.progress import TerminalProgress
 from backportr.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from backportr.cves.classify import CveOutcome
 
@@ -110,6 +110,14 @@ def cves_command(
             "--quiet", "-q", help="Print nothing; exit 0 when no CVE is missing, 4 otherwise."
         ),
     ] = False,
+    unknown: Annotated[
+        bool,
+        typer.Option(
+            "--unknown",
+            help="text, markdown: list the CVEs whose outcome is unknown too (by default "
+            "counted only; JSON, CSV and HTML list every outcome).",
+        ),
+    ] = False,
 ) -> None:
     """Which published CVEs each branch still lacks: not-affected, fixed (as which commit),
     missing (with the complete series), or unknown."""
@@ -144,7 +152,7 @@ def cves_command(
         every = outcomes
         if holder is not None and new_only:
             outcomes = holder.new(outcomes)
-        _write(outcomes, bad, output_format, output, quiet)
+        _write(outcomes, bad, output_format, output, quiet, unknown)
         if holder is not None and (output is not None or not quiet):
             holder.record(every)  # only once the report describing them is safely out
     finally:
@@ -164,14 +172,17 @@ def _write(
     output_format: CvesFormat,
     output: Path | None,
     quiet: bool,
+    unknown: bool = False,
 ) -> None:
+    import functools
+
     from backportr.output import cves as render
 
-    renderer = {
-        CvesFormat.text: render.render_cves_text,
+    renderer: Callable[[Sequence[CveOutcome], Sequence[tuple[str, str]]], str] = {
+        CvesFormat.text: functools.partial(render.render_cves_text, unknown=unknown),
         CvesFormat.json: render.render_cves_json,
         CvesFormat.csv: render.render_cves_csv,
-        CvesFormat.markdown: render.render_cves_markdown,
+        CvesFormat.markdown: functools.partial(render.render_cves_markdown, unknown=unknown),
         CvesFormat.html: render.render_cves_html,
     }[output_format]
     text = renderer(outcomes, bad)

@@ -132,11 +132,11 @@ def changed_since(path: Path, ref: str | None, since: str) -> set[str]:
 
 
 def read_records(path: Path, ref: str | None = None) -> Iterator[RecordFile]:
-    """Every `CVE-*.json` under `path` but those under a `rejected` directory (the kernel
-    CVE team's rejected CVEs), in name order: files of a directory (a checkout of the
-    records repository), or, for a bare git repository (or with `ref`), the blobs of its
-    tree at `ref` (default HEAD). A file past `MAX_BYTES` is read cut, and refused by
-    `parse_record`."""
+    """Every `CVE-*.json` under `path` but those under a `rejected`, `testing` or `reserved`
+    directory (the kernel CVE team's rejected CVEs, drafts, reserved ids), in name order:
+    files of a directory (a checkout of the records repository), or, for a bare git
+    repository (or with `ref`), the blobs of its tree at `ref` (default HEAD). A file past
+    `MAX_BYTES` is read cut, and refused by `parse_record`."""
     if path.is_dir() and ref is None and not _is_bare(path):
         for found in sorted(path.rglob("CVE-*.json")):
             name = str(found.relative_to(path))
@@ -159,8 +159,13 @@ def _load_files(found: Path, sha1: Path, has_sha1: bool) -> tuple[str, str | Non
     return _read(found), _read(sha1) if has_sha1 else None
 
 
+_UNPUBLISHED = ("rejected", "testing", "reserved")
+"""Directories of the kernel CVE team's repository whose records are not published CVEs:
+rejected ones, drafts under review, ids reserved for later."""
+
+
 def _rejected(name: str) -> bool:
-    return "rejected" in Path(name).parts[:-1]
+    return any(part in _UNPUBLISHED for part in Path(name).parts[:-1])
 
 
 def _is_bare(path: Path) -> bool:

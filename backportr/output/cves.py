@@ -64,12 +64,24 @@ def render_cves_json(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, st
     return dumps_indented(cves_to_dict(outcomes, bad)) + "\n"
 
 
-def render_cves_text(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+def _listed(found: list[CveOutcome], unknown: bool) -> list[CveOutcome]:
+    """What a report lists: every outcome but `unknown` (counted only) unless asked for."""
+    return [o for o in _order(found) if unknown or o.outcome != "unknown"]
+
+
+def _hidden(found: list[CveOutcome], unknown: bool) -> str:
+    count = 0 if unknown else sum(1 for o in found if o.outcome == "unknown")
+    return f" ({count} unknown not listed: --unknown lists them)" if count else ""
+
+
+def render_cves_text(
+    outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]], *, unknown: bool = False
+) -> str:
     out: list[str] = []
     for branch, found in _branches(outcomes).items():
         counts = ", ".join(f"{sum(1 for o in found if o.outcome == k)} {k}" for k in OUTCOMES)
-        out.append(f"{branch}: {counts}")
-        for o in _order(found):
+        out.append(f"{branch}: {counts}{_hidden(found, unknown)}")
+        for o in _listed(found, unknown):
             status = f" [{o.report.status}]" if o.report else ""
             out.append(f"  {o.outcome:<13} {o.cve:<16} {o.title}{status}")
             out.append(f"      {o.how}")
@@ -100,12 +112,16 @@ def _cell(text: str) -> str:
     return f"'{text}" if first in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def render_cves_markdown(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]]) -> str:
+def render_cves_markdown(
+    outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, str]], *, unknown: bool = False
+) -> str:
     out = ["# backportr cves", ""]
     for branch, found in _branches(outcomes).items():
         out += [f"## {markdown(branch)}", ""]
+        if hidden := _hidden(found, unknown):
+            out += [hidden.strip(" ()") + ".", ""]
         out += ["| CVE | outcome | status | title | series |", "|---|---|---|---|---|"]
-        for o in _order(found):
+        for o in _listed(found, unknown):
             series = " ".join(f"`{m.commit[:12]}`" for m in o.report.series) if o.report else "-"
             status = o.report.status if o.report else "-"
             out.append(f"| {o.cve} | {o.outcome} | {status} | {markdown(o.title)} | {series} |")
