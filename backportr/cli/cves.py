@@ -178,14 +178,15 @@ def _write(
 
     from backportr.output import cves as render
 
-    renderer: Callable[[Sequence[CveOutcome], Sequence[tuple[str, str]]], str] = {
+    renderers: dict[CvesFormat, Callable[[Sequence[CveOutcome], Sequence[tuple[str, str]]], str]]
+    renderers = {
         CvesFormat.text: functools.partial(render.render_cves_text, unknown=unknown),
         CvesFormat.json: render.render_cves_json,
         CvesFormat.csv: render.render_cves_csv,
         CvesFormat.markdown: functools.partial(render.render_cves_markdown, unknown=unknown),
         CvesFormat.html: render.render_cves_html,
-    }[output_format]
-    text = renderer(outcomes, bad)
+    }
+    text = renderers[output_format](outcomes, bad)
     if output is not None:
         write_atomically(output, text)
     elif not quiet:
