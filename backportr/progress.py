@@ -6,7 +6,22 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
+
+_DRAWN: list[TerminalProgress] = []  # the bar on the terminal now, if any
+
+
+def above_the_bar(write: Callable[[], None]) -> None:
+    """Write a line (a warning, what -v says) above the progress bar: the bar is cleared,
+    the line written, the bar drawn again below it."""
+    bar = _DRAWN[-1] if _DRAWN else None
+    if bar is None:
+        write()
+        return
+    bar.clear()
+    write()
+    bar.redraw()
 
 
 class TerminalProgress:
@@ -28,6 +43,7 @@ class TerminalProgress:
         self._began = time.monotonic()
         self._beat = self._began
         self._shown = False
+        self._text = ""  # the bar as last drawn
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         now = time.monotonic()
@@ -50,12 +66,27 @@ class TerminalProgress:
             text = f"\r{stage}: [{bar}] {done}/{total}"
         else:
             text = f"\r{stage}: {done} commits"
-        self.stream.write(text[:120].ljust(60))
+        self._text = text[:120].ljust(60)
+        self.stream.write(self._text)
         self.stream.flush()
         self._shown = True
+        if self not in _DRAWN:
+            _DRAWN.append(self)
 
-    def finish(self) -> None:
+    def clear(self) -> None:
+        """Wipe the bar from its line (drawn again by `redraw` or the next call)."""
         if self._shown:
             self.stream.write("\r" + " " * 70 + "\r")
             self.stream.flush()
+
+    def redraw(self) -> None:
+        if self._shown:
+            self.stream.write(self._text)
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if self._shown:
+            self.clear()
             self._shown = False
+        if self in _DRAWN:
+            _DRAWN.remove(self)

@@ -50,3 +50,44 @@ def test_why_lines_stay_within_100_columns_and_the_json_keeps_them_whole(demo: P
     details = [r["detail"] for m in json.loads(data.stdout)["branches"][0]["series"]
                for r in m["reasons"]]  # fmt: skip
     assert max(len(d) for d in details) > 100  # whole there
+
+
+def test_dash_c_runs_as_if_started_in_that_directory(demo: Path, tmp_path: Path) -> None:
+    """`backportr -C DIR` as `git -C DIR`: the repository found from there, relative paths
+    (-o) written there; a directory that is not there is exit 2 in one line."""
+    proc = backportr("-C", str(demo.parent), "-C", demo.name, "resolve", "b836c4d29f27", "-b",
+                     "v5.10.194", "-f", "mbox", "-o", "queue", cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (demo / "queue" / "series").read_text().count("\n") == 4
+    assert not (tmp_path / "queue").exists()
+    missing = backportr("-C", str(tmp_path / "nowhere"), "config", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1 and "cannot change to" in missing.stderr
+
+
+def test_verbose_lines_are_printed_above_the_progress_bar() -> None:
+    """A -v line (or a warning) while the bar is drawn: the bar is wiped, the line written
+    whole on its own line, the bar drawn again below it; never a line run into the bar."""
+    import io
+    import logging
+
+    from backportr.cli import _AboveTheBar, _LevelFormatter
+    from backportr.progress import TerminalProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    bar = TerminalProgress(screen)
+    handler = _AboveTheBar(screen)
+    handler.setFormatter(_LevelFormatter())
+    bar("scanning 23.11", 5, 10)
+    drawn = screen.getvalue()
+    handler.emit(logging.LogRecord("backportr", logging.INFO, "", 0, "resolved it", None, None))
+    after = screen.getvalue()[len(drawn) :]
+    wipe = "\r" + " " * 70 + "\r"
+    assert after == wipe + "backportr: resolved it\n" + drawn.rstrip("\n")
+    bar.finish()
+    handler.emit(logging.LogRecord("backportr", logging.INFO, "", 0, "done", None, None))
+    assert screen.getvalue().endswith(wipe + "backportr: done\n")  # no bar drawn again

@@ -25,6 +25,7 @@ from backportr.dbfault import explain
 from backportr.errors import BackportrError, ExitCode
 from backportr.git.repo import GitError
 from backportr.output.safe import terminal
+from backportr.progress import above_the_bar
 
 __all__ = ["app", "main", "run"]
 _COMMANDS = (cves, demo, mail, repository, resolve, scan, settings)  # registered on `app` by import
@@ -63,6 +64,13 @@ class _LevelFormatter(logging.Formatter):
         return terminal(f"backportr: {kind}{record.getMessage()}")  # names from data in it
 
 
+class _AboveTheBar(logging.StreamHandler):  # type: ignore[type-arg]
+    """Each line above the progress bar, never through it (`progress.above_the_bar`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        above_the_bar(lambda: super(_AboveTheBar, self).emit(record))
+
+
 def _verbose_first(args: list[str]) -> list[str]:
     """`-v` is a global option that may also follow the command (`backportr scan -v ...`):
     moved to the front, before the command, where it is read (never after a `--`)."""
@@ -77,7 +85,7 @@ def _log_to_stderr() -> None:
     """Warnings of the `backportr` logger as one line each on stderr (never on stdout)."""
     logger = logging.getLogger("backportr")
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _AboveTheBar(sys.stderr)
         handler.setFormatter(_LevelFormatter())
         said: set[str] = set()
 

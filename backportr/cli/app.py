@@ -5,6 +5,7 @@ command line and git config. Command modules import this; it imports none of the
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -185,8 +186,23 @@ def _root(
             "--verbose", "-v", help="Say what is being done (on stderr): index, resolve, scan, bot."
         ),
     ] = False,
+    directories: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-C",
+            help="Run as if started in DIR, as git's -C (repeatable: each relative to the last).",
+            metavar="DIR",
+        ),
+    ] = None,
 ) -> None:
     """Find the complete, ordered series a Linux stable backport needs."""
+    for directory in directories or ():
+        if not directory:
+            continue  # git ignores an empty -C ""
+        try:
+            os.chdir(directory)
+        except OSError as error:
+            raise UsageError(f"cannot change to {directory!r}: {error.strerror}") from None
     OVERRIDES[:] = overrides or []
     if verbose:
         logging.getLogger("backportr").setLevel(logging.INFO)
