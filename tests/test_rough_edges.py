@@ -91,3 +91,21 @@ def test_verbose_lines_are_printed_above_the_progress_bar() -> None:
     bar.finish()
     handler.emit(logging.LogRecord("backportr", logging.INFO, "", 0, "done", None, None))
     assert screen.getvalue().endswith(wipe + "backportr: done\n")  # no bar drawn again
+
+
+def test_durations_are_shown_as_measured() -> None:
+    """The scan HTML said "took 0.0 s" for a warm run of 40 ms: a duration keeps its
+    measured digits, and a long one reads in minutes."""
+    from backportr.output.scan import duration
+
+    assert duration(0.043) == "0.043 s"
+    assert duration(12.44) == "12.4 s"
+    assert duration(581.2) == "9 min 41 s"
+
+
+def test_the_scan_html_says_how_long_it_took(demo: Path) -> None:
+    proc = backportr("scan", "-b", "linux-5.10.y", "--repo", str(demo), "-f", "html")
+    assert proc.returncode == 4, proc.stderr
+    took = re.search(r"<th>took</th><td>([^<]*)</td>", proc.stdout)
+    assert took is not None and re.fullmatch(r"\d+\.\d{1,3} s|\d+ min \d+ s", took.group(1))
+    assert took.group(1) not in ("0.0 s", "0.000 s")

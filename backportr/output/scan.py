@@ -24,6 +24,17 @@ from backportr.scan.marks import mark_line
 SCAN_SCHEMA = 1
 
 
+def duration(seconds: float) -> str:
+    """A measured duration as a reader takes it in: `0.043 s` (never `0.0 s`), `12.4 s`,
+    `9 min 41 s`."""
+    if seconds < 1:
+        return f"{seconds:.3f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     """What a report was computed from: for the reader months later, and for a CI log."""
@@ -281,7 +292,7 @@ def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
             f"<td>{_commit_link(str(upstream['tip'] or ''), run)}</td></tr>{tips}"
             f"<tr><th>range</th><td>{escape(run.range or 'every commit after the fork')}</td></tr>"
             f"<tr><th>started</th><td>{escape(run.started)}</td></tr>"
-            f"<tr><th>took</th><td>{run.seconds:.1f} s</td></tr></table>"
+            f"<tr><th>took</th><td>{duration(run.seconds)}</td></tr></table>"
         )
     statuses = sorted({f.status for s in scans for f in s.findings})
     parts.append('<h2>Summary</h2><table class="summary"><tr><th>branch</th><th>kind</th>')
