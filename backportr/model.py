@@ -260,6 +260,8 @@ class BranchReport:
     suggestions: tuple[Suggestion, ...] = ()
     files: tuple[str, ...] = ()
     alternative: str | None = None
+    # a batch's: each target's own status, as a resolve of it alone answers
+    each: tuple[tuple[Oid, BranchStatus], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,3 +109,20 @@ def test_the_scan_html_says_how_long_it_took(demo: Path) -> None:
     took = re.search(r"<th>took</th><td>([^<]*)</td>", proc.stdout)
     assert took is not None and re.fullmatch(r"\d+\.\d{1,3} s|\d+ min \d+ s", took.group(1))
     assert took.group(1) not in ("0.0 s", "0.000 s")
+
+
+def test_each_targets_status_is_the_same_alone_or_in_a_batch(demo: Path) -> None:
+    """Asked together, b836c4d29f27 (incomplete alone) and db1d1e8b9867 (conflict alone)
+    share one series whose word is the batch's; each target's own word is said beside it,
+    and it is the word a resolve of it alone gives."""
+    targets = ["b836c4d29f27", "db1d1e8b9867", "a1175d6b1bda"]
+    alone = {}
+    for target in targets:
+        proc = backportr("resolve", target, "-b", "linux-5.10.y", "--repo", str(demo), "-f", "json")
+        alone[json.loads(proc.stdout)["target"]] = json.loads(proc.stdout)["branches"][0]["status"]
+    batch = backportr("resolve", *targets, "-b", "linux-5.10.y", "--repo", str(demo), "-f", "json")
+    (branch,) = json.loads(batch.stdout)["branches"]
+    assert {e["target"]: e["status"] for e in branch["each"]} == alone
+    assert sorted(alone.values()) == ["conflict", "incomplete", "ready"]
+    text = backportr("resolve", *targets, "-b", "linux-5.10.y", "--repo", str(demo)).stdout
+    assert "  each target: " in text and " incomplete, " in text

@@ -39,9 +39,11 @@ def report_to_dict(report: Report) -> dict[str, object]:
 
 
 def branch_to_dict(b: BranchReport) -> dict[str, object]:
+    each = {"each": [{"target": t, "status": s} for t, s in b.each]} if b.each else {}
     return {
         "branch": b.branch,
         "status": b.status,
+        **each,
         "series": [member_dict(m) for m in b.series],
         "present": [
             {"commit": p.commit, "as": p.as_commit, "how": p.how, "subject": p.subject}
@@ -239,6 +241,8 @@ def render_text(report: Report) -> str:
         out = [f'target {report.target[:12]} ("{report.subject}")', ""]
     for b in report.branches:
         out.append(f"{b.branch}: {VERDICTS[b.status]}")
+        if b.each:
+            out.append("  each target: " + ", ".join(f"{t[:12]} {s}" for t, s in b.each))
         if b.series:
             width = max(len(m.subject) for m in b.series)
             width = min(width, 60)

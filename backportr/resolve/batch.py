@@ -120,6 +120,7 @@ def merge_branch(
         suggestions=tuple(suggestions.values()),
         files=tuple(sorted({f for r in reports for f in r.files})),
         alternative="; ".join(alternatives) or None,
+        each=tuple((t, r.status) for t, r in zip(targets, reports, strict=True)),
     )
 
 
