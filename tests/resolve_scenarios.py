@@ -286,6 +286,24 @@ def other_authors_step(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["refactor", "step", "target"])
 
 
+def another_authors_batch(path: Path) -> Scenario:
+    """Three steps of another author's series, applied upstream in one `git am` run (a
+    second apart, OVN's northd refactor), each editing what the one before wrote; the
+    target, days later, edits what the last wrote. The target conflicts without step 3,
+    step 3 without step 2 (the second level), step 2 without step 1: past the conflict
+    depth, the earlier steps of the same upstream batch are searched, and the four apply.
+    The maintainers took the whole batch (issue 61: six of eleven prerequisite misses)."""
+    k = Kernel(path)
+    k.edit_in("step1", "drv_fn5", "\ty += 1;", "\ty += 10;", author=OTHER)
+    k.b._clock -= 59  # the next patch of the same `git am` run
+    k.edit_in("step2", "drv_fn5", "\ty += 10;", "\ty += 100;", author=OTHER)
+    k.b._clock -= 59
+    k.edit_in("step3", "drv_fn5", "\ty += 100;", "\ty += 1000;", author=OTHER)
+    k.b._clock += 3 * 86400
+    k.edit_in("target", "drv_fn5", "\ty += 1000;", "\ty += 1001;", trailers=k.fixes("v5.10"))
+    return Scenario(k.b, "target", ["step1", "step2", "step3", "target"])
+
+
 def symbol_from_a_rename(path: Path) -> Scenario:
     """The target calls names a rename refactor introduced (its changed lines differ from the
     old ones only in names): maintainers adapt the target to the old names rather than take
@@ -1018,6 +1036,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "two_culprits_one_absent": two_culprits_one_absent,
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
+    "another_authors_batch": another_authors_batch,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,

@@ -126,3 +126,26 @@ def test_each_targets_status_is_the_same_alone_or_in_a_batch(demo: Path) -> None
     assert sorted(alone.values()) == ["conflict", "incomplete", "ready"]
     text = backportr("resolve", *targets, "-b", "linux-5.10.y", "--repo", str(demo)).stdout
     assert "  each target: " in text and " incomplete, " in text
+
+
+def test_the_graph_names_a_posting_as_a_reader_finds_it_never_by_a_made_up_id() -> None:
+    """A posting is grouped by its Message-ID stem (`20230124193025.185781-`), which no mail
+    has: the graph names it by its cover letter, else a member's link, else says what it is."""
+    from backportr.model import BranchReport, Member, PostingInfo, Reason
+    from backportr.output.graph import render_dot
+
+    def report(cover: str | None, link: str | None) -> str:
+        posting = PostingInfo("20230124193025.185781-", 3, 8, cover, (), link=link)
+        member = Member("a" * 40, "vfs: plumb", "target", (Reason("target", "", None),),
+                        "clean", posting=posting)  # fmt: skip
+        from backportr.model import Report
+
+        return render_dot(Report("a" * 40, "s", (BranchReport("b", "ready", (member,)),)))
+
+    bare = report(None, None)
+    assert (
+        "20230124193025.185781" not in bare and 'label="one posting (8 patches upstream)"' in bare
+    )
+    linked = report(None, "https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org")
+    assert 'label="posting: https://lore.kernel.org/r/20230124193025.185781-4-jlayton' in linked
+    assert 'label="posting: vfs: add' in report("vfs: add the i_version counter", None)

@@ -98,11 +98,13 @@ class RepoBuilder:
         parents: list[str] | None = None,
         replace: bool = False,
         authored: int | None = None,
+        gap: int = 60,
     ) -> Oid:
         """Commit `files` (path -> text, None deletes) on top of `branch` (or `parents`).
 
         With replace=True the tree is exactly `files`; otherwise they change the parent's tree.
         `authored`: the author date (a cherry-pick keeps its original's); else the clock's.
+        `gap`: seconds after the previous commit (1: the next patch of one `git am` run).
         """
         ref = f"refs/heads/{branch}"
         if parents is None:
@@ -116,7 +118,7 @@ class RepoBuilder:
             else:
                 state[path] = text
         tree = self._write_tree(state)
-        self._clock += 60
+        self._clock += gap
         sig_a = pygit2.Signature(
             author.name, author.email, self._clock if authored is None else authored, 0
         )

@@ -60,11 +60,8 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
             out.append(f"    {line}")
         known.add(member.commit)
     for k, (key, lines) in enumerate(postings.items()):
-        cover = next(
-            (m.posting.cover for m in branch.series if m.posting and m.posting.key == key), None
-        )
         out.append(f"    subgraph cluster_{n}_posting_{k} {{")
-        out.append(f'      label="posting: {_esc(_short(cover or key))}"; style=dashed;')
+        out.append(f'      label="{_esc(_posting_label(branch, key))}"; style=dashed;')
         out += [f"      {line}" for line in lines]
         out.append("    }")
     for present in branch.present:
@@ -90,6 +87,20 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
             out.append(f'    {node_id(first)} -> {node_id(then)} [label="{label}"];')
     out.append("  }")
     return out
+
+
+def _posting_label(branch: BranchReport, key: str) -> str:
+    """A posting as a reader finds it: its cover letter's subject, else a member's link to
+    its mail; never the Message-ID stem it is grouped by (no mail has that id)."""
+    postings = [m.posting for m in branch.series if m.posting and m.posting.key == key]
+    cover = next((p.cover for p in postings if p.cover), None)
+    if cover:
+        return f"posting: {_short(cover)}"
+    link = next((p.link for p in postings if p.link), None)
+    if link:
+        return f"posting: {link}"
+    total = postings[0].total if postings else 0
+    return f"one posting ({total} patches upstream)"
 
 
 _SYMBOLS = re.compile(r"symbols? ([A-Za-z_][A-Za-z0-9_]*)")

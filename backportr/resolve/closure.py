@@ -14,6 +14,9 @@ from backportr.resolve.finders.fixes import culprits
 from backportr.resolve.graph import SeriesGraph
 
 SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
+BATCH_WINDOW = 30
+"""Seconds between two commits of one author applied upstream in one run (`git am` of a
+series: committer timestamps a second or so apart): one upstream batch."""
 
 
 @dataclass
@@ -139,6 +142,18 @@ class Closure:
             and target is not None
             and ours.author_email == target.author_email
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
+        )
+
+    def same_batch(self, commit: Oid, other: Oid) -> bool:
+        """Same author, committed upstream within `BATCH_WINDOW` of each other: steps of
+        one series applied in one run (OVN's six-step northd refactor, 18:25:44-18:25:50)."""
+        ours = self.ctx.index.reader.info(commit)
+        theirs = self.ctx.index.reader.info(other)
+        return (
+            ours is not None
+            and theirs is not None
+            and ours.author_email == theirs.author_email
+            and abs(ours.commit_time - theirs.commit_time) <= BATCH_WINDOW
         )
 
     def same_author(self, commit: Oid) -> bool:

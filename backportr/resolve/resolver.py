@@ -58,7 +58,7 @@ from backportr.workspace import Workspace
 _log = logging.getLogger("backportr")
 
 Finder = Callable[[Context, Oid], list[Finding]]
-Scope = Literal["any", "series", "author"]
+Scope = Literal["any", "series", "author", "batch"]
 _SERIES_DEPTH = 8
 """Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second kept only when the
 series then applies), a commit pulled in that conflicts itself is searched further only
@@ -408,7 +408,7 @@ class Resolver:
                     result.conflict_sources,
                     self._candidates(closure, commit, scope),
                     closure.seq,
-                    series=scope == "series",
+                    series=scope in ("series", "batch"),
                 )
             if result.result == "conflict" and not findings and closure.went_deeper:
                 # The series will need a human: the search past the first level is in vain,
@@ -448,7 +448,12 @@ class Resolver:
     def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
         """Which commits may be pulled in for `member`: absent upstream ones (or the target's
         own posting only, or the target's author's commits only)."""
-        within = {"any": None, "series": closure.same_series, "author": closure.same_author}[scope]
+        within = {
+            "any": None,
+            "series": closure.same_series,
+            "author": closure.same_author,
+            "batch": lambda c: closure.same_batch(c, member),
+        }[scope]
 
         def candidate(commit: Oid) -> bool:
             return (
@@ -482,6 +487,12 @@ class Resolver:
         if depth < _SERIES_DEPTH and closure.authors and closure.same_author(commit):
             closure.went_deeper = closure.authors_searched = True
             return "author"
+        helped = closure.graph.reasons(commit)[0].related
+        if depth < _SERIES_DEPTH and helped is not None and closure.same_batch(commit, helped):
+            # a step of another author's series pulled in for its next step: the earlier
+            # steps of that upstream batch, kept only when the series then applies
+            closure.went_deeper = True
+            return "batch"
         return None
 
     # -- the answer ------------------------------------------------------------------------
