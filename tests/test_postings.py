@@ -143,7 +143,7 @@ def test_the_graph_draws_a_cluster_per_posting(ima: ImaFixture) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     cluster = proc.stdout.split("subgraph cluster_0_posting_0 {", 1)[1].split("}", 1)[0]
-    assert "posting: 20230124193025.185781-jlayton@kernel.org" in cluster
+    assert "posting: https://lore.kernel.org/r/20230124193025.185781-" in cluster  # a real link
     for name in ("iversion-1of8", "iversion-2of8", A1175):
         assert ima.ids[name][:12] in cluster
 

@@ -39,6 +39,7 @@ def prune_unhelpful(
         if closure.roles[commit] == "prerequisite"
         and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
         and not closure.same_series(commit)  # a posting is taken together
+        and not _batch_taken(closure, commit)  # so is another author's batch
     }
     optional = {  # and not a fix the branch needs in its own right
         commit
@@ -234,6 +235,15 @@ def other_way_out(closure: Closure, status: BranchStatus, members: list[Member])
                 "which this target fixes) instead of applying the series"
             )
     return None
+
+
+def _batch_taken(closure: Closure, commit: Oid) -> bool:
+    """Is another step of `commit`'s upstream batch in the series (`Closure.same_batch`)?
+    Steps found by the batch search are taken together, as the maintainers take them."""
+    return any(
+        other != commit and other != closure.target and closure.same_batch(other, commit)
+        for other in closure.graph.nodes()
+    )
 
 
 def cancel_reverted_pairs(closure: Closure) -> list[str]:
