@@ -756,6 +756,26 @@ def _refactor_before_a_fix(
     return k
 
 
+def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
+    """As below (a branch that takes fixes), but what makes the target apply is the last
+    step of another author's two-step refactor applied upstream in one run: the steps of
+    one batch are taken together, larger than the fix or not (OVN's `62d71aabfe8a` on
+    branch-24.03: the maintainers took the six steps of the northd refactor with it)."""
+    k = Kernel(path, functions=20)
+    for i in range(20):
+        k.edit_fn(f"carried{i}", f"core_fn{i}", f"y += 1{i};", path="fs/core.c",
+                  trailers=k.fixes("v5.10"))  # fmt: skip
+        k.b.cherry_pick(k.b.ids[f"carried{i}"], BRANCH)
+    k.edit_in("step1", "drv_fn4", "\ty *= 2;\n", "\ty <<= 1;\n", author=OTHER)
+    k.b._clock -= 59  # the next patch of the same `git am` run
+    k.edit_in(
+        "step2", "drv_fn4", "\ty <<= 1;\n", "\ty <<= 1;\n\ty += 0;\n\ty |= 0;\n\ty &= ~0;\n",
+        author=OTHER,
+    )  # fmt: skip
+    k.edit_in("target", "drv_fn4", "\ty |= 0;", "\ty |= 1;", trailers=k.fixes("v5.10"))
+    return Scenario(k.b, "target", ["step1", "step2", "target"])
+
+
 def refactor_in_a_fixes_only_project(path: Path) -> Scenario:
     """A branch that takes fixes (every backport is one): the target conflicts, and what
     makes it apply is a refactor larger than the fix, so it is suggested and the target
@@ -1037,6 +1057,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "another_authors_batch": another_authors_batch,
+    "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,
