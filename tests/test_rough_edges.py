@@ -149,3 +149,24 @@ def test_the_graph_names_a_posting_as_a_reader_finds_it_never_by_a_made_up_id() 
     linked = report(None, "https://lore.kernel.org/r/20230124193025.185781-4-jlayton@kernel.org")
     assert 'label="posting: https://lore.kernel.org/r/20230124193025.185781-4-jlayton' in linked
     assert 'label="posting: vfs: add' in report("vfs: add the i_version counter", None)
+
+
+def test_shell_completion_completes_branches_and_refs(demo: Path, tmp_path: Path) -> None:
+    """bash completion (`--install-completion`'s protocol): `--branch linux` completes the
+    branch, a target completes refs (the demo's tags of the real ids), `--repo` is honoured,
+    and outside a repository it offers nothing, quietly."""
+
+    def complete(words: str, cwd: Path) -> list[str]:
+        proc = backportr(
+            cwd=cwd,
+            env={**__import__("os").environ, "_BACKPORTR_COMPLETE": "complete_bash",
+                 "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    assert complete("backportr resolve b836 --branch linux", demo) == ["linux-5.10.y"]
+    assert complete("backportr resolve b8", demo) == ["b836c4d29f27"]
+    assert complete("backportr status 8a9", demo) == ["8a924db2d7b5"]
+    assert complete(f"backportr scan --repo {demo} -b v5.10.1", tmp_path) == ["v5.10.194"]
+    assert complete("backportr resolve b8", tmp_path) == []

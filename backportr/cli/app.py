@@ -54,10 +54,39 @@ UpstreamOption = Annotated[
         metavar="REF",
     ),
 ]
+
+
+def complete_refs(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of a branch or a target: the repository's branches (local and
+    remote-tracking, short names) and tags that start with what was typed; nothing where no
+    repository is found (completion never fails loudly)."""
+    import pygit2
+
+    where = ctx.params.get("repo") or "."
+    try:
+        found = pygit2.discover_repository(str(where))
+        if found is None:
+            return []
+        names: set[str] = set()
+        for refname in pygit2.Repository(found).references:
+            for prefix in ("refs/heads/", "refs/tags/"):
+                if refname.startswith(prefix):
+                    names.add(refname[len(prefix) :])
+            if refname.startswith("refs/remotes/") and not refname.endswith("/HEAD"):
+                names.add(refname[len("refs/remotes/") :])
+    except (pygit2.GitError, OSError, ValueError):
+        return []
+    return sorted(n for n in names if n.startswith(incomplete))
+
+
 BranchOption = Annotated[
     list[str] | None,
     typer.Option(
-        "--branch", "-b", help="Stable branch, e.g. linux-5.10.y (repeatable).", metavar="BRANCH"
+        "--branch",
+        "-b",
+        help="Stable branch, e.g. linux-5.10.y (repeatable).",
+        metavar="BRANCH",
+        autocompletion=complete_refs,
     ),
 ]
 PatternOption = Annotated[

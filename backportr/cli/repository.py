@@ -19,6 +19,7 @@ from backportr.cli.app import (  # the app and what every command shares
     StatusFormat,
     UpstreamOption,
     app,
+    complete_refs,
     default_branches,
     make_settings,
 )
@@ -83,7 +84,11 @@ def index_command(
 def status_command(
     commits: Annotated[
         list[str],
-        typer.Argument(help="Upstream commits (ids, prefixes, refs).", metavar="COMMIT..."),
+        typer.Argument(
+            help="Upstream commits (ids, prefixes, refs).",
+            metavar="COMMIT...",
+            autocompletion=complete_refs,
+        ),
     ],
     branch: BranchOption = None,
     repo: RepoOption = Path("."),

@@ -18,6 +18,7 @@ from backportr.cli.app import (  # the app and what every command shares
     RepoOption,
     UpstreamOption,
     app,
+    complete_refs,
     default_branches,
     git_config,
     make_settings,
@@ -96,6 +97,7 @@ def resolve_command(
             help="The upstream commits to backport: one series for all of them on each branch.",
             metavar="TARGET...",
             show_default=False,
+            autocompletion=complete_refs,
         ),
     ] = None,
     stdin: Annotated[
