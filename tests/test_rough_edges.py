@@ -170,3 +170,16 @@ def test_shell_completion_completes_branches_and_refs(demo: Path, tmp_path: Path
     assert complete("backportr status 8a9", demo) == ["8a924db2d7b5"]
     assert complete(f"backportr scan --repo {demo} -b v5.10.1", tmp_path) == ["v5.10.194"]
     assert complete("backportr resolve b8", tmp_path) == []
+
+
+def test_the_resolve_html_links_commits_through_commit_url(demo: Path) -> None:
+    base = ("resolve", "b836c4d29f27", "-b", "linux-5.10.y", "--repo", str(demo), "-f", "html")
+    plain = backportr(*base).stdout
+    assert "<a href=" not in plain
+    url = "https://git.kernel.org/linus/{commit}"
+    linked = backportr("-c", f"backportr.commitUrl={url}", *base).stdout
+    ids = re.findall(r'<a href="https://git\.kernel\.org/linus/([0-9a-f]{40})"><code>', linked)
+    series = json.loads(backportr(*base[:-1], "json").stdout)["branches"][0]["series"]
+    assert set(ids) >= {m["commit"] for m in series}  # every member, and what is present
+    bad = backportr("-c", "backportr.commitUrl=javascript:alert(1)", *base)
+    assert bad.returncode == 1 and "<a href" not in bad.stdout

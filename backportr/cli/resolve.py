@@ -58,13 +58,14 @@ def _annotation(repo: Path, asked: str | None) -> str | None:
     return value
 
 
-def _render_html(report: Report) -> str:
+def _render_html(report: Report, commit_url: str | None = None) -> str:
     import shutil
 
     from backportr.output.graph import render_svg
     from backportr.output.html import render_html
 
-    return render_html(report, render_svg(report) if shutil.which("dot") else None)
+    svg = render_svg(report) if shutil.which("dot") else None
+    return render_html(report, svg, commit_url)
 
 
 def _render_dot(report: Report) -> str:
@@ -306,11 +307,12 @@ def resolve_command(
     finally:
         progress.finish()
     if output_format is not ResolveFormat.mbox:
-        text = (
-            render_script(report, steps, refs)
-            if output_format is ResolveFormat.script
-            else _RENDERERS[output_format](report)
-        )
+        if output_format is ResolveFormat.script:
+            text = render_script(report, steps, refs)
+        elif output_format is ResolveFormat.html:
+            text = _render_html(report, git_config(repo).commit_url())
+        else:
+            text = _RENDERERS[output_format](report)
         if output is not None:
             write_atomically(output, text)
         elif not quiet:

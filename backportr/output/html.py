@@ -4,6 +4,8 @@ it reads the same from a mail attachment, a CI artifact or a local file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from backportr import __version__
 from backportr.model import BranchReport, Report
 from backportr.output.report import VERDICTS
@@ -23,7 +25,10 @@ th { background: #f4f4f4; } code { font-size: 0.95em; }
 """
 
 
-def render_html(report: Report, svg: str | None) -> str:
+def render_html(report: Report, svg: str | None, commit_url: str | None = None) -> str:
+    """The page; with `commit_url` (backportr.commitUrl, `{commit}` the full id), each
+    commit id links there."""
+    link = _linker(commit_url)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -42,7 +47,7 @@ def render_html(report: Report, svg: str | None) -> str:
         )
     parts.append("</table>")
     for b in report.branches:
-        parts += _branch(b)
+        parts += _branch(b, link)
     parts.append('<h2>Graph</h2><div class="graph" id="graph">')
     if svg:
         parts.append(svg[svg.find("<svg") :] if "<svg" in svg else svg)
@@ -55,7 +60,19 @@ def render_html(report: Report, svg: str | None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _branch(b: BranchReport) -> list[str]:
+def _linker(commit_url: str | None) -> Callable[[str], str]:
+    """`<code>` of a commit's short id, linked through the template when there is one."""
+
+    def link(commit: str) -> str:
+        code = f"<code>{escape(commit[:12])}</code>"
+        if not commit_url:
+            return code
+        return f'<a href="{escape(commit_url.replace("{commit}", commit))}">{code}</a>'
+
+    return link
+
+
+def _branch(b: BranchReport, link: Callable[[str], str]) -> list[str]:
     out = [
         f'<h2>{escape(b.branch)} <span class="status {b.status}">{b.status}</span></h2>',
         f"<p>{escape(VERDICTS[b.status])}</p>",
@@ -71,7 +88,7 @@ def _branch(b: BranchReport) -> list[str]:
                 m.apply + (f" ({', '.join(m.conflict_files)})" if m.conflict_files else "")
             )
             out.append(
-                f"<tr><td>{n}</td><td><code>{m.commit[:12]}</code></td>"
+                f"<tr><td>{n}</td><td>{link(m.commit)}</td>"
                 f"<td>{escape(m.subject)}</td><td>{m.role}</td><td>{apply}</td>"
                 f"<td>{why}</td></tr>"
             )
@@ -79,19 +96,14 @@ def _branch(b: BranchReport) -> list[str]:
     if b.present:
         out.append("<p>Already in the branch:</p><ul>")
         for p in b.present:
-            as_ = (
-                f" as <code>{p.as_commit[:12]}</code>"
-                if p.as_commit and p.as_commit != p.commit
-                else ""
-            )
+            as_ = f" as {link(p.as_commit)}" if p.as_commit and p.as_commit != p.commit else ""
             out.append(
-                f"<li><code>{p.commit[:12]}</code> {escape(p.subject)}{as_} "
-                f"({escape(p.how or '')})</li>"
+                f"<li>{link(p.commit)} {escape(p.subject)}{as_} ({escape(p.how or '')})</li>"
             )
         out.append("</ul>")
     for s in b.suggestions:
         out.append(
-            f"<p>Suggested (judge it): <code>{s.commit[:12]}</code> {escape(s.subject)}: "
+            f"<p>Suggested (judge it): {link(s.commit)} {escape(s.subject)}: "
             f"{escape(s.reason.detail)}</p>"
         )
     if b.alternative:
