@@ -183,3 +183,24 @@ def test_the_resolve_html_links_commits_through_commit_url(demo: Path) -> None:
     assert set(ids) >= {m["commit"] for m in series}  # every member, and what is present
     bad = backportr("-c", "backportr.commitUrl=javascript:alert(1)", *base)
     assert bad.returncode == 1 and "<a href" not in bad.stdout
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="needs Graphviz's dot")
+def test_a_graph_of_twenty_members_is_drawn_down_within_800_px() -> None:
+    """Twenty follow-ups of one target drew side by side, 1,434 pt wide: the members now
+    go one a rank, in the order they apply, and the page is at most 800 px (600 pt) wide."""
+    from backportr.model import BranchReport, Member, Reason, Report
+    from backportr.output.graph import render_svg
+
+    target = "f" * 40
+    members = [Member(target, "drv: the target", "target", (Reason("target", "", None),), "clean")]
+    for n in range(19):
+        members.append(
+            Member(f"{n:02d}" + "a" * 38, f"drv: follow-up number {n} of the target", "follow-up",
+                   (Reason("follow-up", f"Fixes: {target[:12]}", target),), "clean")
+        )  # fmt: skip
+    svg = render_svg(Report(target, "s", (BranchReport("linux-5.10.y", "ready", tuple(members)),)))
+    found = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    assert found is not None
+    width, height = float(found.group(1)), float(found.group(2))
+    assert width * 96 / 72 <= 800 and height > width  # top to bottom

@@ -29,7 +29,7 @@ PRESENT_COLOUR = "#e0e0e0"
 def render_dot(report: Report) -> str:
     lines = [
         "digraph backportr {",
-        "  rankdir=TB; ranksep=0.35; nodesep=0.3;",
+        '  rankdir=TB; ranksep=0.35; nodesep=0.3; size="8.3,200";',  # at most 800 px wide
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
@@ -72,6 +72,11 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
             ' style="rounded,filled,dashed"];'
         )
         known.add(present.commit)
+    for earlier, later in zip(branch.series, branch.series[1:], strict=False):
+        # one member a rank, in the order of application: the graph grows down, not wide
+        out.append(
+            f"    {node_id(earlier.commit)} -> {node_id(later.commit)} [style=invis, weight=5];"
+        )
     for member in branch.series:
         for reason in member.reasons:
             if not reason.related or reason.related not in known:
