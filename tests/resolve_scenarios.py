@@ -776,6 +776,42 @@ def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["step1", "step2", "target"])
 
 
+def mailmap_adapted_by_hand(path: Path) -> Scenario:
+    """A file the branch's backports always change otherwise (its `.mailmap` has its own
+    entries beside every line upstream adds: other context): the target adds an entry
+    next to lines another author's `.mailmap` change rewrote, and conflicts there only.
+    No prerequisite is looked for in such a file (DPDK's `.mailmap`): the target alone,
+    `conflict`, with a warning naming the file (issue 61)."""
+    k = Kernel(path)
+    people = [f"Person {n} <p{n}@example.org>\n" for n in range(40)]
+    k.b.commit("add .mailmap", {".mailmap": "".join(people)})
+    k.b.cherry_pick("master", BRANCH, name="mailmap-bp")
+    ours = list(people)
+    for n in range(6):  # the branch's own entries, one beside each spot upstream adds to
+        ours.insert(6 * n + 3 + n, f"Stable {n} <s{n}@example.org>\n")
+    k.b.commit("mailmap: stable-only entries", {".mailmap": "".join(ours)}, branch=BRANCH)
+    theirs = list(people)
+    for n in range(6):  # six contributors added upstream, each backported by hand
+        entry = f"New {n} <n{n}@example.org>\n"
+        theirs.insert(theirs.index(people[6 * n + 3]), entry)
+        ours.insert(ours.index(people[6 * n + 3]), entry)
+        k.b.commit(f"mailmap: add New {n}", {".mailmap": "".join(theirs)}, name=f"mm{n}")
+        k.b.cherry_pick(f"mm{n}", BRANCH, name=f"mm{n}-bp", files={".mailmap": "".join(ours)})
+    rewritten = [line.replace("Person 30 ", "Person Thirty ") for line in theirs]
+    k.b.commit(
+        "mailmap: fold an alias", {".mailmap": "".join(rewritten)}, name="alias", author=OTHER
+    )
+    at = rewritten.index("Person Thirty <p30@example.org>\n")
+    target = [*rewritten[: at + 1], "Newest <nn@example.org>\n", *rewritten[at + 1 :]]
+    code = k.b.files("master")["drivers/drv.c"].replace("y += 1;", "y += 61;", 1)
+    k.b.commit(
+        f"drv: the target\n\nFixes: {k.b.ids['v5.10'][:12]}\n",
+        {".mailmap": "".join(target), "drivers/drv.c": code},
+        name="target",
+    )
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 def refactor_in_a_fixes_only_project(path: Path) -> Scenario:
     """A branch that takes fixes (every backport is one): the target conflicts, and what
     makes it apply is a refactor larger than the fix, so it is suggested and the target
@@ -1057,6 +1093,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "another_authors_batch": another_authors_batch,
+    "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,

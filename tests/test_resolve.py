@@ -564,3 +564,19 @@ def test_a_projects_own_fix_pattern(tmp_path: Path) -> None:
     bad = _cli("resolve", target, "--repo", repo, "-b", BRANCH)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "backportr.fixesPattern" in bad.stderr
+
+
+def test_a_file_the_branch_adapts_by_hand_yields_no_prerequisite(
+    scenarios: dict[str, Scenario],
+) -> None:
+    """`.mailmap`, changed otherwise by each of the branch's backports: the target's conflict
+    there pulls in nothing (the alias commit that last changed the lines is no member and
+    no suggestion), and a warning names the file to adapt."""
+    s = scenarios["mailmap_adapted_by_hand"]
+    report = resolve(s.path, s.ids["target"])
+    assert [m.commit for m in report.series] == [s.ids["target"]]
+    assert report.series[0].conflict_files == (".mailmap",)
+    assert s.ids["alias"] not in {x.commit for x in report.suggestions}
+    assert any(
+        ".mailmap, which this branch's backports adapt by hand" in w for w in report.warnings
+    )

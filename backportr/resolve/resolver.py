@@ -45,6 +45,7 @@ from backportr.resolve.finders.fixes import (
 from backportr.resolve.finders.siblings import between, posting_info, sibling_findings
 from backportr.resolve.finders.symbols import SEARCHED, symbol_prerequisites
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
+from backportr.resolve.handmade import HandAdaptedFiles
 from backportr.resolve.rules import (
     branch_status,
     cancel_reverted_pairs,
@@ -111,6 +112,7 @@ class Resolver:
         self._forks: dict[str, Oid | None] = {}
         self._words: dict[Oid, WordLookup] = {}  # branch tip -> which identifiers it has
         self._file_words = FileIdentifiers()
+        self.handmade = HandAdaptedFiles(workspace.index, workspace.repo)
 
     def effective_culprits(self) -> Literal["evidence", "always"]:
         """The culprit policy in force: `auto` is `evidence` in a project that tags fixes
@@ -314,11 +316,14 @@ class Resolver:
             ctx.index.kept.keep_adapted_conflicts(commit, backport, result.result == "conflict")
         if result.result != "conflict":
             return
+        searched = self._searched(closure, commit, result.conflict_sources)
+        if not searched:
+            return  # adapted only where the branch adapts every backport by hand
         for finding in conflict_prerequisites(
             ctx,
             commit,
             state,
-            result.conflict_sources,
+            searched,
             lambda c: closure.is_candidate(c),
             closure.seq,
             kind="adapted",
@@ -400,12 +405,13 @@ class Resolver:
             result = self.applier.pick(commit, state)
             findings: list[Finding] = []
             scope = self._conflict_scope(closure, commit) if result.result == "conflict" else None
-            if scope is not None:
+            searched = self._searched(closure, commit, result.conflict_sources)
+            if scope is not None and searched:
                 findings = conflict_prerequisites(
                     closure.ctx,
                     commit,
                     state,
-                    result.conflict_sources,
+                    searched,
                     self._candidates(closure, commit, scope),
                     closure.seq,
                     series=scope in ("series", "batch"),
@@ -428,6 +434,20 @@ class Resolver:
                 return True
             state = result.state
         return False
+
+    def _searched(self, closure: Closure, commit: Oid, sources: tuple[str, ...]) -> tuple[str, ...]:
+        """The conflicting files prerequisites are looked for in: all but those the branch's
+        backports adapt by hand (`handmade`), which are said once in a warning."""
+        branch = closure.ctx.branch
+        by_hand = [f for f in sources if self.handmade.covers(branch, f)]
+        if by_hand:
+            line = (
+                f"{closure.ctx.describe(commit)} conflicts in {', '.join(by_hand)}, which this "
+                "branch's backports adapt by hand: adapt it there (no prerequisite looked for)"
+            )
+            if line not in closure.warnings:
+                closure.warnings.append(line)
+        return tuple(f for f in sources if f not in by_hand)
 
     def _symbol_findings(self, closure: Closure, member: Oid, state: TreeState) -> list[Finding]:
         """Commits introducing identifiers `member` uses that the tree before it lacks."""
@@ -585,9 +605,10 @@ class Resolver:
 
         for member in members:
             if member.apply == "conflict":
-                if member.commit not in explained:
+                searched = self._searched(closure, member.commit, sources[member.commit])
+                if member.commit not in explained and searched:
                     out += possible_dependencies(
-                        closure.ctx, member.commit, sources[member.commit], candidate, closure.seq
+                        closure.ctx, member.commit, searched, candidate, closure.seq
                     )
                 continue
             for suggestion in context_suggestions(closure.ctx, member.commit, candidate):
