@@ -169,15 +169,10 @@ def test_a_series_follows_the_move_pick_after_pick(tmp_path: Path) -> None:
     assert applier.lookup(state, "drivers/igc/txrx.c") is None
 
 
-def test_a_file_git_found_moved_is_merged_there_without_git_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once git's merge found fs/smb/client/connect.c at fs/cifs/connect.c on the branch,
-    the next change of that file is the same three-way merge at that path, file by file:
-    no git process, and still git's answer (clean, or a conflict named at both paths)."""
-    b = _moved_upstream(tmp_path / "r")
-    repo = Repo(b.path)
-    applier = TrialApplier(repo)
+def _counting_git_picks(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> tuple[TrialApplier, list[str]]:
+    """A trial applier on `repo`, and the commits it asks git's merge to pick, in order."""
     calls: list[str] = []
     real = repo.cherry_pick_tree
 
@@ -186,6 +181,17 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
         return real(commit, onto)
 
     monkeypatch.setattr(repo, "cherry_pick_tree", counted)
+    return TrialApplier(repo), calls
+
+
+def test_a_file_git_found_moved_is_merged_there_without_git_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once git's merge found fs/smb/client/connect.c at fs/cifs/connect.c on the branch,
+    the next change of that file is the same three-way merge at that path, file by file:
+    no git process, and still git's answer (clean, or a conflict named at both paths)."""
+    b = _moved_upstream(tmp_path / "r")
+    applier, calls = _counting_git_picks(Repo(b.path), monkeypatch)
     tip = TreeState(b.tip("stable"))
     assert applier.pick(b.ids["clean"], tip).result == "clean" and len(calls) == 1
     conflict = applier.pick(b.ids["conflicting"], tip)
@@ -421,16 +427,7 @@ def test_a_file_git_found_nowhere_is_a_conflict_without_git_again(
     helper = b.commit("lib: tidy", {"lib/misc.c": _edit(MISC, 3, "tidied")})
     added = b.commit("lib: new helper", {"lib/helper.c": _text(INODE)})
     fix = b.commit("old: fix", {"drivers/old.c": _edit(CONNECT, 5, "fixed 5")})
-    repo = Repo(b.path)
-    applier = TrialApplier(repo)
-    calls: list[str] = []
-    real = repo.cherry_pick_tree
-
-    def counted(commit: str, onto: str) -> object:
-        calls.append(commit)
-        return real(commit, onto)
-
-    monkeypatch.setattr(repo, "cherry_pick_tree", counted)
+    applier, calls = _counting_git_picks(Repo(b.path), monkeypatch)
     tip = TreeState(b.tip("stable"))
     first = applier.pick(fix, tip)
     assert first.result == "conflict" and calls == [fix]

@@ -65,19 +65,7 @@ def prune_unhelpful(
         pruned |= optional
     if not pruned:
         return []
-    changed = True
-    while changed:  # and what is there only because of a pruned member
-        changed = False
-        for commit in closure.graph.nodes():
-            reasons = closure.graph.reasons(commit)
-            if (
-                commit not in pruned
-                and commit != closure.target
-                and reasons
-                and all(r.related in pruned for r in reasons)
-            ):
-                pruned.add(commit)
-                changed = True
+    pruned |= hanging_on(closure, pruned)  # and what is there only because of a pruned one
     suggestions = []
     for commit in sorted(pruned, key=closure.seq):
         reason = closure.graph.reasons(commit)[0]
@@ -238,6 +226,26 @@ def other_way_out(closure: Closure, status: BranchStatus, members: list[Member])
     return None
 
 
+def hanging_on(closure: Closure, leaving: set[Oid]) -> set[Oid]:
+    """The members (never the target) that are in the series only because of members
+    `leaving` it, to a fixpoint: every reason they have names one that leaves."""
+    gone = set(leaving)
+    changed = True
+    while changed:
+        changed = False
+        for commit in closure.graph.nodes():
+            reasons = closure.graph.reasons(commit)
+            if (
+                commit not in gone
+                and commit != closure.target
+                and reasons
+                and all(r.related in gone for r in reasons)
+            ):
+                gone.add(commit)
+                changed = True
+    return gone - leaving
+
+
 def _batch_taken(closure: Closure, commit: Oid) -> bool:
     """Is another step of `commit`'s upstream batch in the series (`Closure.same_batch`)?
     Steps found by the batch search are taken together, as the maintainers take them."""
@@ -267,19 +275,7 @@ def cancel_reverted_pairs(closure: Closure) -> list[str]:
                     "neither is proposed"
                 )
                 break
-    changed = bool(gone)
-    while changed:
-        changed = False
-        for commit in closure.graph.nodes():
-            reasons = closure.graph.reasons(commit)
-            if (
-                commit not in gone
-                and commit != closure.target
-                and reasons
-                and all(r.related in gone for r in reasons)
-            ):
-                gone.add(commit)
-                changed = True
+    gone |= hanging_on(closure, gone)
     for commit in gone:
         closure.graph.remove(commit)
         closure.roles.pop(commit, None)
