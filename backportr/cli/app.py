@@ -17,7 +17,7 @@ from backportr import __version__
 from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, UsageError
 from backportr.git.config import GitConfig
-from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo
+from backportr.git.repo import DEFAULT_BRANCH_PATTERN, GitError, Repo
 from backportr.model import CulpritPolicy
 
 if TYPE_CHECKING:
@@ -58,25 +58,13 @@ UpstreamOption = Annotated[
 
 def complete_refs(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of a branch or a target: the repository's branches (local and
-    remote-tracking, short names) and tags that start with what was typed; nothing where no
-    repository is found (completion never fails loudly)."""
-    import pygit2
-
-    where = ctx.params.get("repo") or "."
+    remote-tracking) and tags that start with what was typed; nothing where no repository is
+    found (completion never fails loudly)."""
     try:
-        found = pygit2.discover_repository(str(where))
-        if found is None:
-            return []
-        names: set[str] = set()
-        for refname in pygit2.Repository(found).references:
-            for prefix in ("refs/heads/", "refs/tags/"):
-                if refname.startswith(prefix):
-                    names.add(refname[len(prefix) :])
-            if refname.startswith("refs/remotes/") and not refname.endswith("/HEAD"):
-                names.add(refname[len("refs/remotes/") :])
-    except (pygit2.GitError, OSError, ValueError):
+        names = Repo(ctx.params.get("repo") or ".").ref_names()
+    except (BackportrError, GitError, OSError, ValueError):
         return []
-    return sorted(n for n in names if n.startswith(incomplete))
+    return [n for n in names if n.startswith(incomplete)]
 
 
 BranchOption = Annotated[

@@ -206,6 +206,24 @@ class Repo:
             names = self.annotated_branches()
         return sorted(names, key=_branch_sort_key)
 
+    def ref_names(self) -> list[str]:
+        """Every branch (local, and remote-tracking as `origin/x`) and tag, short names:
+        what shell completion offers."""
+        names: set[str] = set()
+        for refname in self.git.references:
+            for prefix in ("refs/heads/", "refs/tags/", "refs/remotes/"):
+                if refname.startswith(prefix) and not refname.endswith("/HEAD"):
+                    names.add(refname[len(prefix) :])
+        return sorted(names)
+
+    def changed_paths(self, oid: Oid) -> frozenset[str]:
+        """The paths a commit changes against its first parent (none for a root commit)."""
+        commit = self.commit(oid)
+        if not commit.parents:
+            return frozenset()
+        deltas = commit.parents[0].tree.diff_to_tree(commit.tree).deltas
+        return frozenset(d.new_file.path for d in deltas)
+
     def _branch_names(self) -> set[str]:
         names: set[str] = set()
         for refname in self.git.references:

@@ -59,15 +59,8 @@ class HandAdaptedFiles:
         """The newest backports, each with the paths its upstream commit changes."""
         if branch.tip not in self._touched:
             pairs = self.index.reader.backports_in(branch.refname)[-LOOKED_AT:]
-            self._touched[branch.tip] = [(c, u, self._paths(u)) for c, u in pairs]
+            self._touched[branch.tip] = [(c, u, self.repo.changed_paths(u)) for c, u in pairs]
         return self._touched[branch.tip]
-
-    def _paths(self, commit: Oid) -> frozenset[str]:
-        found = self.repo.commit(commit)
-        if not found.parents:
-            return frozenset()
-        deltas = found.parents[0].tree.diff_to_tree(found.tree).deltas
-        return frozenset(d.new_file.path for d in deltas)
 
     def _changes(self, commit: Oid) -> dict[str, tuple[tuple[str, str], ...]]:
         """Each file the commit changes: its hunks' lines (context too: where the branch's
