@@ -304,6 +304,22 @@ def another_authors_batch(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["step1", "step2", "step3", "target"])
 
 
+def another_authors_old_batch(path: Path) -> Scenario:
+    """As `another_authors_batch`, but the target comes two years after the batch: a
+    feature the branch skipped on purpose long ago, which its maintainers adapt fixes
+    around (DPDK 23.11's axgbe 10 Mbps series, 2024, and its fixes of 2026): not searched,
+    and the target needs a human."""
+    k = Kernel(path)
+    k.edit_in("step1", "drv_fn5", "\ty += 1;", "\ty += 10;", author=OTHER)
+    k.b._clock -= 59
+    k.edit_in("step2", "drv_fn5", "\ty += 10;", "\ty += 100;", author=OTHER)
+    k.b._clock -= 59
+    k.edit_in("step3", "drv_fn5", "\ty += 100;", "\ty += 1000;", author=OTHER)
+    k.b._clock += 2 * 365 * 86400
+    k.edit_in("target", "drv_fn5", "\ty += 1000;", "\ty += 1001;", trailers=k.fixes("v5.10"))
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
 def symbol_from_a_rename(path: Path) -> Scenario:
     """The target calls names a rename refactor introduced (its changed lines differ from the
     old ones only in names): maintainers adapt the target to the old names rather than take
@@ -1093,6 +1109,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "another_authors_batch": another_authors_batch,
+    "another_authors_old_batch": another_authors_old_batch,
     "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,

@@ -17,6 +17,11 @@ SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied
 BATCH_WINDOW = 30
 """Seconds between two commits of one author applied upstream in one run (`git am` of a
 series: committer timestamps a second or so apart): one upstream batch."""
+BATCH_RECENT = 30 * 86400
+"""A batch is searched for a target committed within this of it: fresh work the target
+builds on (OVN's northd refactor, six days before its fix). An older one the branch never
+took it skipped on purpose (DPDK 23.11's axgbe 10 Mbps feature, two years before the fixes
+of 2026 that conflict without it: the maintainers adapted them)."""
 
 
 @dataclass
@@ -142,6 +147,16 @@ class Closure:
             and target is not None
             and ours.author_email == target.author_email
             and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
+        )
+
+    def near_target(self, commit: Oid) -> bool:
+        """Committed upstream within `BATCH_RECENT` of the target."""
+        ours = self.ctx.index.reader.info(commit)
+        target = self.ctx.index.reader.info(self.target)
+        return (
+            ours is not None
+            and target is not None
+            and abs(ours.commit_time - target.commit_time) <= BATCH_RECENT
         )
 
     def same_batch(self, commit: Oid, other: Oid) -> bool:

@@ -508,7 +508,12 @@ class Resolver:
             closure.went_deeper = closure.authors_searched = True
             return "author"
         helped = closure.graph.reasons(commit)[0].related
-        if depth < _SERIES_DEPTH and helped is not None and closure.same_batch(commit, helped):
+        if (
+            depth < _SERIES_DEPTH
+            and helped is not None
+            and closure.same_batch(commit, helped)
+            and closure.near_target(commit)
+        ):
             # a step of another author's series pulled in for its next step: the earlier
             # steps of that upstream batch, kept only when the series then applies
             closure.went_deeper = True
