@@ -772,7 +772,7 @@ def _refactor_before_a_fix(
     return k
 
 
-def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
+def batch_refactor_in_a_fixes_only_project(path: Path, *, years: int = 0) -> Scenario:
     """As below (a branch that takes fixes), but what makes the target apply is the last
     step of another author's two-step refactor applied upstream in one run: the steps of
     one batch are taken together, larger than the fix or not (OVN's `62d71aabfe8a` on
@@ -788,8 +788,18 @@ def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
         "step2", "drv_fn4", "\ty <<= 1;\n", "\ty <<= 1;\n\ty += 0;\n\ty |= 0;\n\ty &= ~0;\n",
         author=OTHER,
     )  # fmt: skip
+    k.b._clock += years * 365 * 86400
     k.edit_in("target", "drv_fn4", "\ty |= 0;", "\ty |= 1;", trailers=k.fixes("v5.10"))
+    if years:  # an old batch the branch skipped: pruned as larger than the fix
+        return Scenario(k.b, "target", ["target"], status="conflict")
     return Scenario(k.b, "target", ["step1", "step2", "target"])
+
+
+def old_batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
+    """As above, the target two years after the batch (DPDK 23.11's axgbe fixes of 2026 and
+    the 10 Mbps feature of 2024 they conflict without): the steps are not taken together,
+    and the fix is adapted by hand, as its maintainers did."""
+    return batch_refactor_in_a_fixes_only_project(path, years=2)
 
 
 def mailmap_adapted_by_hand(path: Path) -> Scenario:
@@ -1112,6 +1122,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "another_authors_old_batch": another_authors_old_batch,
     "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
+    "old_batch_refactor_in_a_fixes_only_project": old_batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,

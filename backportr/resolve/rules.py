@@ -247,9 +247,10 @@ def hanging_on(closure: Closure, leaving: set[Oid]) -> set[Oid]:
 
 
 def _batch_taken(closure: Closure, commit: Oid) -> bool:
-    """Is another step of `commit`'s upstream batch in the series (`Closure.same_batch`)?
-    Steps found by the batch search are taken together, as the maintainers take them."""
-    return any(
+    """Is another step of `commit`'s upstream batch in the series (`Closure.same_batch`),
+    a batch recent to the target (`Closure.near_target`)? Such steps are taken together, as
+    the maintainers take them."""
+    return closure.near_target(commit) and any(
         other != commit and other != closure.target and closure.same_batch(other, commit)
         for other in closure.graph.nodes()
     )
