@@ -140,35 +140,27 @@ class Closure:
 
     def same_series(self, commit: Oid) -> bool:
         """Same author as the target, committed upstream within hours of it: one posting."""
-        ours = self.ctx.index.reader.info(commit)
-        target = self.ctx.index.reader.info(self.target)
-        return (
-            ours is not None
-            and target is not None
-            and ours.author_email == target.author_email
-            and abs(ours.commit_time - target.commit_time) <= SERIES_WINDOW
-        )
+        return self._committed_near(commit, self.target, SERIES_WINDOW, same_author=True)
 
     def near_target(self, commit: Oid) -> bool:
         """Committed upstream within `BATCH_RECENT` of the target."""
-        ours = self.ctx.index.reader.info(commit)
-        target = self.ctx.index.reader.info(self.target)
-        return (
-            ours is not None
-            and target is not None
-            and abs(ours.commit_time - target.commit_time) <= BATCH_RECENT
-        )
+        return self._committed_near(commit, self.target, BATCH_RECENT, same_author=False)
 
     def same_batch(self, commit: Oid, other: Oid) -> bool:
         """Same author, committed upstream within `BATCH_WINDOW` of each other: steps of
         one series applied in one run (OVN's six-step northd refactor, 18:25:44-18:25:50)."""
-        ours = self.ctx.index.reader.info(commit)
+        return self._committed_near(commit, other, BATCH_WINDOW, same_author=True)
+
+    def _committed_near(self, one: Oid, other: Oid, seconds: int, *, same_author: bool) -> bool:
+        """Committed upstream within `seconds` of each other (and, with `same_author`, by
+        the same author)."""
+        ours = self.ctx.index.reader.info(one)
         theirs = self.ctx.index.reader.info(other)
         return (
             ours is not None
             and theirs is not None
-            and ours.author_email == theirs.author_email
-            and abs(ours.commit_time - theirs.commit_time) <= BATCH_WINDOW
+            and (not same_author or ours.author_email == theirs.author_email)
+            and abs(ours.commit_time - theirs.commit_time) <= seconds
         )
 
     def same_author(self, commit: Oid) -> bool:
