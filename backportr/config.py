@@ -28,4 +28,6 @@ class Settings:
     culprits: CulpritPolicy = "auto"
     fixes_patterns: tuple[str, ...] = ()
     """The project's own ways of naming a culprit (`backportr.fixesPattern`), beside the
-    default forms of `relation_forms.FORMS`."""
+    default forms of `relation_forms.FORMS` and those learned (`index/vocabulary.py`)."""
+    ignored_forms: tuple[str, ...] = ()
+    """Learned phrases not to read as fixes (`backportr.ignoreForm`: `amends:`, `since`)."""

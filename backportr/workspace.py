@@ -16,6 +16,8 @@ from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo, naming_of
 from backportr.index import CommitIndex, UpdateStats
+from backportr.index.store import default_index_path
+from backportr.index.vocabulary import learned_vocabulary
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
 from backportr.presence import PresenceChecker
 from backportr.text.relation_forms import Vocabulary
@@ -105,8 +107,14 @@ def _open(
             if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
                 seen.add(ref.refname)
                 indexed.append(ref)
-    vocabulary = Vocabulary(settings.fixes_patterns)
-    index = CommitIndex(repo, settings.index_path, recover=rebuild, vocabulary=vocabulary)
+    index_path = settings.index_path or default_index_path(repo)
+    stable = {b.tip for b in indexed} | _stable_tips(repo, settings.branch_pattern)
+    stable.discard(upstream.tip)
+    learned = learned_vocabulary(
+        repo, index_path, upstream.tip, sorted(stable), progress, relearn=rebuild
+    )
+    vocabulary = Vocabulary(settings.fixes_patterns, learned.accepted(settings.ignored_forms))
+    index = CommitIndex(repo, index_path, recover=rebuild, vocabulary=vocabulary)
     try:
         # The branches worked on get their patch-ids now (a scan's, every commit's; the
         # others', those of the commits that name no upstream commit); the rest when asked.
@@ -134,6 +142,20 @@ def _open(
         culprits=settings.culprits,
         branch_pattern=_naming(repo, settings.branch_pattern),
     )
+
+
+def _stable_tips(repo: Repo, pattern: str) -> set[str]:
+    """Every stable branch's tip: the fix phrases are learned from what all of them took,
+    whichever branch a run works on."""
+    tips = set()
+    for name in repo.stable_branches(pattern):
+        try:
+            ref = repo.find_ref(name)
+        except BackportrError:
+            continue
+        if ref is not None:
+            tips.add(ref.tip)
+    return tips
 
 
 def _naming(repo: Repo, pattern: str) -> str:

@@ -14,8 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backportr.mail.message import parse_mail
+from backportr.text.citations import citations
 from backportr.text.patch_id import UNSURE, patch_id
 from backportr.text.postings import message_key, posting_keys, posting_keys_of_raw
+from backportr.text.relation_forms import LearnedPhrase, Vocabulary
 from backportr.text.trailers import mentions_relations, parse_message, parse_stable_comment
 
 # Pieces that real trailers and mail headers are made of: prefixes that make a pattern start
@@ -152,3 +154,23 @@ def test_patch_id_is_linear(text: str) -> None:
     found = patch_id(data.splitlines(keepends=True))
     assert found in (None, UNSURE) or re.fullmatch(r"[0-9a-f]{40}", found), found
     assert patch_id(data.splitlines(keepends=True)) == found  # the same diff, the same id
+
+
+_LEARNED = Vocabulary(
+    learned=[
+        LearnedPhrase("amends:", "Amends:", "Amends: 0123456789ab"),
+        LearnedPhrase("regressed by", "regressed by", "regressed by 0123456789ab"),
+    ]
+)
+
+
+@_ONE_SECOND
+@given(messages)
+def test_citations_and_learned_phrases_are_linear(text: str) -> None:
+    """What the vocabulary is learned from (every id cited on a line, with its phrase) and
+    what a learned phrase reads."""
+    text = text.replace("Fixes:", "Amends:") + " regressed by 0123456789ab " + text[:1000]
+    for citation in citations(text):
+        assert citation.ref in citation.line.lower()
+    list(_LEARNED.mentions(text, text.lower()))
+    parse_message("subject\n\n" + text, vocabulary=_LEARNED)

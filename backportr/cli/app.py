@@ -138,6 +138,7 @@ def make_settings(
         index_path=index,
         max_commits=max_commits,
         fixes_patterns=config.values("backportr.fixespattern"),
+        ignored_forms=config.values("backportr.ignoreform"),
     )
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from backportr.cli.app import PatternOption, RepoOption, UpstreamOption, app, git_config
+
+if TYPE_CHECKING:
+    from backportr.git.repo import Repo
 
 
 @app.command("config")
@@ -44,5 +48,29 @@ def _learned_annotations(repo: Path, upstream_name: str | None, pattern: str | N
             fork = opened.merge_base(tip, upstream)
             learned = learn_form(opened, tip, fork)
             typer.echo(f"annotation[{name}]\t{learned.form.name}\tlearned\t# {learned.describe()}")
+        _learned_phrases(opened, upstream, [opened.branch(name).tip for name in names])
     except BackportrError:
         return  # no repository, no upstream: the settings above are all there is
+
+
+def _learned_phrases(opened: Repo, upstream: str, stable: list[str]) -> None:
+    """The fix phrases learned from the history (kept beside the index; learned now where
+    the index has none yet), each with its counts and an example: those read as fixes,
+    those the built-in forms read already, and those weighed and not taken, with why."""
+    from backportr.index.store import default_index_path
+    from backportr.index.vocabulary import kept_or_learned
+    from backportr.output.safe import terminal
+
+    ignored = {i.strip().lower() for i in git_config(opened.path).values("backportr.ignoreform")}
+    learned = kept_or_learned(opened, default_index_path(opened), upstream, stable)
+    for phrase in learned.phrases:
+        if phrase.sampled == 0 and not phrase.verdict.startswith("known"):
+            continue  # weighed on use alone (function words, another relation, no commits)
+        state = (
+            "fix" if phrase.accepted else "known" if phrase.verdict.startswith("known") else "not"
+        )
+        if phrase.accepted and {phrase.phrase, phrase.written.lower()} & ignored:
+            state = "ignored"
+        why = "" if phrase.accepted or state == "known" else f" ({phrase.verdict})"
+        line = terminal(f"{phrase.describe()}{why}; e.g. {phrase.example}")
+        typer.echo(f"fixes-form[{terminal(phrase.written)}]\t{state}\tlearned\t# {line}")

@@ -28,7 +28,9 @@ KEYS: dict[str, str] = {
     "backportr.commiturl": "a commit link template for reports, e.g. "
     "https://git.kernel.org/linus/{commit}",
     "backportr.fixespattern": "a regex whose one group is a culprit's id, beside the default "
-    "forms (Fixes:, Follow-up for, ...); multi-valued",
+    "forms (Fixes:, Follow-up for, ...) and the learned ones; multi-valued",
+    "backportr.ignoreform": "a learned fix phrase not to read (as `backportr config` shows "
+    "it: amends:, regressed by); multi-valued",
 }
 
 

@@ -23,6 +23,7 @@ from pygit2.enums import SortMode
 
 from backportr.errors import (
     BackportrError,
+    MissingObjectError,
     NotARepositoryError,
     ShallowCloneError,
     UnknownBranchError,
@@ -292,7 +293,16 @@ class Repo:
             return False
 
     def merge_base(self, a: Oid, b: Oid) -> Oid | None:
-        base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        try:
+            base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        except pygit2.GitError as error:  # a commit of either history cannot be read
+            if "not found" not in str(error):
+                raise
+            raise MissingObjectError(
+                f"the merge base of {a[:12]} and {b[:12]} cannot read an object the answer "
+                f"needs ({error}); fetch the repository's missing objects (a damaged or "
+                "partial copy)"
+            ) from None
         return str(base) if base is not None else None
 
     def newest_committed(self, bases: list[Oid]) -> Oid | None:

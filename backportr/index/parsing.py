@@ -12,7 +12,6 @@ from backportr.index.schema import tags_json
 from backportr.model import ParsedMessage
 from backportr.text.postings import posting_keys_of_raw
 from backportr.text.relation_forms import DEFAULT, Vocabulary
-from backportr.text.relation_words import lowered_mentions_relations
 from backportr.text.trailers import parse_message
 
 COMMIT_COLUMNS = 8
@@ -43,7 +42,7 @@ def commit_rows(record: LogRecord, vocabulary: Vocabulary = DEFAULT) -> CommitRo
     patterns have no keyword to test)."""
     low = record.raw_message.lower()
     postings = tuple((k.stem, k.number) for k in posting_keys_of_raw(record.raw_message, low))
-    if vocabulary.reads_every_message or lowered_mentions_relations(low):
+    if vocabulary.may_relate(low):
         return _related_rows(record, postings, vocabulary)
     return CommitRows(
         record.oid,
@@ -100,7 +99,8 @@ class BatchRows(NamedTuple):
 def parse_batch(raws: list[bytes], vocabulary: Vocabulary = DEFAULT) -> list[CommitRows]:
     """`commit_rows` of each of a batch of raw `git log -z` records (a property test holds
     them equal), by the steps the writer takes (`prepare_batch`, `finish_batch`)."""
-    rows = finish_batch(prepare_batch(raws, every=vocabulary.reads_every_message), vocabulary)
+    prepared = prepare_batch(raws, every=vocabulary.reads_every_message, words=vocabulary.words)
+    rows = finish_batch(prepared, vocabulary)
     related = dict(rows.related)
     return [
         related.get(i) or CommitRows(*values, (), (), (), (), ())

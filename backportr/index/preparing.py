@@ -34,12 +34,15 @@ class PreparedBatch(NamedTuple):
     postings: dict[int, Postings]
 
 
-def prepare_batch(raws: list[bytes], *, every: bool = False) -> PreparedBatch:
+def prepare_batch(
+    raws: list[bytes], *, every: bool = False, words: tuple[bytes, ...] = ()
+) -> PreparedBatch:
     """A batch of raw records searched as one buffer: lowercased once, each keyword found by
     one scan over all of them; most records (no relation) split and decoded, their usual
     `Link:` lines read by `usual_link_keys`, the others by the general line parse. With
     `every` (a project's own fix patterns, which have no keyword), every record is left
-    for the full parse."""
+    for the full parse; `words`: the words of the phrases learned for the project, beside
+    `RELATION_WORDS`."""
     buf = b"\0".join(raws)
     low = buf.lower()
     starts = [0] * (len(raws) + 1)
@@ -47,7 +50,7 @@ def prepare_batch(raws: list[bytes], *, every: bool = False) -> PreparedBatch:
     for i, raw in enumerate(raws):
         offset += len(raw) + 1
         starts[i + 1] = offset
-    related = _records_holding(low, starts, RELATION_WORDS)
+    related = _records_holding(low, starts, RELATION_WORDS + words)
     links = _occurrences(low, starts, b"link")
     named_ids = _records_holding(low, starts, (b"message-id",))
     items: list[Fields | bytes] = []

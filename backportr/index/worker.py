@@ -6,8 +6,8 @@ bounded `git log` processes, splits the records and prepares each batch (keyword
 posting keys, the rows of every commit that names no relation); the indexing process parses
 the rest and inserts. Batches come back in walk order on a pipe of their own, pickled, each
 prefixed by its length; a zero length says the walk is done. The worker is `main` of this
-module, given GIT_DIR, PER_PROCESS, that pipe's descriptor and `every` or `-` (`prepare_batch`'s
-`every`) as arguments, the walk's
+module, given GIT_DIR, PER_PROCESS, that pipe's descriptor, `every` or `-` (`prepare_batch`'s
+`every`) and the learned phrases' words, comma-separated, or `-` as arguments, the walk's
 starting points (with `^`-prefixed exclusions, and `=`-prefixed the commits the indexing
 process read already, left out) on stdin; its stdout and stderr go to a file read only when
 it fails.
@@ -40,7 +40,14 @@ class BulkWorker:
     """The indexing process's side: start the worker early (it imports while the first
     slice is parsed here), hand it the walk's frontier, read its batches."""
 
-    def __init__(self, git_dir: Path, per_process: int, *, every: bool = False) -> None:
+    def __init__(
+        self,
+        git_dir: Path,
+        per_process: int,
+        *,
+        every: bool = False,
+        words: tuple[bytes, ...] = (),
+    ) -> None:
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         # The batches come on a pipe of their own: whatever the worker's interpreter, a site
         # hook or a library prints goes with its errors and cannot corrupt a frame.
@@ -50,7 +57,13 @@ class BulkWorker:
         try:
             self._proc = start_main(  # it imports as this process does
                 "backportr.index.worker",
-                [str(git_dir), str(per_process), str(write_end), "every" if every else "-"],
+                [
+                    str(git_dir),
+                    str(per_process),
+                    str(write_end),
+                    "every" if every else "-",
+                    b",".join(words).decode("ascii") or "-",
+                ],
                 stdin=subprocess.PIPE,
                 stdout=self._errors,
                 stderr=self._errors,
@@ -140,17 +153,24 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
 
 
 def serve(
-    git_dir: Path, per_process: int, lines: Sequence[str], out: BinaryIO, *, every: bool = False
+    git_dir: Path,
+    per_process: int,
+    lines: Sequence[str],
+    out: BinaryIO,
+    *,
+    every: bool = False,
+    words: tuple[bytes, ...] = (),
 ) -> None:
     """The worker's side: read the walk from `lines`, write its prepared batches to `out`
-    (`every`: each record left for the full parse, `prepare_batch`)."""
+    (`every`: each record left for the full parse; `words`: the learned phrases' words;
+    `prepare_batch`)."""
     starts = [line for line in lines if line[:1] not in ("^", "=")]
     exclude = [line[1:] for line in lines if line.startswith("^")]
     walk = Walk(starts, exclude, done=not starts)
     walk.seen.update(line[1:].encode("ascii") for line in lines if line.startswith("="))
     for batch in batches(walk_all(git_dir, walk, per_process), BATCH):
         # Plain values: a named tuple pickles as a call of its class, four times slower.
-        prepared = prepare_batch(batch, every=every)
+        prepared = prepare_batch(batch, every=every, words=words)
         data = pickle.dumps(tuple(prepared), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(len(data).to_bytes(_LENGTH, "big"))
         out.write(data)
@@ -159,11 +179,12 @@ def serve(
 
 
 def main(argv: Sequence[str]) -> int:
-    git_dir, per_process, batches_fd, every = argv
+    git_dir, per_process, batches_fd, every, listed = argv
+    words = () if listed == "-" else tuple(w.encode("ascii") for w in listed.split(","))
     try:
         with os.fdopen(int(batches_fd), "wb") as out:
             lines = sys.stdin.read().split()
-            serve(Path(git_dir), int(per_process), lines, out, every=every == "every")
+            serve(Path(git_dir), int(per_process), lines, out, every=every == "every", words=words)
     except BackportrError as error:
         print(f"backportr: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT

@@ -36,6 +36,7 @@ from backportr.index.transaction import writing
 from backportr.index.worker import BulkWorker
 from backportr.index.written import resolve_pending
 from backportr.model import Oid, ProgressCallback, no_progress
+from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
 
@@ -280,7 +281,7 @@ class IndexWriter(StorePart):
             for raw in self.repo.streams.walk_step(walk, self.worker_after):
                 read.append(raw)
                 if worker is None and len(read) == first:
-                    worker = _start_worker(self.repo.path, self.file.vocabulary.reads_every_message)
+                    worker = _start_worker(self.repo.path, self.file.vocabulary)
             if worker is not None and not walk.done:
                 worker.walk_on(walk)  # it is told what this process read (`walk.seen`)
             for batch in batches(read, first):
@@ -305,8 +306,11 @@ class IndexWriter(StorePart):
                 worker.close()
 
     def _parse(self, batch: list[bytes]) -> BatchRows:
-        every = self.file.vocabulary.reads_every_message
-        return finish_batch(prepare_batch(batch, every=every), self.file.vocabulary)
+        vocabulary = self.file.vocabulary
+        prepared = prepare_batch(
+            batch, every=vocabulary.reads_every_message, words=vocabulary.words
+        )
+        return finish_batch(prepared, vocabulary)
 
     def _insert_bulk(self, rows: BatchRows, top_seq: int) -> list[int]:
         """Insert new upstream commits, the first with sequence number `top_seq` and each
@@ -518,9 +522,11 @@ class IndexWriter(StorePart):
             yield from self.db.execute(f"SELECT oid, id FROM commits WHERE oid IN ({marks})", chunk)
 
 
-def _start_worker(git_dir: Path, every: bool) -> BulkWorker | None:
+def _start_worker(git_dir: Path, vocabulary: Vocabulary) -> BulkWorker | None:
     """The worker, or None where no second process can be started (the rest is read here)."""
     try:
-        return BulkWorker(git_dir, _LOG_SLICE, every=every)
+        return BulkWorker(
+            git_dir, _LOG_SLICE, every=vocabulary.reads_every_message, words=vocabulary.words
+        )
     except OSError:
         return None

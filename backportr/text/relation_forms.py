@@ -8,10 +8,11 @@ starts (a lowercase word, searched literally), its pattern (matched at that word
 bounded gaps: linear on any message), the words a message holds whenever it matches (the
 bulk indexer's cheap test, `text/relation_words.py`) and a real commit line it reads.
 
-A project's own forms come from `backportr.fixesPattern` (multi-valued git config): a regular
-expression whose one group is the id, searched in the whole message. A `Vocabulary` is the
-default table plus those; the index records its fingerprint and reads every message again
-when it changes.
+A project's own forms are learned from its history (`index/vocabulary.py`: a `LearnedPhrase`
+each, read as a row of this table is) or come from `backportr.fixesPattern` (multi-valued git
+config): a regular expression whose one group is the id, searched in the whole message. A
+`Vocabulary` is the default table plus those; the index records its fingerprint and reads
+every message again when it changes.
 
 PURE: text in, values out.
 """
@@ -24,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from backportr.errors import UsageError
+from backportr.text.relation_words import lowered_mentions_relations
 
 _GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
 _ID = r"(?=[0-9a-fA-F]{0,39}[0-9])([0-9a-fA-F]{6,40})\b"  # prose: hex with a digit in it
@@ -114,6 +116,36 @@ FORMS: tuple[RelationForm, ...] = (
         'Commit a2348166ea18 ("tailq: move to dynamic tailq") introduced a bug in',  # DPDK
     ),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedPhrase:
+    """A phrase a project was found to name a fixed commit with (`index/vocabulary.py`):
+    its words lowercased (`amends:`, `regressed by`), as written, and a line that uses it."""
+
+    phrase: str
+    written: str
+    example: str
+
+    def form(self) -> RelationForm:
+        """The phrase as a row of the table: a trailer at the start of a line, words
+        anywhere (a line may wrap between them), an optional `commit` before the id."""
+        words = self.phrase.rstrip(":").split()
+        if self.phrase.endswith(":"):
+            pattern = rf"(?<![^\n]){re.escape(words[0])}:[ \t]*{_COMMIT}{_ID}"
+        else:
+            pattern = _GAP.join(re.escape(w) for w in words) + rf"(?:[ \t]*:)?{_GAP}{_COMMIT}{_ID}"
+        start = words[0]
+        return RelationForm(
+            self.written,
+            start,
+            re.compile(pattern, _FLAGS),
+            (start,),
+            f"{self.written} {{id}}",
+            self.example,
+        )
+
+
 FIXES_FORM = "Fixes:"
 """The kernel's trailer, parsed by `text/trailers.py` (its subject may wrap)."""
 
@@ -132,8 +164,13 @@ class Vocabulary:
     """The forms one project's messages are read with: `FORMS` and the project's own
     patterns (`backportr.fixesPattern`)."""
 
-    def __init__(self, patterns: Sequence[str] = ()) -> None:
+    def __init__(self, patterns: Sequence[str] = (), learned: Sequence[LearnedPhrase] = ()) -> None:
         self.patterns = tuple(patterns)
+        self.learned = tuple(learned)
+        self.forms = FORMS + tuple(phrase.form() for phrase in self.learned)
+        self.words = tuple(
+            sorted({w.encode() for phrase in self.learned for w in phrase.form().words})
+        )
         self._own: list[re.Pattern[str]] = []
         for text in self.patterns:
             try:
@@ -155,13 +192,19 @@ class Vocabulary:
     @property
     def fingerprint(self) -> str:
         """What the index records: the default table's version and the project's patterns."""
-        text = "\n".join([f"forms {len(FORMS)} {_TABLE_VERSION}", *self.patterns])
+        text = "\n".join(
+            [
+                f"forms {len(FORMS)} {_TABLE_VERSION}",
+                *self.patterns,
+                *(f"learned {p.phrase}" for p in self.learned),
+            ]
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def mentions(self, body: str, low: str) -> Iterator[Mention]:
         """Every culprit the forms name in a message body (`low`: the body lowercased, same
         offsets), in form order, then the project's patterns."""
-        for form in FORMS:
+        for form in self.forms:
             if not any(word in low for word in form.words):
                 continue
             at = low.find(form.start)
@@ -187,7 +230,16 @@ class Vocabulary:
     def search_phrases(self, oid12: str) -> list[str]:
         """How a mail on a list names `oid12` as its culprit: `Fixes: <id>`, then each
         form's fixed words before the id (for an archive's phrase search)."""
-        return [f"Fixes: {oid12}", *(f.phrase.format(id=oid12) for f in FORMS if f.phrase)]
+        return [f"Fixes: {oid12}", *(f.phrase.format(id=oid12) for f in self.forms if f.phrase)]
+
+    def may_relate(self, low: bytes) -> bool:
+        """Whether a message (lowercased) may name a relation these forms read: the bulk
+        indexer's cheap test (`text/relation_words.py`), with the learned phrases' words."""
+        return (
+            self.reads_every_message
+            or lowered_mentions_relations(low)
+            or any(word in low for word in self.words)
+        )
 
 
 _TABLE_VERSION = 1  # raise when FORMS changes: indexes read every message again

@@ -1,0 +1,426 @@
+"""A project's fix vocabulary, learned from its own history once per index build.
+
+Every line of the newest upstream commits that cites an earlier commit by id is grouped by
+the phrase it cites it with (`text/citations.py`). A phrase becomes a fix relation only on
+the repository's evidence:
+
+- **use**: at least `LEAST_COMMITS` commits cite with it, and their ids name commits;
+- **another relation**: a phrase whose lines the built-in reader reads as a revert or an
+  upstream annotation (`This reverts commit`, `(cherry picked from commit`), or that says
+  `revert`, is that, not a fix; one whose lines it reads as a fix is already known
+  (`Fixes:`, `Follow-up for`);
+- **a phrase**: one of words, not of function words only (`in`, `since`, `see`);
+- **the code**: in at least `TOUCH` of a sample, the citing commit changes a file the
+  cited one changed;
+- **the stable teams**: where the project's stable branches carry a cited commit (and
+  `STABLE_PAIRS` such pairs are seen), they carry its citing commit too, at least
+  `STABLE_RATE` of the time and `STABLE_LIFT` times as often as an upstream commit of the
+  same years. A phrase no stable branch has seen yet counts as a relation only where it is
+  written as a trailer (`Amends: <id>`), a line the project made for relations, and only in
+  a project with stable branches (in one without, nothing says a trailer is a fix's); or
+  where it is a known trailer written without its colon (`Fixes <id>`).
+
+What was learned is kept beside the index (`<index>.forms.json`, written whole under the
+index's writers' lock) with every phrase's counts and an example, shown by `backportr
+config`; `backportr.fixesPattern` adds forms, `backportr.ignoreForm` removes learned ones.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from backportr.errors import BackportrError
+from backportr.git.repo import Repo
+from backportr.index.transaction import held
+from backportr.model import Oid
+from backportr.text.citations import Citation, citations
+from backportr.text.relation_forms import LearnedPhrase
+from backportr.text.trailers import parse_message
+
+_log = logging.getLogger(__name__)
+
+LEARN_COMMITS = 20_000
+"""Newest upstream commits read (a kernel's three months, a smaller project's years)."""
+BRANCH_COMMITS = 3_000
+"""Newest commits of each stable branch read for the upstream commits it carries."""
+LEAST_COMMITS = 5
+SAMPLE = 30  # citations whose diffs are compared, per phrase
+TOUCH = 0.5
+STABLE_PAIRS = 3
+STABLE_RATE = 0.3
+STABLE_LIFT = 4.0
+_LARGEST_DIFF = 60  # files: a larger commit is no evidence of where a fix is
+_FUNCTION_WORDS = (
+    "a about above after again against also an and as at be because been before below "
+    "between both but by c can could did do does done during each else even ever every "
+    "for from further had has have he her here his how i if in into is it its just last "
+    "later like made make many may more most much must new next no nor not now of off "
+    "old on once one only or other our out over own per prior same see seen she should "
+    "since so some such than that the their them then there these they this those "
+    "through thus to too under until up upon us very via was we were what when where "
+    "whether which while who why will with within without would yet you s"
+)
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+"""Words that make no phrase alone (`in <id>`, `since <id>`, `see <id>`, Xen's `c/s`)."""
+
+VERSION = 1  # of the kept file and of the rules: another version learns again
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseEvidence:
+    """One phrase, what the repository says of it, and the verdict."""
+
+    phrase: str
+    written: str  # as most lines write it
+    commits: int  # citing commits
+    example: str  # a line citing with it
+    sampled: int  # citations whose cited commit was found and compared
+    touching: int  # of those, the citing commit changed a file the cited one changed
+    pairs: int  # (stable branch, citation): the branch carries the cited commit
+    taken: int  # of those, it carries the citing commit too
+    chance: float  # expected `taken` of that many random upstream commits
+    verdict: str  # "fix", "known: <form>", or why not
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "fix"
+
+    def describe(self) -> str:
+        stable = (
+            f"stable {self.taken}/{self.pairs} taken (chance {self.chance:.1f})"
+            if self.pairs
+            else "no stable evidence"
+        )
+        touch = f"touch {self.touching}/{self.sampled}" if self.sampled else "no diffs compared"
+        return f"{self.written!r}: {self.commits} commits, {touch}, {stable}"
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedVocabulary:
+    """What one learning found: every phrase used enough, with its evidence; the accepted
+    ones are fix relations."""
+
+    upstream_tip: Oid
+    looked_at: int
+    phrases: tuple[PhraseEvidence, ...]
+
+    def accepted(self, ignored: Iterable[str] = ()) -> tuple[LearnedPhrase, ...]:
+        drop = {i.strip().lower() for i in ignored}
+        return tuple(
+            LearnedPhrase(p.phrase, p.written, p.example)
+            for p in self.phrases
+            if p.accepted and p.phrase not in drop and p.written.lower() not in drop
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": VERSION,
+                "upstream_tip": self.upstream_tip,
+                "looked_at": self.looked_at,
+                "phrases": [asdict(p) for p in self.phrases],
+            },
+            indent=1,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> LearnedVocabulary | None:
+        """The kept vocabulary, or None where it is another version's or unreadable (it is
+        learned again)."""
+        try:
+            data = json.loads(text)
+            if data.get("version") != VERSION:
+                return None
+            phrases = tuple(PhraseEvidence(**p) for p in data["phrases"])
+            return cls(str(data["upstream_tip"]), int(data["looked_at"]), phrases)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+
+def kept_path(index_path: Path) -> Path:
+    return index_path.with_suffix(".forms.json")
+
+
+def load(index_path: Path) -> LearnedVocabulary | None:
+    try:
+        text = kept_path(index_path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return LearnedVocabulary.from_json(text)
+
+
+def keep(index_path: Path, learned: LearnedVocabulary) -> None:
+    """Write the file whole: a temporary file beside it, renamed over it (OSError where it
+    cannot be written: nothing is left half-written)."""
+    path = kept_path(index_path)
+    fd, tmp = tempfile.mkstemp(prefix=".forms-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(learned.to_json())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+Progress = Callable[[str, int, int | None], None]
+
+
+class VocabularyLearner:
+    """Reads the history once and weighs each phrase (module docstring)."""
+
+    def __init__(self, repo: Repo, *, commits: int = LEARN_COMMITS, seed: int = 0) -> None:
+        self.repo = repo
+        self.commits = commits
+        self._random = random.Random(seed)
+        self._times: dict[Oid, int] = {}
+        self._by_prefix: dict[str, Oid] = {}
+
+    def learn(
+        self, upstream: Oid, stable: Sequence[tuple[Oid, Oid | None]], progress: Progress
+    ) -> LearnedVocabulary:
+        """`stable`: each stable branch's tip and its fork point from upstream."""
+        groups: dict[str, list[tuple[Oid, Citation]]] = defaultdict(list)
+        looked_at = 0
+        for record in self.repo.streams.log(upstream):
+            if looked_at >= self.commits:
+                break
+            looked_at += 1
+            self._times[record.oid] = record.commit_time
+            if len(record.parents) > 1:
+                continue
+            for citation in citations(record.message):
+                groups[citation.phrase].append((record.oid, citation))
+            if looked_at % 5000 == 0:
+                progress("learning the fix phrases", looked_at, None)
+        carried = [b for tip, fork in stable if (b := self._carried(tip, fork)) is not None]
+        phrases = [
+            self._weigh(phrase, items, carried)
+            for phrase, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            if len({oid for oid, _ in items}) >= LEAST_COMMITS
+        ]
+        return LearnedVocabulary(upstream, looked_at, tuple(_variants(phrases)))
+
+    def _carried(self, tip: Oid, fork: Oid | None) -> _Branch | None:
+        """The upstream ids a stable branch's newest commits name, and its years."""
+        named: set[Oid] = set()
+        times: list[int] = []
+        for count, record in enumerate(self.repo.streams.log(tip, [fork] if fork else [])):
+            if count >= BRANCH_COMMITS:
+                break
+            times.append(record.commit_time)
+            low = record.raw_message.lower()
+            if not any(w in low for w in (b"upstream", b"cherry", b"master commit", b"backport")):
+                continue
+            for ref in parse_message(record.message, trailers=False).upstream_refs:
+                named.add(ref.oid.lower())
+        if len(named) < LEAST_COMMITS:
+            return None
+        return _Branch(frozenset(named), min(times), max(times))
+
+    def _weigh(
+        self, phrase: str, items: list[tuple[Oid, Citation]], carried: list[_Branch]
+    ) -> PhraseEvidence:
+        evidence = PhraseEvidence(
+            phrase,
+            written=_most_written(items),
+            commits=len({oid for oid, _ in items}),
+            example=items[0][1].line,
+            sampled=0,
+            touching=0,
+            pairs=0,
+            taken=0,
+            chance=0.0,
+            verdict="",
+        )
+        read = _read_as(items)
+        if any(word.startswith("revert") for word in phrase.split()):
+            read = "another relation"  # `Reverts <id>`, `partial revert of <id>`
+        if read is not None:
+            return replace(evidence, verdict=read)
+        if all(word in FUNCTION_WORDS for word in phrase.rstrip(":").split()):
+            return replace(evidence, verdict="function words")
+        resolved = [(c, cited) for c, ci in items if (cited := self._resolve(ci.ref, c))]
+        sample = self._random.sample(resolved, min(SAMPLE, len(resolved)))
+        compared = [t for t in (self._touches(c, cited) for c, cited in sample) if t is not None]
+        pairs, taken, chance = _stable_pairs(resolved, carried, self._times)
+        evidence = replace(
+            evidence,
+            sampled=len(compared),
+            touching=sum(compared),
+            pairs=pairs,
+            taken=taken,
+            chance=round(chance, 2),
+        )
+        return replace(evidence, verdict=_verdict(evidence, len(resolved), bool(carried)))
+
+    def _resolve(self, ref: str, citing: Oid) -> Oid | None:
+        """The commit an id names, where it is an earlier commit than the citing one."""
+        try:
+            oid = self.repo.names.resolve_commit(ref)
+        except BackportrError:
+            return None
+        if oid == citing or not self.repo.has_commit(oid):
+            return None
+        if oid not in self._times:
+            self._times[oid] = self.repo.commit(oid).commit_time
+        return oid
+
+    def _touches(self, citing: Oid, cited: Oid) -> bool | None:
+        """Whether the citing commit changes a file the cited one changed (None: one of
+        them is a merge, a root, or too large to say where its change is). Files, not
+        lines: a build fix or the rest of an incomplete change is written beside the cited
+        lines, seldom over them."""
+        try:
+            if len(self.repo.parents(citing)) != 1 or len(self.repo.parents(cited)) != 1:
+                return None
+            before = self.repo.changed_paths(cited)
+            after = self.repo.changed_paths(citing)
+        except BackportrError:
+            return None
+        if not before or len(before) > _LARGEST_DIFF or len(after) > _LARGEST_DIFF:
+            return None
+        return bool(before & after)
+
+
+@dataclass(frozen=True, slots=True)
+class _Branch:
+    named: frozenset[Oid]
+    first: int
+    last: int
+
+    def carries(self, oid: Oid) -> bool:
+        return oid in self.named
+
+
+def _stable_pairs(
+    resolved: list[tuple[Oid, Oid]], branches: list[_Branch], times: dict[Oid, int]
+) -> tuple[int, int, float]:
+    """(pairs, taken, chance): citations whose cited commit a branch carries, written before
+    the branch's newest commit; how many of their citing commits it carries too; and how
+    many it would carry by chance (its share of the upstream commits of its years)."""
+    pairs = taken = 0
+    chance = 0.0
+    shares = [_share(branch, times) for branch in branches]
+    for citing, cited in resolved:
+        for branch, share in zip(branches, shares, strict=True):
+            if times.get(citing, 0) > branch.last or not branch.carries(cited):
+                continue
+            pairs += 1
+            chance += share
+            taken += branch.carries(citing)
+    return pairs, taken, chance
+
+
+def _share(branch: _Branch, times: dict[Oid, int]) -> float:
+    year = 365 * 86400
+    window = [oid for oid, t in times.items() if branch.first - year <= t <= branch.last]
+    if not window:
+        return 0.0
+    return sum(branch.carries(oid) for oid in window) / len(window)
+
+
+def _variants(phrases: list[PhraseEvidence]) -> list[PhraseEvidence]:
+    """A phrase that is a known trailer without its colon (`Fixes <id>`) is that form,
+    written loosely: it needs the code's evidence, not the stable branches'."""
+    known = {p.phrase.rstrip(":") for p in phrases if p.verdict.startswith("known")}
+    return [
+        replace(p, verdict="fix") if p.verdict == "no stable evidence" and p.phrase in known else p
+        for p in phrases
+    ]
+
+
+def _verdict(e: PhraseEvidence, resolved: int, has_stable: bool) -> str:
+    if resolved < LEAST_COMMITS:
+        return "names no commits"
+    if e.sampled == 0 or e.touching < TOUCH * e.sampled:
+        return "does not change the cited lines"
+    if e.pairs >= STABLE_PAIRS:
+        if e.taken >= STABLE_RATE * e.pairs and e.taken >= STABLE_LIFT * e.chance:
+            return "fix"
+        return "stable branches do not take it with the cited commit"
+    if e.phrase.endswith(":") and has_stable:
+        return "fix"  # a trailer, new since the stable branches' last backports
+    return "no stable evidence"
+
+
+def _read_as(items: list[tuple[Oid, Citation]]) -> str | None:
+    """What the built-in reader reads most of the phrase's lines as: `known: <form>` (a fix
+    form it has), `another relation` (a revert, an upstream annotation), or None."""
+    fixes: dict[str, int] = defaultdict(int)
+    other = 0
+    sample = items[:SAMPLE]
+    for _, citation in sample:
+        parsed = parse_message("subject\n\n" + citation.line, trailers=False)
+        forms = [f.form for f in parsed.fixes if citation.ref.startswith(f.ref[:7])]
+        if forms:
+            fixes[forms[0]] += 1
+        elif parsed.reverts or parsed.upstream_refs:
+            other += 1
+    best = max(fixes, key=lambda form: fixes[form], default=None)
+    if best is not None and fixes[best] * 2 > len(sample):
+        return f"known: {best}"
+    if other * 2 > len(sample):
+        return "another relation"
+    return None
+
+
+def _most_written(items: list[tuple[Oid, Citation]]) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for _, citation in items:
+        counts[citation.written] += 1
+    return max(counts, key=lambda text: (counts[text], text))
+
+
+def kept_or_learned(
+    repo: Repo, index_path: Path, upstream: Oid, stable: Sequence[Oid]
+) -> LearnedVocabulary:
+    """What is kept beside the index, or (none kept yet) what would be learned now; nothing
+    is written."""
+    kept = load(index_path)
+    if kept is not None:
+        return kept
+    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
+    return VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+
+
+def learned_vocabulary(
+    repo: Repo,
+    index_path: Path,
+    upstream: Oid,
+    stable: Sequence[Oid],
+    progress: Progress,
+    *,
+    relearn: bool = False,
+) -> LearnedVocabulary:
+    """The vocabulary kept beside the index, learned first where there is none (or on a
+    rebuild): under the index's writers' lock, so two first runs learn once."""
+    kept = None if relearn else load(index_path)
+    if kept is not None:
+        return kept
+    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
+    try:
+        index_path.parent.mkdir(parents=True, exist_ok=True)
+        with held(index_path.with_suffix(".lock")):
+            kept = None if relearn else load(index_path)  # learned by another run meanwhile
+            if kept is not None:
+                return kept
+            learned = VocabularyLearner(repo).learn(upstream, forks, progress)
+            keep(index_path, learned)
+    except OSError as error:  # nowhere to keep it (a read-only index): learned for this run
+        _log.info("cannot keep the learned fix phrases beside %s: %s", index_path, error)
+        learned = VocabularyLearner(repo).learn(upstream, forks, progress)
+    for phrase in learned.phrases:
+        if phrase.accepted:
+            _log.info("learned the fix phrase %s", phrase.describe())
+    return learned

@@ -1,0 +1,158 @@
+"""A project's fix vocabulary, learned from its history: a phrase the project names fixed
+commits with is read as `Fixes:` is, with nothing configured; a phrase that cites commits for
+another reason is not; `backportr config` shows both with their evidence, and
+`backportr.ignoreForm` drops a learned one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from backportr.git.builder import RepoBuilder
+from backportr.git.repo import Repo
+from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, kept_path
+from backportr.text.citations import citations
+from backportr.text.relation_forms import LearnedPhrase, Vocabulary
+from tests.conftest import backportr
+
+CULPRITS = 7
+
+
+def _lines(tag: str) -> str:
+    return "".join(f"{tag} line {n} = compute({n});\n" for n in range(10))
+
+
+def _xen_like(path: Path, phrase: str = "Amends:") -> tuple[RepoBuilder, list[str], list[str]]:
+    """Upstream `master` where each of seven features is later corrected by a commit citing
+    it with `phrase` (changing the lines it added), and cited again by a rebase note that
+    changes other files; dozens of unrelated commits; a stable branch forked before them
+    that took the first five features and four of their corrections (`master commit:`)."""
+    b = RepoBuilder(path)
+    b.commit("base", {f"f{n}.c": _lines(f"f{n}") for n in range(CULPRITS)} | {"doc.txt": "0\n"})
+    b.branch("stable-4.19", "master")
+    features, fixes = [], []
+    for n in range(CULPRITS):
+        text = _lines(f"f{n}").replace(
+            f"f{n} line 4 = compute(4);", f"feature_{n}_setup(ctx, {n});"
+        )
+        features.append(b.commit(f"f{n}: add feature {n}", {f"f{n}.c": text}))
+    for n in range(40):
+        b.commit(f"doc: note {n}", {"doc.txt": f"{n}\n"})
+    for n, feature in enumerate(features):
+        text = _lines(f"f{n}").replace(
+            f"f{n} line 4 = compute(4);", f"feature_{n}_setup(ctx, {n} + 1);"
+        )
+        fixes.append(
+            b.commit(f"f{n}: correct feature {n}\n\n{phrase} {feature[:12]}", {f"f{n}.c": text})
+        )
+        b.commit(f"doc: rebase\n\nRebased onto {feature[:12]}", {"doc.txt": f"r{n}\n"})
+    for commit in features[:5] + fixes[:4]:
+        subject = b.repo[commit].peel(pygit2.Commit).message.split("\n", 1)[0]
+        b.cherry_pick(
+            commit,
+            "stable-4.19",
+            message=f"{subject}\n\nmaster commit: {commit}\n",
+            annotation=None,
+        )
+    return b, features, fixes
+
+
+def test_citations_are_read_with_the_phrase_before_the_id() -> None:
+    message = (
+        "x: fix it\n\n"
+        'Amends: 0123456789ab ("x: add 9abcdef012345")\n'
+        "This fixes a regression from commit 1234567890ab.\n"
+        "(cherry picked from commit 234567890abc)\n"
+        "See https://example.org/commit/34567890abcd and #1234567\n"
+        "commit 4567890abcde upstream.\n"
+    )
+    found = [(c.phrase, c.ref) for c in citations(message)]
+    assert found == [
+        ("amends:", "0123456789ab"),  # a trailer cites one id; its quoted subject's are not
+        ("regression from", "1234567890ab"),
+        ("picked from", "234567890abc"),
+    ]
+
+
+def test_a_learned_phrase_is_read_as_a_fix_relation() -> None:
+    vocabulary = Vocabulary(learned=[LearnedPhrase("amends:", "Amends:", "Amends: 0123456789ab")])
+    body = 'x: fix\n\nAmends: 0123456789ab ("x: add")\nsee amends: 1234567890ab\n'
+    mentions = list(vocabulary.mentions(body, body.lower()))
+    assert [(m.ref, m.subject, m.form) for m in mentions] == [("0123456789ab", "x: add", "Amends:")]
+    assert vocabulary.may_relate(b"x\n\namends: 0123456789ab")
+    assert vocabulary.fingerprint != Vocabulary().fingerprint
+
+
+def test_the_learner_takes_the_fix_phrase_and_not_the_other(tmp_path: Path) -> None:
+    b, _, _ = _xen_like(tmp_path / "r")
+    repo = Repo(b.path)
+    master = repo.upstream("master").tip
+    stable = repo.branch("stable-4.19").tip
+    learned = VocabularyLearner(repo).learn(
+        master, [(stable, repo.merge_base(stable, master))], lambda *_: None
+    )
+    verdicts = {p.phrase: p for p in learned.phrases}
+    amends = verdicts["amends:"]
+    assert amends.accepted, amends
+    assert (amends.commits, amends.touching, amends.pairs, amends.taken) == (
+        CULPRITS,
+        CULPRITS,
+        5,
+        4,
+    )
+    assert amends.chance < 1.5  # four taken is far above chance
+    rebased = verdicts["rebased onto"]
+    assert not rebased.accepted and rebased.verdict == "does not change the cited lines"
+    assert [p.phrase for p in learned.accepted()] == ["amends:"]
+    assert learned.accepted(ignored=["Amends:"]) == ()
+    again = LearnedVocabulary.from_json(learned.to_json())
+    assert again == learned
+
+
+def test_a_fixes_only_project_learns_nothing_new(tmp_path: Path) -> None:
+    b, _, _ = _xen_like(tmp_path / "r", phrase="Fixes:")
+    repo = Repo(b.path)
+    master = repo.upstream("master").tip
+    stable = repo.branch("stable-4.19").tip
+    learned = VocabularyLearner(repo).learn(master, [(stable, None)], lambda *_: None)
+    assert learned.accepted() == ()
+    assert {p.phrase: p.verdict for p in learned.phrases}["fixes:"] == "known: Fixes:"
+
+
+def _series(path: Path, target: str) -> list[str]:
+    proc = backportr(
+        "resolve", target, "-b", "stable-4.19", "--repo", str(path), "--upstream", "master",
+        "--branch-pattern", "stable-*", "-f", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    return [m["commit"] for m in report["branches"][0]["series"]]
+
+
+def test_resolve_finds_the_follow_up_the_learned_phrase_names(tmp_path: Path) -> None:
+    b, features, fixes = _xen_like(tmp_path / "r")
+    assert _series(b.path, features[5]) == [features[5], fixes[5]]
+    kept = json.loads(kept_path(b.path / ".git" / "backportr" / "index.sqlite").read_text())
+    assert [p["phrase"] for p in kept["phrases"] if p["verdict"] == "fix"] == ["amends:"]
+    config = backportr("config", "--repo", str(b.path), "--upstream", "master",
+                       "--branch-pattern", "stable-*")  # fmt: skip
+    shown = [line for line in config.stdout.splitlines() if line.startswith("fixes-form[")]
+    assert shown[0].startswith("fixes-form[Amends:]\tfix\tlearned\t# 'Amends:': 7 commits"), shown
+    assert any(line.startswith("fixes-form[Rebased onto]\tnot\t") for line in shown), shown
+    # Ignored: the index is read again without it, and the follow-up is not found.
+    subprocess.run(
+        ["git", "-C", str(b.path), "config", "backportr.ignoreForm", "amends:"], check=True
+    )
+    assert _series(b.path, features[5]) == [features[5]]
+    config = backportr("config", "--repo", str(b.path), "--upstream", "master",
+                       "--branch-pattern", "stable-*")  # fmt: skip
+    assert "fixes-form[Amends:]\tignored\t" in config.stdout
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"version": 1, "phrases": 3}', '{"version": 99}'])
+def test_a_kept_vocabulary_another_wrote_is_learned_again(text: str) -> None:
+    assert LearnedVocabulary.from_json(text) is None
