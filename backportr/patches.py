@@ -43,15 +43,11 @@ class Patch:
 
     @property
     def filename(self) -> str:
-        """The name `git format-patch` gives it (its sanitized subject, 64 bytes at most)."""
-        return f"{f'{self.number:04d}-{sanitized_subject(self.subject)}'[:_NAME_MAX]}.patch"
-
-    @property
-    def queue_name(self) -> str:
-        """The name a stable queue gives it: the sanitized subject in lower case, with no
-        number (`ima-detect-changes-to-the-backing-overlay-file.patch`); made unique by the
-        queue that takes it."""
-        return f"{sanitized_subject(self.subject).lower()[:_NAME_MAX] or 'patch'}.patch"
+        """Its name before a queue numbers it: the subject as `git format-patch` sanitizes
+        it (`IMA-use-vfs_getattr_nosec-to-get-the-i_version.patch`); the queue puts its
+        place in `series` first (`0002-IMA-...`, 64 bytes at most, as git names it) and
+        makes it unique."""
+        return f"{sanitized_subject(self.subject)[:_NAME_MAX] or 'patch'}.patch"
 
 
 _NAME_MAX = 64 - len(".patch") - 1  # git's format.filenameMaxLength default, less the suffix
@@ -101,12 +97,14 @@ def build_patches(
     members: Sequence[Member] | None = None,
     prefix: str = "PATCH",
     template: str = "linux-{v}.y",
+    numbered: bool = False,
 ) -> list[Patch]:
     """The series of one branch as patches: `members` (by default every member but those
     `dropped` leaves out), numbered in order. A `Stable-dep-of:` names only a member among
     them: a series never points outside itself. `signoff` ("Name <email>") adds the
     backporter's Signed-off-by: last; `prefix` is the subject's, before the branch (named as
-    `template`, the repository's branch naming, has it: `branch_prefix`)."""
+    `template`, the repository's branch naming, has it: `branch_prefix`); `n/m` follows it
+    when there are several, or with `numbered` always (git format-patch -n)."""
     if members is None:
         left_out = dropped(report)
         members = [m for m in report.series if m.commit not in left_out]
@@ -133,7 +131,7 @@ def build_patches(
                 date=author.rfc2822(),
                 subject=message.split("\n", 1)[0].strip(),
                 prefix=f"{prefix} {branch_prefix(report.branch, template)}"
-                + (f" {number}/{total}" if total > 1 else ""),
+                + (f" {number}/{total}" if total > 1 or numbered else ""),
                 body=_body(message, member, by_commit, annotation, repo, signoff, outside),
                 diffstat=diffstat,
                 diff=diff,

@@ -1,7 +1,8 @@
 """The learned fix vocabulary against hand-labelled citing lines (docs/accuracy.md).
 
-    sample REPO --upstream B [--pattern P] --out F.tsv   50 citing lines to label
-    score  REPO --upstream B [--pattern P] F.tsv [...]    precision and recall
+    sample    REPO --upstream B [--pattern P] --out F.tsv   50 citing lines to label
+    score     REPO --upstream B [--pattern P] F.tsv [...]    precision and recall
+    relations REPO --upstream B [--pattern P] --by-hand RE   learned against configured
 
 `sample` draws citing lines from the newest upstream commits the learner reads: at most
 `PER_PHRASE` per phrase among those cited by `LEAST_COMMITS` commits or more (the phrases the
@@ -129,10 +130,39 @@ def score(args: argparse.Namespace) -> None:
           f"other, {len(wrong)} accepted ({sorted(wrong) or 'none'})")  # fmt: skip
 
 
+def relations(args: argparse.Namespace) -> None:
+    """The fix relations (citing commit, cited id) the newest upstream commits name, read
+    with the learned phrases and with the phrases configured by hand (`backportr.fixesPattern`
+    regular expressions): the learned must read every one the configured read."""
+    repo = Repo(args.repo)
+    upstream = repo.upstream(args.upstream).tip
+    names = [n for n in repo.ref_names() if args.pattern and fnmatch.fnmatchcase(n, args.pattern)]
+    tips = sorted({t for n in names if (r := repo.find_ref(n)) and (t := r.tip) != upstream})
+    forks = [(tip, repo.merge_base(tip, upstream)) for tip in tips]
+    learned = VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+    vocabularies = {
+        "built-in": Vocabulary(),
+        "by hand": Vocabulary(args.by_hand),
+        "learned": Vocabulary(learned=learned.accepted()),
+    }
+    read: dict[str, set[tuple[str, str]]] = {name: set() for name in vocabularies}
+    for count, record in enumerate(repo.streams.log(upstream)):
+        if count >= LEARN_COMMITS:
+            break
+        for name, vocabulary in vocabularies.items():
+            for fix in parse_message(record.message, vocabulary=vocabulary).fixes:
+                read[name].add((record.oid, fix.ref[:7]))
+    print(f"{args.repo}: learned {', '.join(p.written for p in learned.accepted()) or 'none'}")
+    for name, pairs in read.items():
+        print(f"  {name:8}: {len(pairs)} relations")
+    hand, machine = read["by hand"], read["learned"]
+    print(f"  read by hand only: {len(hand - machine)}; learned only: {len(machine - hand)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("sample", "score"):
+    for name in ("sample", "score", "relations"):
         p = sub.add_parser(name)
         p.add_argument("repo")
         p.add_argument("--upstream", required=True)
@@ -140,10 +170,12 @@ def main() -> None:
         if name == "sample":
             p.add_argument("--out", required=True)
             p.add_argument("--seed", type=int, default=1)
-        else:
+        elif name == "score":
             p.add_argument("labels", nargs="+")
+        else:
+            p.add_argument("--by-hand", action="append", default=[])
     args = parser.parse_args()
-    sample(args) if args.command == "sample" else score(args)
+    {"sample": sample, "score": score, "relations": relations}[args.command](args)
 
 
 if __name__ == "__main__":

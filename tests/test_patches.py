@@ -151,9 +151,10 @@ def _in_function(text: str, fn: str) -> str:
 
 
 def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: Path) -> None:
-    """A queue directory as a stable queue keeps it: patches named by their subject (no
-    number), lines of `series` that backportr did not write kept, a second run of the same
-    target replacing its own lines in place, a file of the same name never overwritten."""
+    """A queue directory as a stable queue keeps it: patches named by their place in
+    `series` and their subject, lines of `series` that backportr did not write kept, a
+    second run of the same target replacing its own lines in place, a file of the same name
+    never overwritten."""
     out = tmp_path / "queue"
     out.mkdir()
     (out / "series").write_text("already-queued.patch\n# a comment\n")
@@ -162,7 +163,7 @@ def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: P
         assert proc.returncode == 0, proc.stderr
     lines = (out / "series").read_text().splitlines()
     assert lines[:2] == ["already-queued.patch", "# a comment"] and len(lines) == 6
-    assert lines[4] == "ima-detect-changes-to-the-backing-overlay-file.patch"
+    assert lines[4] == "0004-ima-detect-changes-to-the-backing-overlay-file.patch"
     assert sorted(p.name for p in out.glob("*.patch")) == sorted(lines[2:])
     mine = out / lines[4]
     ours = mine.read_text()
@@ -174,12 +175,8 @@ def test_queue_directory_keeps_foreign_series_lines(ima: ImaFixture, tmp_path: P
     assert proc.returncode == 0, proc.stderr
     assert mine.read_text() == "someone else's patch\n"
     lines = (out / "series").read_text().splitlines()
-    assert lines[3] == "ima-detect-changes-to-the-backing-overlay-file-2.patch"
+    assert lines[3] == "0004-ima-detect-changes-to-the-backing-overlay-file-2.patch"
     assert (out / lines[3]).read_text() == ours
-    numbered = tmp_path / "numbered"
-    proc = _resolve(ima, "-b", "v5.10.194", "--output", str(numbered), "--numbered")
-    assert proc.returncode == 0, proc.stderr
-    assert (numbered / "series").read_text().split()[2].startswith("0003-ima-detect-")
 
 
 def test_a_queue_built_in_two_runs(ima: ImaFixture, tmp_path: Path) -> None:
@@ -190,14 +187,15 @@ def test_a_queue_built_in_two_runs(ima: ImaFixture, tmp_path: Path) -> None:
     first = _resolve_one(ima, DB1D1, "-b", "v5.10.194", "--output", str(out))
     assert first.returncode == 0, first.stderr
     before = (out / "series").read_text().splitlines()
-    assert before and not any(line[:4].isdigit() for line in before)
+    assert [line[:5] for line in before] == [f"{n:04d}-" for n in range(1, len(before) + 1)]
     second = _resolve(ima, "-b", "v5.10.194", "--output", str(out))
     assert second.returncode == 0, second.stderr
     assert "already queued as" in second.stderr
     after = (out / "series").read_text().splitlines()
     assert after[: len(before)] == before  # the first run's lines stay where they were
-    assert after[len(before) :] == ["ima-detect-changes-to-the-backing-overlay-file.patch"]
-    assert sorted(p.name for p in out.glob("*.patch")) == sorted(after)
+    added = f"{len(before) + 1:04d}-ima-detect-changes-to-the-backing-overlay-file.patch"
+    assert after[len(before) :] == [added]
+    assert sorted(p.name for p in out.glob("*.patch")) == after  # a glob is series order
     again = _resolve_one(ima, DB1D1, "-b", "v5.10.194", "--output", str(out))
     assert again.returncode == 0, again.stderr
     assert (out / "series").read_text().splitlines() == after  # replaced in place
@@ -215,9 +213,9 @@ def _resolve_one(ima: ImaFixture, name: str, *args: str) -> subprocess.Completed
 
 
 def test_file_names_as_git_format_patch_makes_them(ima: ImaFixture, tmp_path: Path) -> None:
-    """--numbered: the names `git format-patch` gives (a one-off directory)."""
+    """A new directory's patches have the names `git format-patch` gives them."""
     out = tmp_path / "patches"
-    assert _resolve(ima, "-b", "v5.10.194", "--output", str(out), "--numbered").returncode == 0
+    assert _resolve(ima, "-b", "v5.10.194", "--output", str(out)).returncode == 0
     ours = (out / "series").read_text().split()
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(ima.path), "clone")

@@ -64,7 +64,9 @@ def test_eight_resolves_into_one_queue_at_once_lose_nothing(tmp_path: Path) -> N
     series = (queue / "series").read_text().splitlines()
     assert len(series) == 8 and len(set(series)) == 8
     assert all((queue / name).is_file() for name in series)
-    named = {name.removeprefix("drv-").removesuffix(".patch") for name in series}
+    assert series == sorted(series)  # numbered in series order: a glob lists them so
+    assert [name[:5] for name in series] == [f"{n:04d}-" for n in range(1, 9)]
+    named = {name[5:].removeprefix("drv-").removesuffix(".patch") for name in series}
     assert named == {f"fix{n}" for n in range(8)}
     record = json.loads((queue / RECORD).read_text())
     assert len(record["runs"]) == 8
@@ -88,9 +90,9 @@ def test_the_lock_makes_runs_in_threads_wait_their_turn(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert not errors
-    assert sorted((queue / "series").read_text().split()) == sorted(
-        f"p{n}.patch" for n in range(1, 9)
-    )
+    series = (queue / "series").read_text().split()
+    assert [name[:5] for name in series] == [f"{n:04d}-" for n in range(1, 9)]
+    assert sorted(name[5:] for name in series) == sorted(f"p{n}.patch" for n in range(1, 9))
 
 
 class _FullDisk:
@@ -189,7 +191,7 @@ def test_a_large_series_is_kept_whole(tmp_path: Path) -> None:
     lines = [f"old-{n:07d}.patch" for n in range(300_000)]  # about 5 MiB
     (queue / "series").write_text("".join(f"{line}\n" for line in lines))
     QueueDirectory(queue).add("a" * 40, [_patch("new", "1" * 40)])
-    assert (queue / "series").read_text().splitlines() == [*lines, "new.patch"]
+    assert (queue / "series").read_text().splitlines() == [*lines, "300001-new.patch"]
     huge = tmp_path / "huge"
     huge.mkdir()
     with open(huge / "series", "wb") as handle:
@@ -254,7 +256,7 @@ def test_a_series_line_that_is_not_utf8_is_kept_byte_for_byte(tmp_path: Path) ->
     latin = b"caf\xe9-fix.patch\n# comment \xff\xfe\n"
     (queue / "series").write_bytes(latin)
     QueueDirectory(queue).add("a" * 40, [_patch("new", "1" * 40)])
-    assert (queue / "series").read_bytes() == latin + b"new.patch\n"
+    assert (queue / "series").read_bytes() == latin + b"0002-new.patch\n"
 
 
 def test_a_file_the_user_changed_is_kept_and_named(tmp_path: Path) -> None:
@@ -268,11 +270,35 @@ def test_a_file_the_user_changed_is_kept_and_named(tmp_path: Path) -> None:
     base = ("--repo", str(k.b.path), "-b", BRANCH, "-f", "mbox", "-o", str(queue))
     ids = (k.b.ids["first"], k.b.ids["second"])
     assert backportr("resolve", *ids, *base).returncode == 0
-    edited = queue / "drv-first.patch"
+    edited = queue / "0001-drv-first.patch"
     edited.write_text(edited.read_text() + "\n(edited by the maintainer)\n")
     again = backportr("resolve", *ids, *base)
     assert again.returncode == 0, again.stderr
-    assert "drv-first.patch was changed since backportr wrote it" in again.stderr
+    assert "0001-drv-first.patch was changed since backportr wrote it" in again.stderr
     assert edited.read_text().endswith("(edited by the maintainer)\n")
-    assert (queue / "series").read_text().split() == ["drv-first.patch", "drv-second.patch"]
+    assert (queue / "series").read_text().split() == [
+        "0001-drv-first.patch",
+        "0002-drv-second.patch",
+    ]
     assert not list(queue.glob("*-2.patch"))
+
+
+def test_numbered_as_git_format_patch_n(tmp_path: Path) -> None:
+    """`--numbered` (`-n`) as git's: `[PATCH n/m]` even for a single patch; without it a
+    single patch has no `1/1`, and several are numbered either way."""
+    k = Kernel(tmp_path / "r")
+    k.edit_fn("first", "drv_fn1", "y += 100;")
+    k.edit_fn("second", "drv_fn2", "y += 200;")
+    base = ("--repo", str(k.b.path), "-b", BRANCH, "-f", "mbox")
+
+    def subjects(*args: str) -> list[str]:
+        proc = backportr("resolve", *args, *base)
+        assert proc.returncode == 0, proc.stderr
+        return [line for line in proc.stdout.splitlines() if line.startswith("Subject: [")]
+
+    plain, numbered = subjects(k.b.ids["first"]), subjects(k.b.ids["first"], "-n")
+    assert len(plain) == len(numbered) == 1
+    assert " 1/1] " not in plain[0] and plain[0].endswith("] drv: first")
+    assert numbered[0].endswith(" 1/1] drv: first"), numbered
+    both = subjects(k.b.ids["first"], k.b.ids["second"])
+    assert [s.split("] ")[0][-3:] for s in both] == ["1/2", "2/2"]

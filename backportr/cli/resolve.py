@@ -223,8 +223,8 @@ def resolve_command(
         bool,
         typer.Option(
             "--numbered",
-            help="mbox -o DIR: name patches 0001-<subject>.patch as git format-patch does (a "
-            "one-off directory), not as a stable queue names them.",
+            "-n",
+            help="mbox: subjects say [PATCH n/m] even for a single patch (git format-patch -n).",
         ),
     ] = False,
     partial: Annotated[

@@ -41,7 +41,7 @@ class MboxOptions:
     annotations: Mapping[str, Annotation] = field(default_factory=dict)  # branch -> form
     signoff: str | None = None
     mailing: Mailing = field(default_factory=Mailing)
-    numbered: bool = False  # 0001-... names (a one-off directory), not the queue's
+    numbered: bool = False  # `[PATCH n/m]` even for one patch (git format-patch -n)
     partial: bool = False  # write the applicable prefix when a member is left out
     mboxrd: bool = False  # escape body `From ` lines (git am --patch-format=mboxrd)
     subject_prefix: str = "PATCH"
@@ -124,6 +124,7 @@ class SeriesWriter:
             members=members,
             prefix=self.options.subject_prefix,
             template=self.options.branch_template,
+            numbered=self.options.numbered,
         )
         return patches, lines
 
@@ -178,7 +179,7 @@ class SeriesWriter:
         mailing = self.options.mailing
         files = [
             QueuedFile(
-                p.filename if self.options.numbered else p.queue_name,
+                p.filename,  # numbered by its place in the queue's series
                 render_patch(p, mailing=mailing, stamp=stamp),
                 p.commit,
             )

@@ -6,8 +6,9 @@ to `series` in series order and never removes anything but what the same owner's
 run wrote and that is still as it wrote it (its size and hash are in the record); a file the
 user changed since is kept where it is and named. A patch already queued (the same upstream
 commit, by its annotation line) is reported and kept where it is. Names are the stable
-queue's (the subject in lower case, made unique with `-2`, `-3`), or with `numbered` `git
-format-patch`'s (`0001-...`) for a one-off directory.
+ones `git format-patch` gives: the patch's place among the patches of `series`, then its
+sanitized subject (`0003-ima-detect-...patch`, made unique with `-2`, `-3`), so that a glob of
+the directory lists (and `git send-email dir/*.patch` sends) them in series order.
 
 What backportr wrote is kept in `.backportr-series` (JSON: each owner's files, with their
 sizes and hashes, and `series` lines). A run changes the directory under a lock, all or
@@ -99,8 +100,11 @@ class QueueResult:
 class QueueDirectory:
     """One output directory and what backportr knows of it."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, numbered: bool = True) -> None:
+        """`numbered`: each patch's name starts with its place in `series` (`0003-...`), so
+        that `dir/*.patch` lists (and git send-email sends) them in series order."""
         self.directory = directory
+        self.numbered = numbered
         self.series_path = inside(directory, "series")
         self.record_path = inside(directory, RECORD)
         self.series: list[str] = []
@@ -127,18 +131,25 @@ class QueueDirectory:
         result.changed = [f.name for f in earlier.files if f.name not in mine]
         queued = self._queued(exclude=set(mine))
         taken = {n for n in self._names_in_use() if n not in mine}  # never overwritten
-        plan: list[tuple[str, QueuedFile]] = []
+        kept: list[QueuedFile] = []
         for item in files:
             if item.upstream is not None and item.upstream in queued:
                 result.already.append((item.upstream, queued[item.upstream]))
                 continue
-            name = _unique(item.name, taken)
+            kept.append(item)
+        own_lines = set(earlier.lines) - set(result.changed)  # a changed file's line stays
+        comments = [f"# left out: {one}" for one in left_out]
+        positions = self._positions(own_lines, [item for item in kept if item.listed], comments)
+        plan: list[tuple[str, QueuedFile]] = []
+        for item in kept:
+            wanted = item.name
+            if self.numbered and item.listed:
+                wanted = numbered(positions[id(item)], item.name)
+            name = _unique(wanted, taken)
             taken.add(name)
             inside(self.directory, name)  # every name checked before anything is written
             plan.append((name, item))
-        lines = [name for name, item in plan if item.listed]
-        lines += [f"# left out: {one}" for one in left_out]
-        own_lines = set(earlier.lines) - set(result.changed)  # a changed file's line stays
+        lines = [name for name, item in plan if item.listed] + comments
         series = _placed(self.series, own_lines, lines)
         written: list[WrittenFile] = []
         with Transaction(self.directory) as change:
@@ -160,6 +171,22 @@ class QueueDirectory:
         self.series = series
         result.written = [self.directory / name for name, _ in plan]
         return result
+
+    def _positions(
+        self, own_lines: set[str], listed: list[QueuedFile], comments: list[str]
+    ) -> dict[int, int]:
+        """Where each listed file of the run will stand among the patches of `series`
+        (1-based), by `id()`: its line placed as `_placed` places it."""
+        tokens = [f"\0{i}" for i in range(len(listed))]
+        where: dict[int, int] = {}
+        count = 0
+        for line in _placed(self.series, own_lines, tokens + comments):
+            if line.startswith("\0"):
+                count += 1
+                where[id(listed[int(line[1:])])] = count
+            elif line.strip() and not line.startswith("#"):
+                count += 1
+        return where
 
     def _remove_unrecorded_legacy(
         self, mine: dict[str, WrittenFile], plan: list[tuple[str, QueuedFile]]
@@ -289,6 +316,16 @@ def _placed(series: list[str], earlier: set[str], lines: list[str]) -> list[str]
     if not placed:
         out += lines
     return out
+
+
+def numbered(position: int, name: str) -> str:
+    """`0003-<name>`, as git format-patch numbers its files (64 characters at most before
+    `.patch`, its default `format.filenameMaxLength`)."""
+    stem = name.removesuffix(".patch")
+    return f"{f'{position:04d}-{stem}'[:_NAME_MAX]}.patch"
+
+
+_NAME_MAX = 64 - len(".patch") - 1
 
 
 def _unique(name: str, taken: set[str]) -> str:
