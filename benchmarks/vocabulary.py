@@ -6,7 +6,8 @@
 
 `sample` draws citing lines from the newest upstream commits the learner reads: at most
 `PER_PHRASE` per phrase among those cited by `LEAST_COMMITS` commits or more (the phrases the
-learner weighs), so that every candidate is labelled, not only `Fixes:`. The file holds ids,
+learner weighs), so that every candidate is labelled, not only `Fixes:`; where that gives
+fewer than 50, the rest at random from all their lines. The file holds ids,
 phrases and labels only (no commit text): the citing commit, the id it cites, the phrase, and
 a label column to fill with `fix` (the line says the commit corrects the cited one: a bug it
 brought, an incomplete change, a regression) or `other`.
@@ -63,6 +64,15 @@ def sample(args: argparse.Namespace) -> None:
         resolvable = [i for i in items if _names_commit(repo, i[1])]
         pool += [(phrase, *i) for i in rng.sample(resolvable, min(PER_PHRASE, len(resolvable)))]
     chosen = rng.sample(pool, min(LINES, len(pool)))
+    if len(chosen) < LINES:  # few phrases: the rest drawn from all their lines
+        rest = [
+            (phrase, *i)
+            for phrase, items in sorted(by_phrase.items())
+            if len({oid for oid, _, _ in items}) >= LEAST_COMMITS
+            for i in items
+            if (phrase, *i) not in chosen and _names_commit(repo, i[1])
+        ]
+        chosen += rng.sample(rest, min(LINES - len(chosen), len(rest)))
     with open(args.out, "w", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
         writer.writerow(["citing", "cited", "phrase", "label"])
