@@ -5,6 +5,7 @@ No behaviour beyond small conveniences; no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -248,6 +249,10 @@ class Suggestion:
     reason: Reason
 
 
+_NEEDED = re.compile(r"(\w+) introduced by ([0-9a-f]{7,40})")
+"""How a symbol reason names what it needs (`resolve/finders/symbols.py`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BranchReport:
     """Everything resolve found for one branch."""
@@ -262,6 +267,22 @@ class BranchReport:
     alternative: str | None = None
     # a batch's: each target's own status, as a resolve of it alone answers
     each: tuple[tuple[Oid, BranchStatus], ...] = ()
+
+    def needs(self) -> dict[Oid, tuple[str, ...]]:
+        """What each member uses that the branch lacks and the series does not bring
+        (`rte_memeq_timingsafe from <id>`): the symbol suggestions about it. Such a member
+        would not build as it is."""
+        members = {m.commit for m in self.series}
+        out: dict[Oid, list[str]] = {}
+        for s in self.suggestions:
+            if s.reason.kind != "symbol" or s.reason.related not in members:
+                continue
+            names = _NEEDED.findall(s.reason.detail)
+            for name in dict.fromkeys(n for n, short in names if s.commit.startswith(short)):
+                out.setdefault(s.reason.related, []).append(f"{name} from {s.commit}")
+            if not names:
+                out.setdefault(s.reason.related, []).append(f"identifiers from {s.commit}")
+        return {member: tuple(dict.fromkeys(lines)) for member, lines in out.items()}
 
 
 @dataclass(frozen=True, slots=True)

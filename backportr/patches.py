@@ -14,7 +14,6 @@ series never contradicts itself).
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,18 +147,9 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
         for m in report.series
         if m.apply == "conflict"
     }
-    for suggestion in report.suggestions:  # applies, but would not build: uses what it lacks
-        user = suggestion.reason.related
-        if (
-            suggestion.reason.kind == "symbol"
-            and user is not None
-            and user not in out
-            and any(m.commit == user for m in report.series)
-        ):
-            out[user] = (
-                f"needs {_needed_names(suggestion.reason.detail)} from "
-                f"{suggestion.commit[:12]}, which the branch lacks: adapt it by hand"
-            )
+    for user, needs in report.needs().items():  # applies, but would not build
+        if user not in out:
+            out[user] = f"needs {_short(needs)}, which the branch lacks: adapt it by hand"
     changed = True
     while changed:
         changed = False
@@ -174,10 +164,13 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
     return out
 
 
-def _needed_names(detail: str) -> str:
-    """The identifiers a symbol reason names (`drv_td_lock introduced by ...`)."""
-    names = re.findall(r"(\w+) introduced by", detail)
-    return ", ".join(dict.fromkeys(names)) or "identifiers"
+def _short(needs: Sequence[str]) -> str:
+    """`a from <id>`, `b from <id>` as `a, b from <id12>` (names grouped by commit)."""
+    by_commit: dict[str, list[str]] = {}
+    for need in needs:
+        name, _, commit = need.rpartition(" from ")
+        by_commit.setdefault(commit[:12], []).append(name)
+    return "; ".join(f"{', '.join(names)} from {c}" for c, names in by_commit.items())
 
 
 def applicable_prefix(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email
 import email.message
 import email.policy
+import json
 import mailbox
 import re
 import subprocess
@@ -541,3 +542,40 @@ def test_a_member_that_would_not_build_is_not_written_as_ready(tmp_path: Path) -
     assert f"left out {ids['target'][:12]}" in proc.stderr
     assert f"needs drv_td_lock from {ids['feature'][:12]}" in proc.stderr
     assert "nothing written" in proc.stderr
+    marked = backportr(*base[:-2], "-f", "json")  # the member says so too
+    (member,) = [m for m in json.loads(marked.stdout)["branches"][0]["series"]
+                 if m["commit"] == ids["target"]]  # fmt: skip
+    assert member["needs"] == [f"drv_td_lock from {ids['feature']}"]
+
+
+def test_a_symbol_the_conflicting_target_needs_stays_in_the_answer(tmp_path: Path) -> None:
+    """DPDK 23.11's shape: the fix conflicts on the branch (its function was adapted there)
+    and calls a helper a small upstream commit added. The helper stays in the answer (a
+    suggestion of kind `symbol`) and the target is marked with what it needs, in JSON and
+    in text (issue 61: it was dropped once the target conflicted)."""
+    import json
+
+    from tests.resolve_scenarios import BRANCH, Kernel
+
+    k = Kernel(tmp_path / "repo")
+    helper = k.b.commit(
+        "eal: add drv_memeq_safe\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"lib/drv_safe.c": "int drv_memeq_safe(const void *a, const void *b, int n)\n{\n"
+         "\treturn 0;\n}\n"},
+        name="helper",
+    )  # fmt: skip
+    k.edit_fn("adapted", "drv_fn1", "y += 7; /* the branch's own */", branch=BRANCH)
+    target = k.edit_fn("target", "drv_fn1", "y = drv_memeq_safe(a, b, 4);",
+                       trailers=k.fixes("v5.10"))  # fmt: skip
+    base = ("resolve", target, "--repo", str(k.b.path), "-b", BRANCH)
+    proc = backportr(*base, "-f", "json")
+    assert proc.returncode == 4, proc.stderr
+    branch = json.loads(proc.stdout)["branches"][0]
+    assert branch["status"] == "conflict"
+    (member,) = [m for m in branch["series"] if m["commit"] == target]
+    assert member["apply"] == "conflict"
+    assert member["needs"] == [f"drv_memeq_safe from {helper}"]
+    (suggested,) = [s for s in branch["suggestions"] if s["commit"] == helper]
+    assert suggested["reason"]["kind"] == "symbol" and suggested["reason"]["related"] == target
+    text = backportr(*base).stdout
+    assert f"needs: drv_memeq_safe from {helper[:12]}, which the branch lacks" in text

@@ -44,7 +44,7 @@ def branch_to_dict(b: BranchReport) -> dict[str, object]:
         "branch": b.branch,
         "status": b.status,
         **each,
-        "series": [member_dict(m) for m in b.series],
+        "series": [member_dict(m, b.needs().get(m.commit, ())) for m in b.series],
         "present": [
             {"commit": p.commit, "as": p.as_commit, "how": p.how, "subject": p.subject}
             for p in b.present
@@ -77,8 +77,9 @@ def cost(b: BranchReport) -> dict[str, int]:
     }
 
 
-def member_dict(m: Member) -> dict[str, object]:
-    """A series member in JSON: one shape for resolve, scan and mail check (docs/json.md)."""
+def member_dict(m: Member, needs: tuple[str, ...] = ()) -> dict[str, object]:
+    """A series member in JSON: one shape for resolve, scan and mail check (docs/json.md);
+    `needs`, where the member uses what the branch lacks and the series does not bring."""
     return {
         "commit": m.commit,
         "subject": m.subject,
@@ -88,6 +89,7 @@ def member_dict(m: Member) -> dict[str, object]:
         "conflict_files": list(m.conflict_files),
         "posting": _posting_dict(m.posting),
         **({"targets": list(m.targets)} if m.targets else {}),
+        **({"needs": list(needs)} if needs else {}),
     }
 
 
@@ -243,26 +245,12 @@ def render_text(report: Report) -> str:
         out.append(f"{b.branch}: {VERDICTS[b.status]}")
         if b.each:
             out.append("  each target: " + ", ".join(f"{t[:12]} {s}" for t, s in b.each))
+        needs = b.needs()
         if b.series:
             width = max(len(m.subject) for m in b.series)
             width = min(width, 60)
             for n, m in enumerate(b.series, 1):
-                subject = m.subject if len(m.subject) <= 60 else m.subject[:57] + "..."
-                apply = (
-                    m.apply
-                    if not m.conflict_files
-                    else f"{m.apply} ({', '.join(m.conflict_files)})"
-                )
-                out.append(f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}")
-                for r in m.reasons[:_WHY_SHOWN]:
-                    out.append(_within(f"        why: {r.detail}", _COLUMNS))
-                if len(m.reasons) > _WHY_SHOWN:
-                    more = len(m.reasons) - _WHY_SHOWN
-                    out.append(f"        why: ... and {more} more (-f json lists every reason)")
-                if report.targets:
-                    out.append(f"        for: {', '.join(t[:12] for t in m.targets)}")
-                if m.posting is not None:
-                    out.append(f"        posting: {posting_line(m.posting)}")
+                out += _member_lines(report, n, m, width, needs.get(m.commit, ()))
         if b.series:
             c = cost(b)
             out.append(
@@ -292,3 +280,27 @@ def render_matrix(report: Report) -> list[str]:
         rows.append((b.branch, b.status, str(len(b.series)), str(conflicts)))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def _member_lines(
+    report: Report, n: int, m: Member, width: int, needs: tuple[str, ...]
+) -> list[str]:
+    """One member in text: its row, its reasons, what it needs, its targets, its posting."""
+    subject = m.subject if len(m.subject) <= 60 else m.subject[:57] + "..."
+    apply = m.apply if not m.conflict_files else f"{m.apply} ({', '.join(m.conflict_files)})"
+    out = [f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}"]
+    for r in m.reasons[:_WHY_SHOWN]:
+        out.append(_within(f"        why: {r.detail}", _COLUMNS))
+    if len(m.reasons) > _WHY_SHOWN:
+        more = len(m.reasons) - _WHY_SHOWN
+        out.append(f"        why: ... and {more} more (-f json lists every reason)")
+    for need in needs:
+        name, _, commit = need.rpartition(" from ")
+        out.append(
+            _within(f"        needs: {name} from {commit[:12]}, which the branch lacks", _COLUMNS)
+        )
+    if report.targets:
+        out.append(f"        for: {', '.join(t[:12] for t in m.targets)}")
+    if m.posting is not None:
+        out.append(f"        posting: {posting_line(m.posting)}")
+    return out

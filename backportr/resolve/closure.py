@@ -43,6 +43,9 @@ class Closure:
     adapted_checked: set[Oid] = field(default_factory=set)
     symbols_checked: set[Oid] = field(default_factory=set)
     adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
+    # the conflicting target -> what it uses that the branch lacks (whoever adapts it needs
+    # those, or a replacement: kept as suggestions, never members)
+    conflict_needs: dict[Oid, list[Suggestion]] = field(default_factory=dict)
     present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence
     depth: int = 1  # how many levels of conflict prerequisites this attempt searches

@@ -428,6 +428,8 @@ class Resolver:
                 # who decides what it may use, except what an adapted backport already in
                 # the branch lacks: there the missing commits are the answer.
                 findings = self._symbol_findings(closure, commit, state)
+            elif result.result == "conflict" and not findings and commit == closure.target:
+                self._needs_of_conflicting(closure, commit, state)
             for finding in findings:
                 closure.link(finding, commit)
             if len(closure.graph) > before or closure.pending:
@@ -463,6 +465,28 @@ class Resolver:
                 self._candidates(closure, member, "any"),
             )
             if not feature_to_adapt_instead(closure, self.applier, member, f)
+        ]
+
+    def _needs_of_conflicting(self, closure: Closure, member: Oid, state: TreeState) -> None:
+        """The identifiers a conflicting target uses that the branch lacks: a human adapts
+        it, and needs them (or a replacement) either way; the answer keeps them as
+        suggestions, each named on the target (`BranchReport.needs`)."""
+        if not self.symbols or member in closure.conflict_needs:
+            return
+        closure.conflict_needs[member] = [
+            Suggestion(
+                f.commit,
+                closure.ctx.subject(f.commit),
+                Reason(
+                    "symbol",
+                    f"{f.reason.detail}; it conflicts: whoever adapts it needs this commit too, "
+                    "or a replacement",
+                    member,
+                ),
+            )
+            for f in symbol_prerequisites(
+                closure.ctx, member, state, self._candidates(closure, member, "any")
+            )
         ]
 
     def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
@@ -576,6 +600,12 @@ class Resolver:
             suggestions=once(
                 (
                     *closure.adapt.values(),
+                    *(
+                        s
+                        for m in members
+                        if m.apply == "conflict"
+                        for s in closure.conflict_needs.get(m.commit, ())
+                    ),
                     *unhelpful,
                     *self._suggestions(
                         closure,
