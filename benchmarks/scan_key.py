@@ -156,6 +156,7 @@ def main() -> int:
     parser.add_argument("--siblings", default="")
     parser.add_argument("--pattern", default="??.11")
     parser.add_argument("--jobs", default="0")
+    parser.add_argument("--conflict-depth", default=None, help="the scan's --conflict-depth")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--work", type=Path, help="keep the repository and index here")
     args = parser.parse_args()
@@ -178,8 +179,9 @@ def main() -> int:
         print("(warm: the index and the answers of an earlier run in --work are reused)")
     build, build_peak, _, _ = timed([*BACKPORTR, "index", *common, "-q"])
     scan, scan_peak, scan_out, _ = timed(
-        [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--jobs", args.jobs]
-    )
+        [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--jobs", args.jobs,
+         *(["--conflict-depth", args.conflict_depth] if args.conflict_depth else [])]
+    )  # fmt: skip
     report = json.loads(scan_out)
     if args.out:
         args.out.write_text(scan_out)

@@ -802,3 +802,44 @@ def test_the_summary_counts_what_an_earlier_scan_kept(ima: ImaFixture) -> None:
     assert two["kept"] > 0  # (the shared fixture's index may have kept them before)
     text = scan_ima(ima, "-b", "linux-5.10.y", "-f", "text")
     assert f"{two['kept']} as an earlier scan found" in text.stdout
+
+
+def test_conflict_depth_bounds_the_search_for_a_missing_fixs_prerequisites(
+    tmp_path: Path,
+) -> None:
+    """`scan --conflict-depth 0`: a missing fix that conflicts is reported as conflicting,
+    its prerequisites not looked for (resolve finds them); by default the one that makes it
+    apply joins its series, as resolve's does."""
+    k = Kernel(tmp_path / "r")
+    k.edit_in("culprit", "drv_fn4", "\tint y = x;", "\tint y = x + 1;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;")
+    k.edit_in("fix", "drv_fn4", "\ty -= 3;", "\ty -= 30;", trailers=k.fixes("culprit"))
+    base = ["scan", "--repo", str(k.b.path), "-b", BRANCH, "-f", "json", "--jobs", "1"]
+
+    def missing(*extra: str) -> dict[str, Any]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "backportr", *base, *extra], capture_output=True, text=True
+        )
+        (found,) = [
+            f
+            for b in json.loads(proc.stdout)["branches"]
+            for f in b["findings"]
+            if f["kind"] == "missing-fix"
+        ]
+        return found
+
+    full = missing()
+    assert [m["commit"] for m in full["series"]] == [k.b.ids["enabler"], k.b.ids["fix"]]
+    assert full["status"] == "ready"
+    bounded = missing("--conflict-depth", "0")
+    assert [m["commit"] for m in bounded["series"]] == [k.b.ids["fix"]]
+    assert bounded["status"] == "conflict"
+    resolved = subprocess.run(
+        [sys.executable, "-m", "backportr", "resolve", k.b.ids["fix"], "--repo", str(k.b.path),
+         "-b", BRANCH, "-f", "json", "--conflict-depth", "0"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    branch = json.loads(resolved.stdout)["branches"][0]
+    assert [m["commit"] for m in branch["series"]] == [k.b.ids["fix"]]  # 0: never looked for
+    assert k.b.ids["enabler"] in {s["commit"] for s in branch["suggestions"]}

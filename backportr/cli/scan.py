@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from backportr.cli.app import (  # the app and what every command shares
     git_config,
     make_settings,
 )
+from backportr.config import DEFAULT_CONFLICT_DEPTH
 from backportr.errors import ExitCode, UsageError
 from backportr.output import write_atomically
 from backportr.progress import TerminalProgress
@@ -110,6 +112,15 @@ def scan_command(
             metavar="FILE",
         ),
     ] = None,
+    conflict_depth: Annotated[
+        int,
+        typer.Option(
+            "--conflict-depth",
+            help="How deep the commits that resolve a missing fix's conflicts are looked for "
+            "(as resolve's; 0: never, the finding says it conflicts).",
+            min=0,
+        ),
+    ] = DEFAULT_CONFLICT_DEPTH,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -137,6 +148,7 @@ def scan_command(
     if untagged not in ("include", "separate", "skip"):
         raise UsageError(f"--untagged is include, separate or skip, not {untagged!r}")
     policy = Policy.load(ignore, dropped, untagged)  # type: ignore[arg-type]
+    policy = dataclasses.replace(policy, conflict_depth=conflict_depth)
     config = git_config(repo)
     marked = Marks.load(marks or _configured(config.value("backportr.marks")))
     progress = TerminalProgress(enabled=False if quiet else None, heartbeat=60.0)

@@ -518,6 +518,8 @@ class Resolver:
         a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
         `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
         do (docs/accuracy.md)."""
+        if closure.depth == 0:
+            return None  # --conflict-depth 0: never looked for
         if commit == closure.target:
             return "any"
         depth = closure.conflict_depth(commit)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backportr import __version__
+from backportr.config import DEFAULT_CONFLICT_DEPTH
 from backportr.git.names import Ref
 from backportr.index.kept import result_key
 from backportr.model import BranchReport, Member, Oid
@@ -101,6 +102,11 @@ class Answers:
             commit,
             str(self.resolver.max_commits),
             self.resolver.effective_culprits(),
+            *(
+                [f"depth {d}"]
+                if (d := self.resolver.conflict_depth) != DEFAULT_CONFLICT_DEPTH
+                else []
+            ),
         )
         return result_key(*parts)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from backportr.config import DEFAULT_CONFLICT_DEPTH
 from backportr.errors import BackportrError
 from backportr.model import Member, Oid, Reason
 from backportr.text.trailers import parse_version
@@ -36,6 +37,8 @@ class Policy:
     ignore: tuple[str, ...] = ()  # path globs: a commit touching only these is skipped
     dropped: frozenset[tuple[str, Oid]] = frozenset()  # (X.Y, upstream id)
     untagged: Untagged = "include"
+    # how deep each missing fix's conflict prerequisites are searched (`resolve --conflict-depth`)
+    conflict_depth: int = DEFAULT_CONFLICT_DEPTH
 
     @staticmethod
     def load(
@@ -78,6 +81,11 @@ class Policy:
     def fingerprint(self) -> str:
         text = "\n".join(
             [*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped), self.untagged]
+            + (
+                [f"depth {self.conflict_depth}"]
+                if self.conflict_depth != DEFAULT_CONFLICT_DEPTH
+                else []
+            )
         )
         return hashlib.sha256(text.encode()).hexdigest()
 

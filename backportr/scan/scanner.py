@@ -93,6 +93,7 @@ class Scanner:
             suggest=False,
             postings=False,
             many=True,
+            conflict_depth=policy.conflict_depth,
         )
         self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
         self.witnesses = Witnesses(ws)
