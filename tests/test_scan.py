@@ -827,7 +827,7 @@ def test_conflict_depth_bounds_the_search_for_a_missing_fixs_prerequisites(
             for f in b["findings"]
             if f["kind"] == "missing-fix"
         ]
-        return found
+        return dict(found)
 
     full = missing()
     assert [m["commit"] for m in full["series"]] == [k.b.ids["enabler"], k.b.ids["fix"]]

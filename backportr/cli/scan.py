@@ -23,7 +23,7 @@ from backportr.cli.app import (  # the app and what every command shares
     git_config,
     make_settings,
 )
-from backportr.config import DEFAULT_CONFLICT_DEPTH
+from backportr.config import SCAN_CONFLICT_DEPTH
 from backportr.errors import ExitCode, UsageError
 from backportr.output import write_atomically
 from backportr.progress import TerminalProgress
@@ -117,10 +117,11 @@ def scan_command(
         typer.Option(
             "--conflict-depth",
             help="How deep the commits that resolve a missing fix's conflicts are looked for "
-            "(as resolve's; 0: never, the finding says it conflicts).",
+            "(as resolve's --conflict-depth; default 1; 0: never, the finding says it "
+            "conflicts).",
             min=0,
         ),
-    ] = DEFAULT_CONFLICT_DEPTH,
+    ] = SCAN_CONFLICT_DEPTH,
     quiet: Annotated[
         bool,
         typer.Option(

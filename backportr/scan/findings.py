@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from backportr.config import DEFAULT_CONFLICT_DEPTH
+from backportr.config import SCAN_CONFLICT_DEPTH
 from backportr.errors import BackportrError
 from backportr.model import Member, Oid, Reason
 from backportr.text.trailers import parse_version
@@ -38,7 +38,7 @@ class Policy:
     dropped: frozenset[tuple[str, Oid]] = frozenset()  # (X.Y, upstream id)
     untagged: Untagged = "include"
     # how deep each missing fix's conflict prerequisites are searched (`resolve --conflict-depth`)
-    conflict_depth: int = DEFAULT_CONFLICT_DEPTH
+    conflict_depth: int = SCAN_CONFLICT_DEPTH
 
     @staticmethod
     def load(
@@ -83,7 +83,7 @@ class Policy:
             [*self.ignore, "--", *sorted(" ".join(d) for d in self.dropped), self.untagged]
             + (
                 [f"depth {self.conflict_depth}"]
-                if self.conflict_depth != DEFAULT_CONFLICT_DEPTH
+                if self.conflict_depth != SCAN_CONFLICT_DEPTH
                 else []
             )
         )
