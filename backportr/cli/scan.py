@@ -120,6 +120,7 @@ def scan_command(
             "(as resolve's --conflict-depth; default 1; 0: never, the finding says it "
             "conflicts).",
             min=0,
+            metavar="N",
         ),
     ] = SCAN_CONFLICT_DEPTH,
     quiet: Annotated[
