@@ -32,7 +32,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backportr.git.repo import Repo
-from backportr.index.vocabulary import LEARN_COMMITS, LEAST_COMMITS, VocabularyLearner
+from backportr.index.vocabulary import (
+    LEARN_COMMITS,
+    LEAST_COMMITS,
+    LearnedVocabulary,
+    VocabularyLearner,
+)
 from backportr.text.citations import citations
 from backportr.text.relation_forms import Vocabulary
 from backportr.text.trailers import parse_message
@@ -88,13 +93,19 @@ def _names_commit(repo: Repo, ref: str) -> bool:
         return False
 
 
-def score(args: argparse.Namespace) -> None:
+def _learned(args: argparse.Namespace) -> tuple[Repo, str, list[str], LearnedVocabulary]:
+    """The repository, its upstream tip, its stable branches (`--pattern`) and the
+    vocabulary an index build learns from them."""
     repo = Repo(args.repo)
     upstream = repo.upstream(args.upstream).tip
     names = [n for n in repo.ref_names() if args.pattern and fnmatch.fnmatchcase(n, args.pattern)]
     tips = sorted({t for n in names if (r := repo.find_ref(n)) and (t := r.tip) != upstream})
     forks = [(tip, repo.merge_base(tip, upstream)) for tip in tips]
-    learned = VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+    return repo, upstream, names, VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+
+
+def score(args: argparse.Namespace) -> None:
+    repo, _upstream, names, learned = _learned(args)
     accepted = learned.accepted()
     builtin, with_learned = Vocabulary(), Vocabulary(learned=accepted)
     rows = []
@@ -144,12 +155,7 @@ def relations(args: argparse.Namespace) -> None:
     """The fix relations (citing commit, cited id) the newest upstream commits name, read
     with the learned phrases and with the phrases configured by hand (`backportr.fixesPattern`
     regular expressions): the learned must read every one the configured read."""
-    repo = Repo(args.repo)
-    upstream = repo.upstream(args.upstream).tip
-    names = [n for n in repo.ref_names() if args.pattern and fnmatch.fnmatchcase(n, args.pattern)]
-    tips = sorted({t for n in names if (r := repo.find_ref(n)) and (t := r.tip) != upstream})
-    forks = [(tip, repo.merge_base(tip, upstream)) for tip in tips]
-    learned = VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+    repo, upstream, _names, learned = _learned(args)
     vocabularies = {
         "built-in": Vocabulary(),
         "by hand": Vocabulary(args.by_hand),
