@@ -98,20 +98,22 @@ def _open(
     indexed = list(branches)
     if all_stable:
         seen = {b.refname for b in indexed}
-        for name in repo.stable_branches(settings.branch_pattern):
-            try:
-                ref = repo.find_ref(name)
-            except BackportrError as stray:  # one broken ref must not break every command
-                _log.warning("skipped a branch: %s", stray)
-                continue
-            if ref is not None and ref.refname not in seen and ref.refname != upstream.refname:
+        for ref in _stable_refs(repo, settings.branch_pattern):
+            if ref.refname not in seen and ref.refname != upstream.refname:
                 seen.add(ref.refname)
                 indexed.append(ref)
+
+    def stable_tips() -> list[str]:
+        """Every stable branch's tip, read only where the phrases are learned: they are
+        learned from what all of them took, whichever branch a run works on."""
+        tips = {b.tip for b in indexed} | {
+            r.tip for r in _stable_refs(repo, settings.branch_pattern)
+        }
+        return sorted(tips - {upstream.tip})
+
     index_path = settings.index_path or default_index_path(repo)
-    stable = {b.tip for b in indexed} | _stable_tips(repo, settings.branch_pattern)
-    stable.discard(upstream.tip)
     learned = learned_vocabulary(
-        repo, index_path, upstream.tip, sorted(stable), progress, relearn=rebuild
+        repo, index_path, upstream.tip, stable_tips, progress, relearn=rebuild
     )
     vocabulary = Vocabulary(settings.fixes_patterns, learned.accepted(settings.ignored_forms))
     index = CommitIndex(repo, index_path, recover=rebuild, vocabulary=vocabulary)
@@ -144,18 +146,19 @@ def _open(
     )
 
 
-def _stable_tips(repo: Repo, pattern: str) -> set[str]:
-    """Every stable branch's tip: the fix phrases are learned from what all of them took,
-    whichever branch a run works on."""
-    tips = set()
+def _stable_refs(repo: Repo, pattern: str) -> list[Ref]:
+    """The stable branches the pattern (or what they hold) finds; a broken ref is skipped
+    with a warning: one must not break every command."""
+    refs = []
     for name in repo.stable_branches(pattern):
         try:
             ref = repo.find_ref(name)
-        except BackportrError:
+        except BackportrError as stray:
+            _log.warning("skipped a branch: %s", stray)
             continue
         if ref is not None:
-            tips.add(ref.tip)
-    return tips
+            refs.append(ref)
+    return refs
 
 
 def _naming(repo: Repo, pattern: str) -> str:

@@ -61,7 +61,7 @@ def _learned_phrases(opened: Repo, upstream: str, stable: list[str]) -> None:
     from backportr.index.vocabulary import kept_or_learned
     from backportr.output.safe import terminal
 
-    ignored = {i.strip().lower() for i in git_config(opened.path).values("backportr.ignoreform")}
+    ignored = git_config(opened.path).values("backportr.ignoreform")
     learned = kept_or_learned(opened, default_index_path(opened), upstream, stable)
     for phrase in learned.phrases:
         if phrase.sampled == 0 and not phrase.verdict.startswith("known"):
@@ -69,7 +69,7 @@ def _learned_phrases(opened: Repo, upstream: str, stable: list[str]) -> None:
         state = (
             "fix" if phrase.accepted else "known" if phrase.verdict.startswith("known") else "not"
         )
-        if phrase.accepted and {phrase.phrase, phrase.written.lower()} & ignored:
+        if phrase.accepted and phrase.ignored_by(ignored):
             state = "ignored"
         why = "" if phrase.accepted or state == "known" else f" ({phrase.verdict})"
         line = terminal(f"{phrase.describe()}{why}; e.g. {phrase.example}")

@@ -43,6 +43,7 @@ from backportr.index.transaction import held
 from backportr.model import Oid
 from backportr.text.citations import Citation, citations
 from backportr.text.relation_forms import LearnedPhrase
+from backportr.text.relation_words import lowered_mentions_relations
 from backportr.text.trailers import parse_message
 
 _log = logging.getLogger(__name__)
@@ -93,6 +94,11 @@ class PhraseEvidence:
     def accepted(self) -> bool:
         return self.verdict == "fix"
 
+    def ignored_by(self, ignored: Iterable[str]) -> bool:
+        """Named by `backportr.ignoreForm` (as its words or as written, any case)."""
+        names = {i.strip().lower() for i in ignored}
+        return self.phrase in names or self.written.lower() in names
+
     def describe(self) -> str:
         stable = (
             f"stable {self.taken}/{self.pairs} taken (chance {self.chance:.1f})"
@@ -113,11 +119,11 @@ class LearnedVocabulary:
     phrases: tuple[PhraseEvidence, ...]
 
     def accepted(self, ignored: Iterable[str] = ()) -> tuple[LearnedPhrase, ...]:
-        drop = {i.strip().lower() for i in ignored}
+        ignored = tuple(ignored)
         return tuple(
             LearnedPhrase(p.phrase, p.written, p.example)
             for p in self.phrases
-            if p.accepted and p.phrase not in drop and p.written.lower() not in drop
+            if p.accepted and not p.ignored_by(ignored)
         )
 
     def to_json(self) -> str:
@@ -184,7 +190,6 @@ class VocabularyLearner:
         self.commits = commits
         self._random = random.Random(seed)
         self._times: dict[Oid, int] = {}
-        self._by_prefix: dict[str, Oid] = {}
 
     def learn(
         self, upstream: Oid, stable: Sequence[tuple[Oid, Oid | None]], progress: Progress
@@ -219,8 +224,7 @@ class VocabularyLearner:
             if count >= BRANCH_COMMITS:
                 break
             times.append(record.commit_time)
-            low = record.raw_message.lower()
-            if not any(w in low for w in (b"upstream", b"cherry", b"master commit", b"backport")):
+            if not lowered_mentions_relations(record.raw_message.lower()):
                 continue
             for ref in parse_message(record.message, trailers=False).upstream_refs:
                 named.add(ref.oid.lower())
@@ -387,40 +391,43 @@ def kept_or_learned(
 ) -> LearnedVocabulary:
     """What is kept beside the index, or (none kept yet) what would be learned now; nothing
     is written."""
-    kept = load(index_path)
-    if kept is not None:
-        return kept
-    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
-    return VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+    return load(index_path) or _learn(repo, upstream, stable, lambda *_: None)
 
 
 def learned_vocabulary(
     repo: Repo,
     index_path: Path,
     upstream: Oid,
-    stable: Sequence[Oid],
+    stable: Callable[[], Sequence[Oid]],
     progress: Progress,
     *,
     relearn: bool = False,
 ) -> LearnedVocabulary:
     """The vocabulary kept beside the index, learned first where there is none (or on a
-    rebuild): under the index's writers' lock, so two first runs learn once."""
+    rebuild): under the index's writers' lock, so two first runs learn once. `stable`
+    gives the stable branches' tips, asked only when learning."""
     kept = None if relearn else load(index_path)
     if kept is not None:
         return kept
-    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
     try:
         index_path.parent.mkdir(parents=True, exist_ok=True)
         with held(index_path.with_suffix(".lock")):
             kept = None if relearn else load(index_path)  # learned by another run meanwhile
             if kept is not None:
                 return kept
-            learned = VocabularyLearner(repo).learn(upstream, forks, progress)
+            learned = _learn(repo, upstream, stable(), progress)
             keep(index_path, learned)
     except OSError as error:  # nowhere to keep it (a read-only index): learned for this run
         _log.info("cannot keep the learned fix phrases beside %s: %s", index_path, error)
-        learned = VocabularyLearner(repo).learn(upstream, forks, progress)
+        learned = _learn(repo, upstream, stable(), progress)
     for phrase in learned.phrases:
         if phrase.accepted:
             _log.info("learned the fix phrase %s", phrase.describe())
     return learned
+
+
+def _learn(
+    repo: Repo, upstream: Oid, stable: Sequence[Oid], progress: Progress
+) -> LearnedVocabulary:
+    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
+    return VocabularyLearner(repo).learn(upstream, forks, progress)

@@ -81,7 +81,7 @@ def citations(message: str) -> Iterator[Citation]:
 def phrase_before(before: str) -> tuple[str, str] | None:
     """The phrase written before an id (lowercase, and as written), or None."""
     trailer = _TRAILER.fullmatch(before)
-    if trailer is not None and before.lstrip() == before[trailer.start(1) :]:
+    if trailer is not None:
         key = trailer.group(1)
         return key.lower() + ":", key + ":"
     clause = before

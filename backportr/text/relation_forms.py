@@ -167,10 +167,9 @@ class Vocabulary:
     def __init__(self, patterns: Sequence[str] = (), learned: Sequence[LearnedPhrase] = ()) -> None:
         self.patterns = tuple(patterns)
         self.learned = tuple(learned)
-        self.forms = FORMS + tuple(phrase.form() for phrase in self.learned)
-        self.words = tuple(
-            sorted({w.encode() for phrase in self.learned for w in phrase.form().words})
-        )
+        learned_forms = tuple(phrase.form() for phrase in self.learned)
+        self.forms = FORMS + learned_forms
+        self.words = tuple(sorted({w.encode() for form in learned_forms for w in form.words}))
         self._own: list[re.Pattern[str]] = []
         for text in self.patterns:
             try:
