@@ -268,21 +268,21 @@ class BranchReport:
     # a batch's: each target's own status, as a resolve of it alone answers
     each: tuple[tuple[Oid, BranchStatus], ...] = ()
 
-    def needs(self) -> dict[Oid, tuple[str, ...]]:
-        """What each member uses that the branch lacks and the series does not bring
-        (`rte_memeq_timingsafe from <id>`): the symbol suggestions about it. Such a member
-        would not build as it is."""
+    def needs(self) -> dict[Oid, tuple[tuple[str, Oid], ...]]:
+        """What each member uses that the branch lacks and the series does not bring, as
+        (identifier, the commit that introduced it): the symbol suggestions about it. Such a
+        member would not build as it is."""
         members = {m.commit for m in self.series}
-        out: dict[Oid, list[str]] = {}
+        out: dict[Oid, list[tuple[str, Oid]]] = {}
         for s in self.suggestions:
             if s.reason.kind != "symbol" or s.reason.related not in members:
                 continue
             names = _NEEDED.findall(s.reason.detail)
             for name in dict.fromkeys(n for n, short in names if s.commit.startswith(short)):
-                out.setdefault(s.reason.related, []).append(f"{name} from {s.commit}")
+                out.setdefault(s.reason.related, []).append((name, s.commit))
             if not names:
-                out.setdefault(s.reason.related, []).append(f"identifiers from {s.commit}")
-        return {member: tuple(dict.fromkeys(lines)) for member, lines in out.items()}
+                out.setdefault(s.reason.related, []).append(("identifiers", s.commit))
+        return {member: tuple(dict.fromkeys(pairs)) for member, pairs in out.items()}
 
 
 @dataclass(frozen=True, slots=True)

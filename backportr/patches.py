@@ -164,11 +164,10 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
     return out
 
 
-def _short(needs: Sequence[str]) -> str:
-    """`a from <id>`, `b from <id>` as `a, b from <id12>` (names grouped by commit)."""
+def _short(needs: Sequence[tuple[str, Oid]]) -> str:
+    """(a, <id>), (b, <id>) as `a, b from <id12>` (names grouped by commit)."""
     by_commit: dict[str, list[str]] = {}
-    for need in needs:
-        name, _, commit = need.rpartition(" from ")
+    for name, commit in needs:
         by_commit.setdefault(commit[:12], []).append(name)
     return "; ".join(f"{', '.join(names)} from {c}" for c, names in by_commit.items())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backportr.model import BranchReport, Member, PostingInfo, Report
+from backportr.model import BranchReport, Member, Oid, PostingInfo, Report
 from backportr.output.jsontext import dumps_indented
 from backportr.output.safe import terminal
 
@@ -40,11 +40,12 @@ def report_to_dict(report: Report) -> dict[str, object]:
 
 def branch_to_dict(b: BranchReport) -> dict[str, object]:
     each = {"each": [{"target": t, "status": s} for t, s in b.each]} if b.each else {}
+    needs = b.needs()
     return {
         "branch": b.branch,
         "status": b.status,
         **each,
-        "series": [member_dict(m, b.needs().get(m.commit, ())) for m in b.series],
+        "series": [member_dict(m, needs.get(m.commit, ())) for m in b.series],
         "present": [
             {"commit": p.commit, "as": p.as_commit, "how": p.how, "subject": p.subject}
             for p in b.present
@@ -77,7 +78,7 @@ def cost(b: BranchReport) -> dict[str, int]:
     }
 
 
-def member_dict(m: Member, needs: tuple[str, ...] = ()) -> dict[str, object]:
+def member_dict(m: Member, needs: tuple[tuple[str, Oid], ...] = ()) -> dict[str, object]:
     """A series member in JSON: one shape for resolve, scan and mail check (docs/json.md);
     `needs`, where the member uses what the branch lacks and the series does not bring."""
     return {
@@ -89,7 +90,7 @@ def member_dict(m: Member, needs: tuple[str, ...] = ()) -> dict[str, object]:
         "conflict_files": list(m.conflict_files),
         "posting": _posting_dict(m.posting),
         **({"targets": list(m.targets)} if m.targets else {}),
-        **({"needs": list(needs)} if needs else {}),
+        **({"needs": [f"{name} from {commit}" for name, commit in needs]} if needs else {}),
     }
 
 
@@ -283,7 +284,7 @@ def render_matrix(report: Report) -> list[str]:
 
 
 def _member_lines(
-    report: Report, n: int, m: Member, width: int, needs: tuple[str, ...]
+    report: Report, n: int, m: Member, width: int, needs: tuple[tuple[str, Oid], ...]
 ) -> list[str]:
     """One member in text: its row, its reasons, what it needs, its targets, its posting."""
     subject = m.subject if len(m.subject) <= 60 else m.subject[:57] + "..."
@@ -294,11 +295,9 @@ def _member_lines(
     if len(m.reasons) > _WHY_SHOWN:
         more = len(m.reasons) - _WHY_SHOWN
         out.append(f"        why: ... and {more} more (-f json lists every reason)")
-    for need in needs:
-        name, _, commit = need.rpartition(" from ")
-        out.append(
-            _within(f"        needs: {name} from {commit[:12]}, which the branch lacks", _COLUMNS)
-        )
+    for name, commit in needs:
+        line = f"        needs: {name} from {commit[:12]}, which the branch lacks"
+        out.append(_within(line, _COLUMNS))
     if report.targets:
         out.append(f"        for: {', '.join(t[:12] for t in m.targets)}")
     if m.posting is not None:
