@@ -153,6 +153,16 @@ def test_resolve_finds_the_follow_up_the_learned_phrase_names(tmp_path: Path) ->
     assert "fixes-form[Amends:]\tignored\t" in config.stdout
 
 
-@pytest.mark.parametrize("text", ["", "{", '{"version": 1, "phrases": 3}', '{"version": 99}'])
+_WRONG_TYPES = (
+    '{"version": 1, "upstream_tip": "x", "looked_at": 1, "phrases": [{"phrase": 1, '
+    '"written": "a", "commits": 5, "example": "e", "sampled": 1, "touching": 1, "pairs": 0, '
+    '"taken": 0, "chance": 0.0, "verdict": "fix"}]}'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "{", '{"version": 1, "phrases": 3}', '{"version": 99}', _WRONG_TYPES, "[" * 100_000],
+)
 def test_a_kept_vocabulary_another_wrote_is_learned_again(text: str) -> None:
     assert LearnedVocabulary.from_json(text) is None

@@ -40,6 +40,7 @@ from pathlib import Path
 from backportr.errors import BackportrError
 from backportr.git.repo import Repo
 from backportr.index.transaction import held
+from backportr.infra.files import read_regular
 from backportr.model import Oid
 from backportr.text.citations import Citation, citations
 from backportr.text.relation_forms import LearnedPhrase
@@ -146,9 +147,28 @@ class LearnedVocabulary:
             if data.get("version") != VERSION:
                 return None
             phrases = tuple(PhraseEvidence(**p) for p in data["phrases"])
-            return cls(str(data["upstream_tip"]), int(data["looked_at"]), phrases)
-        except (ValueError, TypeError, KeyError, AttributeError):
+            tip, looked_at = data["upstream_tip"], data["looked_at"]
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
+        if not isinstance(tip, str) or not isinstance(looked_at, int):
+            return None
+        if not all(_well_typed(p) for p in phrases):
+            return None  # a file backportr did not write so: learned again
+        return cls(tip, looked_at, phrases)
+
+
+def _well_typed(evidence: PhraseEvidence) -> bool:
+    """Every field of the type the dataclass declares (a float field may hold an int)."""
+    for name, declared in PhraseEvidence.__annotations__.items():
+        value = getattr(evidence, name)
+        wanted = _TYPES[str(declared)]
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            return False
+    return True
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {"str": str, "int": int, "float": (int, float)}
+_KEPT_LIMIT = 16 << 20  # bytes of the kept file read at most (a phrase list is kilobytes)
 
 
 def kept_path(index_path: Path) -> Path:
@@ -157,10 +177,13 @@ def kept_path(index_path: Path) -> Path:
 
 def load(index_path: Path) -> LearnedVocabulary | None:
     try:
-        text = kept_path(index_path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = read_regular(kept_path(index_path), _KEPT_LIMIT)
+    except BackportrError as error:  # not a regular file, or too large: learned again
+        _log.warning("%s", error)
         return None
-    return LearnedVocabulary.from_json(text)
+    if data is None:
+        return None
+    return LearnedVocabulary.from_json(data.decode("utf-8", "replace"))
 
 
 def keep(index_path: Path, learned: LearnedVocabulary) -> None:
