@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from backportr.errors import BackportrError, ExitCode
-from backportr.lazyload import lazy_names
+from backportr.infra.lazyload import lazy_names
 
 if TYPE_CHECKING:
     from backportr.model import Presence, StatusResult

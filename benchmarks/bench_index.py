@@ -29,7 +29,7 @@ from scratchgit import scratch_dir
 
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
-from backportr.presence import PresenceChecker
+from backportr.index.presence import PresenceChecker
 
 HERE = Path(__file__).resolve().parent
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from installed import BACKPORTR
 from scratchgit import scratch_dir
 
-from backportr.config import Settings
 from backportr.resolve.resolver import Resolver
-from backportr.workspace import open_workspace
+from backportr.resolve.workspace import open_workspace
+from backportr.settings import Settings
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)
 

@@ -64,12 +64,12 @@ from typing import Any
 
 from scratchgit import scratch_dir
 
-from backportr.config import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.errors import BackportrError
 from backportr.resolve.finders import Context
 from backportr.resolve.resolver import Resolver
+from backportr.resolve.workspace import open_workspace
+from backportr.settings import DEFAULT_CONFLICT_DEPTH, Settings
 from backportr.text.relation_forms import DEFAULT
-from backportr.workspace import open_workspace
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "real-cases"
 PROJECTS = {  # cases, upstream branch, the project's stable branches

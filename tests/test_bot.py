@@ -287,10 +287,10 @@ def test_bot_survives_the_archive_going_away(
 ) -> None:
     """The feed answers, then the server is gone: nothing is recorded for unread messages,
     the run ends with one error line and exit 1, and the next run picks them up."""
-    from backportr.config import Settings
     from backportr.mail.bot import Bot, BotSettings, BotState
     from backportr.mail.lore import Lore
-    from backportr.workspace import open_workspace
+    from backportr.resolve.workspace import open_workspace
+    from backportr.settings import Settings
 
     archive = start_archive(tmp_path / "public-inbox", mails)  # its own: this one goes away
     lore = Lore(archive.url, timeout=2)
@@ -371,12 +371,12 @@ def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_pat
 def test_submission_notes_differing_patch_and_newer_branches(tmp_path: Path) -> None:
     """A [PATCH 5.10.y] whose diff is the hand-adapted one (patch-id differs from upstream),
     while a newer stable branch still lacks the target."""
-    from backportr.config import Settings
     from backportr.examples.ima import BP_202, build
     from backportr.git.builder import RepoBuilder
     from backportr.mail.check import Checker
     from backportr.mail.message import parse_mail
-    from backportr.workspace import open_workspace
+    from backportr.resolve.workspace import open_workspace
+    from backportr.settings import Settings
 
     fixture = build(tmp_path / "linux")
     builder = RepoBuilder.open(fixture.path)

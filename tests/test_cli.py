@@ -272,7 +272,7 @@ def test_version() -> None:
 def test_progress_draws_only_on_a_terminal() -> None:
     import io
 
-    from backportr.progress import TerminalProgress
+    from backportr.cli.progress import TerminalProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -802,9 +802,9 @@ def test_index_pages_damaged_after_the_header_is_exit_1(tmp_path: Path) -> None:
 def test_a_polling_bot_reads_the_branches_again(tmp_path: Path) -> None:
     """Between polls the repository moves (a stable release, upstream work): the next poll
     answers against the new tips, with the index brought up to date."""
-    from backportr.config import Settings
     from backportr.mail.bot import Bot, BotSettings, BotState
-    from backportr.workspace import open_workspace
+    from backportr.resolve.workspace import open_workspace
+    from backportr.settings import Settings
     from tests.resolve_scenarios import BRANCH, Kernel
 
     k = Kernel(tmp_path / "repo")

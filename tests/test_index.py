@@ -18,7 +18,7 @@ from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
-from backportr.presence import PresenceChecker
+from backportr.index.presence import PresenceChecker
 from backportr.text.relation_forms import Vocabulary
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import backportr.index.writer as writer_module
-from backportr import childproc
 from backportr.errors import BackportrError
 from backportr.git.builder import RepoBuilder
 from backportr.git.log_records import log_record
@@ -24,6 +23,7 @@ from backportr.index import CommitIndex
 from backportr.index.parsing import commit_rows, parse_batch
 from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
+from backportr.infra import process as childproc
 from backportr.model import StableTag
 from backportr.text.trailers import (
     _CC_LINE,

@@ -17,7 +17,7 @@ from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, ImaFixture
 from backportr.git.builder import Person
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
-from backportr.patches import branch_prefix
+from backportr.output.patches import branch_prefix
 from tests.conftest import backportr, git
 from tests.resolve_scenarios import BRANCH, OTHER, Kernel, smb_client_moved_after_the_fork
 

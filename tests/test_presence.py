@@ -9,8 +9,8 @@ import pytest
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
+from backportr.index.presence import PresenceChecker
 from backportr.model import Presence
-from backportr.presence import PresenceChecker
 from tests.scenarios import presence_repo
 
 
@@ -149,7 +149,7 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     """Asked many times (a scan), the checker lists the branch's own commits' paths once;
     then a commit whose paths no branch commit changes gets no patch-id (it could match
     none), and the answers are those of the checker that computes every patch-id."""
-    from backportr import presence
+    from backportr.index import presence as presence
 
     b = RepoBuilder(tmp_path / "repo")
     b.commit("base", {"a.c": "int a;\n", "b.c": "int b;\n", "c.c": "int c;\n"})

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from backportr.config import Settings
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport
 from backportr.resolve.closure import Closure
 from backportr.resolve.resolver import Resolver
+from backportr.resolve.workspace import open_workspace
+from backportr.settings import Settings
 from backportr.text.relation_forms import FORMS
-from backportr.workspace import open_workspace
 from tests.conftest import backportr, git
 from tests.resolve_scenarios import ALL, BRANCH, Scenario, follow_up_in_form, long_chain
 

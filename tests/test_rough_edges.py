@@ -72,7 +72,7 @@ def test_verbose_lines_are_printed_above_the_progress_bar() -> None:
     import logging
 
     from backportr.cli import _AboveTheBar, _LevelFormatter
-    from backportr.progress import TerminalProgress
+    from backportr.cli.progress import TerminalProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

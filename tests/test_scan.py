@@ -248,9 +248,9 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
 def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_path: Path) -> None:
     """With several processes (the default on more than one core) the progress line still
     counts the targets done, chunk by chunk, up to all of them."""
-    from backportr.config import Settings
     from backportr.scan.findings import Policy
     from backportr.scan.run import run_scan_parallel
+    from backportr.settings import Settings
 
     told: list[tuple[str, int, int | None]] = []
     settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
@@ -268,10 +268,10 @@ def test_a_warm_rescan_by_default_starts_no_process(
 ) -> None:
     """The default `--jobs 0` on a rescan whose answers are all kept: nothing to spread,
     so no process is started (it would cost more than the rescan), the same findings."""
-    from backportr.config import Settings
     from backportr.scan import run as scan_run
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
+    from backportr.settings import Settings
 
     settings = Settings(repo=repo.b.path, branches=(BRANCH,), index_path=tmp_path / "ix.sqlite")
     first = scan_run.run_scan(settings, Policy(), read_ahead=False)
@@ -300,9 +300,9 @@ def test_jobs_where_no_process_can_start_scan_in_one(
 ) -> None:
     """A confined machine without the semaphores or sockets a process pool needs: the
     default scan warns and answers from one process, as `--jobs 1` does."""
-    from backportr.config import Settings
     from backportr.scan import run as scan_run
     from backportr.scan.findings import Policy
+    from backportr.settings import Settings
 
     def no_pool(*args: object, **kwargs: object) -> None:
         raise OSError(38, "Function not implemented")
@@ -392,10 +392,10 @@ def test_json_carries_the_run(repo: Kernel, tmp_path: Path) -> None:
 
 
 def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, str, str, list[str]]]:
-    from backportr.config import Settings
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
         scanner = Scanner(ws, Policy(), staged=staged)
@@ -435,12 +435,12 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(
     """Every target's findings are kept under a key naming all its inputs: the same scan
     again resolves nothing and reports the same findings; whether they are written target
     by target or together (`held`)."""
-    from backportr.config import Settings
     from backportr.resolve.resolver import Resolver
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan import scanner as scanning
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     monkeypatch.setattr(scanning, "FINDINGS_HELD", held)
     index = tmp_path / "index.sqlite"
@@ -521,11 +521,11 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     release (an unrelated backport in another file), the incremental scan resolves only the
     targets those touch, and reports exactly what a scan with a fresh index reports; whether
     the answers are kept one by one or together at the end (`held`)."""
-    from backportr.config import Settings
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan import answers as scanning
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     monkeypatch.setattr(scanning, "RECORDS_HELD", held)
     k = Kernel(tmp_path / "repo", functions=12)
@@ -568,9 +568,9 @@ def test_a_nightly_scan_forgets_the_findings_kept_in_earlier_states(tmp_path: Pa
     what the warm rescan after it answers from."""
     import sqlite3
 
-    from backportr.config import Settings
     from backportr.scan.findings import Policy
     from backportr.scan.run import run_scan
+    from backportr.settings import Settings
 
     k = Kernel(tmp_path / "repo", functions=6)
     k.b.branch("linux-5.15.y", "master")
@@ -612,10 +612,10 @@ def test_a_nightly_scan_sees_a_reverted_fix_landed_again(tmp_path: Path) -> None
     culprit's backport (with its revert it is nothing); when upstream commits its change
     again (a new commit, not a revert of the revert), the next nightly scan reports both, as
     a scan with a fresh index does: the kept answers do not outlive the re-landing."""
-    from backportr.config import Settings
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     k = Kernel(tmp_path / "repo")
     k.edit_fn("culprit", "drv_fn1", "y += 100;")
@@ -653,10 +653,10 @@ def test_since_takes_a_date_or_a_revision(repo: Kernel, tmp_path: Path) -> None:
 def test_the_range_read_has_a_progress_line(ima: ImaFixture, tmp_path: Path) -> None:
     """The conflict search reads the fork's history once per scan (seconds at kernel scale):
     the progress line says so, once, instead of standing still on the first target."""
-    from backportr.config import Settings
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     stages: list[str] = []
     settings = Settings(
@@ -707,10 +707,10 @@ def test_a_backported_fix_is_checked_as_a_backport_too(tmp_path: Path) -> None:
 
 
 def _scan_findings(k: Kernel, index: Path) -> list[tuple[str, str, str, list[str]]]:
-    from backportr.config import Settings
+    from backportr.resolve.workspace import open_workspace
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
-    from backportr.workspace import open_workspace
+    from backportr.settings import Settings
 
     settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=index)
     with open_workspace(settings) as ws:

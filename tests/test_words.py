@@ -336,7 +336,7 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
     import threading
 
     from backportr.index.transaction import held
-    from backportr.keptfiles import keep
+    from backportr.infra.keptfiles import keep
 
     repo, tip = _repo(tmp_path / "r")
     cache = tmp_path / "cache"
@@ -361,7 +361,7 @@ def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch)
     """The scan stops a read-ahead still reading at its end (SIGTERM, raised as
     SystemExit): the temporary file goes, and no kept file is half-written."""
 
-    from backportr import keptfiles
+    from backportr.infra import keptfiles as keptfiles
 
     real = os.fdopen
 
@@ -392,9 +392,9 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
     its fork under the index directory, where the scan's first questions find them."""
     import time
 
-    from backportr.config import Settings
     from backportr.git.search import _load_range
     from backportr.scan.prefetch import ReadAhead
+    from backportr.settings import Settings
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})
@@ -427,10 +427,10 @@ def test_the_read_ahead_of_a_rescan_reads_nothing_kept_and_computes_no_fork(
     as they are, the read-ahead (here called in this process) neither loads them nor asks
     libgit2 for the merge base again: seconds at kernel scale, in which the process cannot
     be stopped, and a rescan waited for it at its end. A moved tip is not trusted."""
-    from backportr.config import Settings
     from backportr.scan import prefetch as readahead
     from backportr.scan.findings import Policy
     from backportr.scan.run import run_scan
+    from backportr.settings import Settings
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})
@@ -466,7 +466,7 @@ def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
     """A kept set or history that cannot be decompressed (a disk fault, a file cut short)
     is made again, never an error."""
     from backportr.git.search import _dump_range, _load_range
-    from backportr.keptfiles import read_once
+    from backportr.infra.keptfiles import read_once
 
     kinds: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], object]] = [
         ("t.words.gz", words_module.dump_words, words_module.load_words, {b"abc", b"xyz"}),
@@ -487,7 +487,7 @@ def test_prune_removes_what_is_not_wanted_and_spares_held_locks(tmp_path: Path) 
     import fcntl
     import time
 
-    from backportr.keptfiles import STALE_TEMPORARY, prune
+    from backportr.infra.keptfiles import STALE_TEMPORARY, prune
 
     kept = tmp_path / "words"
     kept.mkdir()
@@ -511,9 +511,9 @@ def test_a_scan_forgets_the_sets_and_histories_no_branch_asks_for(tmp_path: Path
     """A nightly scan of a moving branch does not leave a set a night behind it: what is
     kept for trees no indexed tip has, or for an earlier upstream tip, goes; what the
     current tips use stays."""
-    from backportr.config import Settings
     from backportr.scan.findings import Policy
     from backportr.scan.run import run_scan
+    from backportr.settings import Settings
 
     b = RepoBuilder(tmp_path / "r")
     b.commit("init", {"a.c": "int first_name;\n"})

@@ -21,11 +21,11 @@ import traceback
 from backportr import __version__
 from backportr.cli import cves, demo, mail, repository, resolve, scan, settings  # commands
 from backportr.cli.app import app
-from backportr.dbfault import explain
+from backportr.cli.progress import above_the_bar
 from backportr.errors import BackportrError, ExitCode
 from backportr.git.repo import GitError
+from backportr.infra.dbfault import explain
 from backportr.output.safe import terminal
-from backportr.progress import above_the_bar
 
 __all__ = ["app", "main", "run"]
 _COMMANDS = (cves, demo, mail, repository, resolve, scan, settings)  # registered on `app` by import

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from backportr import __version__
-from backportr.config import DEFAULT_MAX_COMMITS, Settings
 from backportr.errors import BackportrError, UsageError
 from backportr.git.config import GitConfig
 from backportr.git.repo import DEFAULT_BRANCH_PATTERN, GitError, Repo
 from backportr.model import CulpritPolicy
+from backportr.settings import DEFAULT_MAX_COMMITS, Settings
 
 if TYPE_CHECKING:
     from backportr.mail.sending import SmtpServer

@@ -19,11 +19,11 @@ from backportr.cli.app import (
     default_branches,
     make_settings,
 )
+from backportr.cli.progress import TerminalProgress
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.output import write_atomically
 from backportr.output.safe import terminal
-from backportr.progress import TerminalProgress
-from backportr.workspace import open_workspace
+from backportr.resolve.workspace import open_workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -11,7 +11,7 @@ import typer
 
 from backportr.cli.app import app, make_settings
 from backportr.output.report import render_text
-from backportr.workspace import open_workspace
+from backportr.resolve.workspace import open_workspace
 
 
 @app.command("demo")

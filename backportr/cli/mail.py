@@ -23,10 +23,10 @@ from backportr.cli.app import (  # the app and what every command shares
     make_settings,
     smtp_server,
 )
+from backportr.cli.progress import TerminalProgress
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.output.safe import terminal
-from backportr.progress import TerminalProgress
-from backportr.workspace import open_workspace
+from backportr.resolve.workspace import open_workspace
 
 if TYPE_CHECKING:
     from email.message import EmailMessage

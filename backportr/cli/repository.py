@@ -23,11 +23,11 @@ from backportr.cli.app import (  # the app and what every command shares
     default_branches,
     make_settings,
 )
+from backportr.cli.progress import TerminalProgress
 from backportr.errors import ExitCode
 from backportr.model import StatusResult
 from backportr.output.status import render_status_json, render_status_text
-from backportr.progress import TerminalProgress
-from backportr.workspace import open_workspace
+from backportr.resolve.workspace import open_workspace
 
 _GRAPH_HINT = 200_000  # commits: below this, path-limited walks are fast without a graph
 

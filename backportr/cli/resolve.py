@@ -23,12 +23,12 @@ from backportr.cli.app import (  # the app and what every command shares
     git_config,
     make_settings,
 )
-from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
+from backportr.cli.progress import TerminalProgress
 from backportr.errors import BackportrError, ExitCode, UsageError
 from backportr.model import Report
 from backportr.output import write_atomically
 from backportr.output.report import render_json, render_script, render_text
-from backportr.progress import TerminalProgress
+from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.text.annotations import BY_NAME
 
 
@@ -264,7 +264,7 @@ def resolve_command(
 ) -> None:
     """The complete, ordered series to backport TARGET (or several) onto each branch, with
     evidence."""
-    from backportr.resolve_run import ResolveOptions, ResolveRun
+    from backportr.app.resolve import ResolveOptions, ResolveRun
 
     asked = _targets(targets or [], stdin)
     names = _branches(repo, branch, branches, branch_pattern)

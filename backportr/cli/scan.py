@@ -23,10 +23,10 @@ from backportr.cli.app import (  # the app and what every command shares
     git_config,
     make_settings,
 )
-from backportr.config import SCAN_CONFLICT_DEPTH
+from backportr.cli.progress import TerminalProgress
 from backportr.errors import ExitCode, UsageError
 from backportr.output import write_atomically
-from backportr.progress import TerminalProgress
+from backportr.settings import SCAN_CONFLICT_DEPTH
 
 if TYPE_CHECKING:
     from backportr.output.scan import RunInfo

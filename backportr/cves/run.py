@@ -10,7 +10,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from backportr import __version__
-from backportr.config import Settings
 from backportr.cves.classify import CveClassifier, CveOutcome
 from backportr.cves.records import (
     BadRecord,
@@ -24,7 +23,8 @@ from backportr.cves.state import CveState
 from backportr.errors import BackportrError
 from backportr.model import ProgressCallback, no_progress
 from backportr.resolve.resolver import Resolver
-from backportr.workspace import Workspace, open_workspace
+from backportr.resolve.workspace import Workspace, open_workspace
+from backportr.settings import Settings
 
 _log = logging.getLogger("backportr")
 _KEPT_AT_ONCE = 200  # answers per transaction of the state

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from backportr.cves.classify import CveOutcome
+from backportr.infra.statefile import open_state
 from backportr.model import BranchReport
 from backportr.scan.findings import series_from_json, series_to_json
-from backportr.statefile import open_state
 
 
 class CveState:

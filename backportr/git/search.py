@@ -22,7 +22,7 @@ from backportr.git.proc import GitAccess, GitHandle
 from backportr.git.range_history import Changes, RangeHistory
 from backportr.git.streams import Streams
 from backportr.git.tree_grep import WORD_SPACES, TreeGrep, whole_word
-from backportr.keptfiles import prune, read_once
+from backportr.infra.keptfiles import prune, read_once
 from backportr.model import Oid
 
 _GREP_PATTERNS = 200

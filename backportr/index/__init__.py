@@ -10,16 +10,17 @@ database thanks to WAL.
 
 `store.py` opens, checks and closes it; each question goes to one of the store's parts
 (`reader`, `kept`, `facts`, `patch_ids`, `after_fork`, `writer`), and schema.py holds the
-tables and values. It does not decide presence or dependencies: presence.py and
-resolve/finders/ ask it questions. It may import the git layer, text/, model, errors and the
-small shared modules (dbfault, keptfiles, lazyload), never what asks it (`tests/test_lint.py`).
+tables and values; `presence.py` answers whether an upstream commit is in a branch, and how
+it is known, from what the store keeps. It does not decide dependencies: resolve/finders/ ask
+it questions. It may import the git layer, text/, model, errors and infra/, never what asks
+it (`tests/test_lint.py`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backportr.lazyload import lazy_names
+from backportr.infra.lazyload import lazy_names
 
 if TYPE_CHECKING:
     from backportr.index.schema import SCHEMA_VERSION, IndexedRef, Relation, UpdateStats

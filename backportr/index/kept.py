@@ -11,9 +11,9 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from backportr.dbfault import is_read_only, unless_read_only
 from backportr.index.part import StorePart
 from backportr.index.schema import in_chunks
+from backportr.infra.dbfault import is_read_only, unless_read_only
 from backportr.model import Oid
 
 

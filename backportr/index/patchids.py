@@ -8,10 +8,10 @@ import hashlib
 import sqlite3
 from collections.abc import Collection, Sequence
 
-from backportr.dbfault import unless_read_only
 from backportr.errors import BackportrError
 from backportr.index.kept import KeptAnswers
 from backportr.index.part import IndexFile, StorePart
+from backportr.infra.dbfault import unless_read_only
 from backportr.model import Oid
 from backportr.text.patch_id import paths_key
 

@@ -11,7 +11,6 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.git.repo import Repo
 from backportr.index.afterfork import AfterFork
@@ -28,6 +27,7 @@ from backportr.index.schema import (
 )
 from backportr.index.transaction import held, writing
 from backportr.index.writer import IndexWriter
+from backportr.infra.dbfault import explain
 from backportr.text.relation_forms import DEFAULT, Vocabulary
 
 _log = logging.getLogger("backportr")

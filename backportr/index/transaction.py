@@ -11,10 +11,10 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from backportr.dbfault import explain
 from backportr.errors import IndexCorruptError
 from backportr.index.part import IndexFile
 from backportr.index.schema import BUSY_MS
+from backportr.infra.dbfault import explain
 
 
 @contextlib.contextmanager

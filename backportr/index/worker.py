@@ -27,10 +27,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, NoReturn
 
-from backportr.childproc import start_main
 from backportr.errors import BackportrError, ExitCode
 from backportr.git.walk import Walk, walk_all
 from backportr.index.preparing import BATCH, PreparedBatch, batches, prepare_batch
+from backportr.infra.process import start_main
 
 _LENGTH = 8  # bytes of a frame's length prefix
 _EXIT_GRACE = 10.0  # seconds a worker whose pipe ended is given to exit

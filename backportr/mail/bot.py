@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 
-from backportr.dbfault import explain
 from backportr.errors import BackportrError
+from backportr.infra.dbfault import explain
+from backportr.infra.statefile import open_state
 from backportr.mail.check import Checker
 from backportr.mail.lore import Lore, LoreError, LoreNotFound
 from backportr.mail.message import parse_mail
@@ -41,8 +42,7 @@ from backportr.mail.sending import (
     SmtpServer,
     send_message,
 )
-from backportr.statefile import open_state
-from backportr.workspace import Workspace
+from backportr.resolve.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 

@@ -21,8 +21,8 @@ from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve.resolver import Resolver
+from backportr.resolve.workspace import Workspace
 from backportr.text.trailers import parse_version
-from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 

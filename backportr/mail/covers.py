@@ -12,7 +12,7 @@ import logging
 from backportr.mail.lore import Lore, LoreError
 from backportr.mail.message import parse_mail
 from backportr.model import BranchReport, Member, PostingInfo, Report, Sibling, SiblingState
-from backportr.workspace import Workspace
+from backportr.resolve.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 

@@ -21,9 +21,9 @@ from email.utils import formataddr, parseaddr
 from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.model import BranchReport
+from backportr.output.patches import Patch
 from backportr.output.report import VERDICTS, posting_line
 from backportr.output.safe import one_line
-from backportr.patches import Patch
 
 _FROM_LINE = re.compile(r"^(>*From )", re.MULTILINE)
 

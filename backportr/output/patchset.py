@@ -27,9 +27,9 @@ from backportr.infra.files import read_regular
 from backportr.model import BranchReport, Oid, Report
 from backportr.output import inside, make_directory, write_atomically
 from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, render_mbox, render_patch
+from backportr.output.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
 from backportr.output.queue import COVER, QueuedFile, QueueDirectory
 from backportr.output.safe import one_line
-from backportr.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
 from backportr.text.annotations import DEFAULT
 
 

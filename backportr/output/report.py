@@ -10,7 +10,7 @@ from backportr.output.jsontext import dumps_indented
 from backportr.output.safe import terminal
 
 if TYPE_CHECKING:
-    from backportr.patches import Step
+    from backportr.output.patches import Step
 
 REPORT_SCHEMA = 1
 

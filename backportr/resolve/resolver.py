@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.git.names import Ref
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
@@ -53,8 +52,9 @@ from backportr.resolve.rules import (
     other_way_out,
     prune_unhelpful,
 )
+from backportr.resolve.workspace import Workspace
+from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.text.trailers import parse_version
-from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 

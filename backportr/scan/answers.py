@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from backportr import __version__
-from backportr.config import DEFAULT_CONFLICT_DEPTH
 from backportr.git.names import Ref
 from backportr.index.kept import result_key
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve.finders.fixes import fixed_by
 from backportr.resolve.resolver import Resolver
+from backportr.resolve.workspace import Workspace
 from backportr.scan.findings import series_from_json, series_to_json
-from backportr.workspace import Workspace
+from backportr.settings import DEFAULT_CONFLICT_DEPTH
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from backportr.config import SCAN_CONFLICT_DEPTH
 from backportr.errors import BackportrError
 from backportr.model import Member, Oid, Reason
+from backportr.settings import SCAN_CONFLICT_DEPTH
 from backportr.text.trailers import parse_version
 
 KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped", "adapted-backport")

@@ -21,9 +21,9 @@ import subprocess
 from pathlib import Path
 from types import TracebackType
 
-from backportr.childproc import start_main
-from backportr.config import Settings
-from backportr.keptfiles import prune
+from backportr.infra.keptfiles import prune
+from backportr.infra.process import start_main
+from backportr.settings import Settings
 
 _STOP_GRACE = 5.0  # seconds a stopped read-ahead is given to remove its temporary file
 

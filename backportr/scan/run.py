@@ -13,10 +13,10 @@ from multiprocessing import Manager
 from multiprocessing.managers import SyncManager
 from queue import Queue
 
-from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.model import Oid, ProgressCallback, no_progress
+from backportr.resolve.workspace import Workspace, open_workspace
 from backportr.scan.findings import (
     BranchScan,
     Policy,
@@ -28,7 +28,7 @@ from backportr.scan.findings import (
 from backportr.scan.practice import PracticeReader, settle
 from backportr.scan.prefetch import ReadAhead, prune_kept
 from backportr.scan.scanner import Scanner, log_scanned
-from backportr.workspace import Workspace, open_workspace
+from backportr.settings import Settings
 
 _log = logging.getLogger("backportr")
 

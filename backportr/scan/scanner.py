@@ -36,6 +36,7 @@ from backportr.model import (
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.resolve.finders.fixes import effective_upstream_reverter, fixed_by
 from backportr.resolve.resolver import Resolver
+from backportr.resolve.workspace import Workspace
 from backportr.scan.answers import Answers
 from backportr.scan.findings import (
     BranchScan,
@@ -47,7 +48,6 @@ from backportr.scan.findings import (
 )
 from backportr.scan.witnesses import Witnesses
 from backportr.text.trailers import parse_version
-from backportr.workspace import Workspace
 
 _log = logging.getLogger("backportr")
 

@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from backportr.infra.statefile import open_state
 from backportr.scan.findings import ScanFinding
-from backportr.statefile import open_state
 
 
 class ScanState:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from backportr.git.names import Ref
 from backportr.model import Oid
+from backportr.resolve.workspace import Workspace
 from backportr.scan.findings import Confidence
-from backportr.workspace import Workspace
 
 SKIPPED_FOR = 90 * 24 * 3600
 """How long a commit must have been upstream for a sibling's going without it to count."""

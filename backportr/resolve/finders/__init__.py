@@ -10,8 +10,8 @@ from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.index import CommitIndex
+from backportr.index.presence import PresenceChecker
 from backportr.model import Oid, Reason, Version
-from backportr.presence import PresenceChecker
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 Direction = Literal["prerequisite", "follow-up"]  # before the commit asked about, or after

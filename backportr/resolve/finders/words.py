@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backportr.git.repo import Repo
-from backportr.keptfiles import read_once
+from backportr.infra.keptfiles import read_once
 from backportr.model import Oid
 
 GREP_CHUNK = 20

@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import IO
 
-from backportr.dbfault import explain
 from backportr.errors import BackportrError
+from backportr.infra.dbfault import explain
 
 
 def exclusive_lock(path: Path, busy: str) -> IO[str]:

@@ -12,15 +12,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
-from backportr.config import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS, Settings
 from backportr.model import ProgressCallback, Report, SiblingsPolicy, no_progress
-from backportr.workspace import Workspace, open_workspace
+from backportr.resolve.workspace import Workspace, open_workspace
+from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS, Settings
 
 if TYPE_CHECKING:
     from backportr.git.names import Ref
     from backportr.output.annotations import LearnedForm
+    from backportr.output.patches import Annotation, Step
     from backportr.output.patchset import MboxOptions
-    from backportr.patches import Annotation, Step
     from backportr.resolve.resolver import Resolver
 
 
@@ -128,7 +128,7 @@ class ResolveRun:
         self, report: Report, annotations: Mapping[str, Annotation], signoff: str | None
     ) -> dict[str, list[Step]]:
         """Each branch's steps of the script output."""
-        from backportr.patches import script_steps
+        from backportr.output.patches import script_steps
 
         return {
             b.branch: script_steps(self.ws.repo, b, annotations.get(b.branch, "greg"), signoff)

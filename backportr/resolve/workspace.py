@@ -11,15 +11,15 @@ import fnmatch
 import logging
 from dataclasses import dataclass
 
-from backportr.config import Settings
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.git.repo import DEFAULT_BRANCH_PATTERN, Repo, naming_of
 from backportr.index import CommitIndex, UpdateStats
+from backportr.index.presence import PresenceChecker
 from backportr.index.store import default_index_path
 from backportr.index.vocabulary import learned_vocabulary
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
-from backportr.presence import PresenceChecker
+from backportr.settings import Settings
 from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
