@@ -14,6 +14,15 @@ from typing import Literal
 Oid = str
 """A full 40-hex commit id."""
 
+SHORT = 12
+"""Hex digits of a commit id shown to a person (as the kernel's `Fixes:` lines give it)."""
+
+
+def short(oid: str) -> str:
+    """A commit id as shown to a person: its first 12 hex digits."""
+    return oid[:SHORT]
+
+
 ProgressCallback = Callable[[str, int, int | None], None]
 """progress(stage, done, total): the front-end decides whether and how to show it."""
 

@@ -219,7 +219,7 @@ def test_internal_error_exit_3_with_crash_log(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scenario: RepoBuilder
 ) -> None:
     from backportr import cli
-    from backportr.cli import repository
+    from backportr.app import repository
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
@@ -242,7 +242,7 @@ def test_a_key_error_that_looks_like_an_object_id_is_a_bug(
     """An internal dict missing a commit id is a bug (exit 3), never "the repository lacks
     an object": the git layer says that itself (`MissingObjectError`)."""
     from backportr import cli
-    from backportr.cli import repository
+    from backportr.app import repository
 
     def lookup(*args: object, **kwargs: object) -> None:
         raise KeyError("0" * 40)

@@ -12,6 +12,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from backportr.app.console import Console, attention_if
+from backportr.app.formats import FORMATS, FormatTable, ResolveAnswer
+from backportr.errors import ExitCode
 from backportr.model import ProgressCallback, Report, SiblingsPolicy, no_progress
 from backportr.resolve.workspace import Workspace, open_workspace
 from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS, Settings
@@ -150,3 +153,79 @@ class ResolveRun:
         writer = SeriesWriter(self.ws.repo, self.resolver.applier, options, say)
         writer.write(report, {b.name: b.tip for b in self.ws.branches}, output, stdout)
         return writer.incomplete
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolveRequest:
+    """What a user asks of `resolve`: the targets, how to search, and how the answer is
+    written (`patches`: the mbox's choices; its annotations and branch naming are filled in
+    from the branches)."""
+
+    settings: Settings
+    targets: list[str]
+    search: ResolveOptions = ResolveOptions()
+    output_format: str = "text"
+    output: Path | None = None
+    annotation: Annotation | None = None  # None: each branch's own (learned)
+    signoff: str | None = None
+    patches: MboxOptions | None = None
+    commit_url: str | None = None
+    formats: FormatTable = FORMATS
+
+
+@dataclass(frozen=True)
+class ResolveOutcome:
+    report: Report
+    left_out: bool = False  # a member was left out of the patches written
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return attention_if(
+            self.left_out
+            or any(
+                b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
+                for b in self.report.branches
+            )
+        )
+
+
+def resolve(request: ResolveRequest, console: Console) -> ResolveOutcome:
+    """One series per branch for the targets, written in the format asked for: a text to
+    `console` or to `request.output`, or patches (mbox) to `console` or into a directory."""
+    steps, left_out = None, False
+    patches = request.formats.writes_patches("resolve", request.output_format)
+    try:
+        with ResolveRun(request.settings, request.search, console.progress) as run:
+            report = run.resolve(request.targets)
+            refs = run.refs
+            if request.output_format == "script":
+                forms = run.annotations(request.annotation)
+                steps = run.script_steps(report, forms, request.signoff)
+            if patches:
+                left_out = _write_patches(run, report, request, console)
+    finally:
+        console.progress.finish()
+    if not patches:
+        answer = ResolveAnswer(report, steps, refs, request.commit_url)
+        console.deliver(
+            request.formats.writer("resolve", request.output_format)(answer), request.output
+        )
+    return ResolveOutcome(report, left_out)
+
+
+def _write_patches(
+    run: ResolveRun, report: Report, request: ResolveRequest, console: Console
+) -> bool:
+    import dataclasses
+
+    from backportr.git.repo import branch_template
+    from backportr.output.patchset import MboxOptions
+
+    options = dataclasses.replace(
+        request.patches or MboxOptions(),
+        annotations=run.annotations(request.annotation),
+        signoff=request.signoff,
+        branch_template=branch_template(run.ws.branch_pattern),
+    )
+    stdout = None if console.quiet else console.out
+    return run.write_patches(report, options, request.output, stdout, console.say)

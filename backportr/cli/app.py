@@ -7,9 +7,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -35,9 +34,28 @@ app = typer.Typer(
 )
 
 
-class StatusFormat(StrEnum):
-    text = "text"
-    json = "json"
+def format_option(command: str) -> Any:
+    """`--format/-f` of `command`: the names the format table offers it, read when the option
+    is parsed (a format added to the table is offered at once)."""
+    from backportr.app.formats import FORMATS
+
+    def parse(value: str) -> str:
+        offered = FORMATS.offered(command)
+        if value not in offered:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(offered)}")
+        return value
+
+    def complete(incomplete: str) -> list[str]:
+        return [n for n in FORMATS.offered(command) if n.startswith(incomplete)]
+
+    return typer.Option(
+        "--format",
+        "-f",
+        help=f"Output format: {', '.join(FORMATS.offered(command))}.",
+        parser=parse,
+        autocompletion=complete,
+        metavar="FORMAT",
+    )
 
 
 RepoOption = Annotated[

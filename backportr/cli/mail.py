@@ -4,12 +4,12 @@ each actionable mail once)."""
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from backportr.app.console import Console
 from backportr.cli.app import (  # the app and what every command shares
     NO_REPLY,
     PLAIN_HELP,
@@ -19,14 +19,13 @@ from backportr.cli.app import (  # the app and what every command shares
     RepoOption,
     UpstreamOption,
     app,
+    format_option,
     git_config,
     make_settings,
     smtp_server,
 )
 from backportr.cli.progress import TerminalProgress
-from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.output.safe import terminal
-from backportr.resolve.workspace import open_workspace
+from backportr.errors import UsageError
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -38,12 +37,6 @@ mail_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(mail_app, name="mail")
-
-
-class MailFormat(StrEnum):
-    text = "text"
-    json = "json"
-    reply = "reply"
 
 
 LoreOption = Annotated[
@@ -93,9 +86,7 @@ def mail_check_command(
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
     lore: LoreOption = None,
-    output_format: Annotated[
-        MailFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = MailFormat.text,
+    output_format: Annotated[str, format_option("mail check")] = "text",
     send: Annotated[bool, typer.Option("--send", help="Send the reply (needs --smtp).")] = False,
     smtp: SmtpOption = None,
     sender: FromOption = None,
@@ -112,51 +103,21 @@ def mail_check_command(
     """What a backport submission, FAILED mail or patch is missing; the reply in the thread.
 
     Exit 0: nothing missing or nothing to check; 4: something is missing or conflicts."""
-    from backportr.mail.check import Checker
-    from backportr.mail.reply import compose_reply, render_check_json, render_check_text
-    from backportr.mail.sending import send_message
-    from backportr.mail.source import load
+    from backportr.app.mail import CheckRequest, check_mail
 
     lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
     if send and not smtp:
         raise UsageError("--send needs --smtp HOST:PORT (or backportr.smtp)")
-    mail, thread = load(message, lore)
-    progress = TerminalProgress()
-    try:
-        with open_workspace(
-            make_settings(repo, upstream, [], branch_pattern, index), progress=progress
-        ) as ws:
-            progress.finish()
-            from backportr.mail.lore import Lore
-
-            check = Checker(ws, Lore(lore) if lore else None, sender).check(mail, thread)
-    finally:
-        progress.finish()
-
-    def say(text: str) -> None:
-        if not quiet:
-            typer.echo(text, err=True)
-
-    def out(text: str) -> None:
-        if not quiet:
-            sys.stdout.write(text)
-
-    if check.skipped and (output_format is MailFormat.reply or send):
-        # nothing to answer: no reply (and no Cc: stable) for a mail that was not checked
-        say(f"no reply: skipped: {check.skipped}")
-    elif output_format is MailFormat.reply or send:
-        reply = compose_reply(check, sender=sender)
-        if send and smtp:
-            send_message(reply, smtp_server(repo, smtp))
-            say(f"sent {reply['Message-ID']} to {reply['To']}")
-        if output_format is MailFormat.reply:
-            out(reply.as_string())
-    if output_format is MailFormat.text:
-        out(render_check_text(check))
-    elif output_format is MailFormat.json:
-        out(render_check_json(check))
-    if check.actionable:
-        raise typer.Exit(int(ExitCode.ATTENTION))
+    request = CheckRequest(
+        settings=make_settings(repo, upstream, [], branch_pattern, index),
+        message=message,
+        lore=lore,
+        sender=sender,
+        output_format=output_format,
+        smtp=smtp_server(repo, smtp) if send and smtp else None,
+    )
+    outcome = check_mail(request, Console(progress=TerminalProgress(), quiet=quiet))
+    raise typer.Exit(int(outcome.exit_code))
 
 
 @app.command("bot")
@@ -233,95 +194,30 @@ def bot_command(
 
     Exit 0 when the run worked; 1 when the archive or the mail server could not be used (what
     was not answered is answered by a later run)."""
-    from backportr.mail.bot import Bot, BotSettings, BotState
-    from backportr.mail.lore import Lore
+    from backportr.app import mail as workflows
 
     lore, smtp, sender = _mail_settings(repo, lore, smtp, sender)
     where = state or Path(git_config(repo).value("backportr.botstate") or "backportr-bot.sqlite")
-    if status or resend:
-        _bot_outbox(where, repo, smtp if resend else None, resend.strip("<>") if resend else None)
-        return
+    console = Console(quiet=quiet)
+    if resend:
+        if smtp is None:
+            raise UsageError("give --smtp HOST:PORT (or backportr.smtp) to send a reply again")
+        code = workflows.resend_reply(where, resend.strip("<>"), smtp_server(repo, smtp), console)
+        raise typer.Exit(int(code))
+    if status:
+        raise typer.Exit(int(workflows.unconfirmed_replies(where, console)))
     if not lore:
         raise UsageError("give --lore URL (or set backportr.lore)")
     if not dry_run and smtp is None:
         raise UsageError("give --smtp HOST:PORT to send replies (or backportr.smtp), or --dry-run")
-    holder = BotState(where)
-    settings = make_settings(repo, upstream, [], branch_pattern, index)
-    bot = None
-    try:
-        bot = Bot(
-            open_workspace(settings),
-            Lore(lore),
-            holder,
-            BotSettings(
-                query=query,
-                smtp=smtp_server(repo, smtp) if smtp else None,
-                sender=sender,
-                dry_run=dry_run,
-                on_draft=None if quiet else _print_draft,
-                pending_grace=pending_grace,
-                retries=retries,
-            ),
-            reopen=lambda: open_workspace(settings),  # every poll: today's tips and index
-        )
-        bot.install_signal_handlers()
-        summary = bot.run_once() if once else bot.run(interval)
-    finally:
-        if bot is not None:
-            bot.ws.close()
-        holder.close()
-    if not quiet:
-        answered = (
-            f"{summary.drafted} drafted (dry run: printed, nothing sent)"
-            if dry_run
-            else f"{summary.replied} replied"
-        )
-        typer.echo(
-            f"bot: {summary.seen} seen, {summary.processed} checked, {answered}, "
-            f"{summary.skipped} skipped, {summary.errors} bad messages",
-            err=True,
-        )
-    for error in (*summary.network_errors, *summary.send_errors):
-        typer.echo(f"backportr: error: {terminal(error)}", err=True)
-    for message_id in summary.possibly_sent:
-        typer.echo(
-            f"backportr: warning: the reply to <{terminal(message_id)}> was possibly sent; not "
-            "sent again (check the list, then: backportr bot --resend MSGID)",
-            err=True,
-        )
-    if summary.network_errors or summary.send_errors:
-        raise typer.Exit(int(ExitCode.BAD_INPUT))
-
-
-def _bot_outbox(where: Path, repo: Path, smtp: str | None, resend: str | None) -> None:
-    """`bot --status`: the replies not known to be sent; `bot --resend MSGID`: one of them
-    sent again, as recorded."""
-    import datetime
-
-    from backportr.mail.bot import BotState
-
-    if resend is not None and smtp is None:
-        raise UsageError("give --smtp HOST:PORT (or backportr.smtp) to send a reply again")
-    holder = BotState(where)
-    try:
-        if resend is not None:
-            from backportr.mail.sending import send_raw
-
-            reply = holder.recorded_reply(resend)
-            if reply is None:
-                raise BackportrError(f"no unconfirmed reply to <{resend}> in {where}")
-            send_raw(reply, smtp_server(repo, smtp or ""))
-            holder.record_sent(resend)
-            typer.echo(f"bot: the reply to <{terminal(resend)}> was sent again", err=True)
-            return
-        rows = holder.unconfirmed()
-    finally:
-        holder.close()
-    for message_id, reply_id, verdict, at in rows:
-        when = datetime.datetime.fromtimestamp(at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
-        typer.echo(terminal(f"{verdict}\t<{message_id}>\treply <{reply_id}>\t{when} UTC"))
-    if any(verdict == "possibly-sent" for _, _, verdict, _ in rows):
-        raise typer.Exit(int(ExitCode.ATTENTION))
+    request = workflows.BotRequest(
+        settings=make_settings(repo, upstream, [], branch_pattern, index),
+        lore=lore, state=where, query=query, smtp=smtp_server(repo, smtp) if smtp else None,
+        dry_run=dry_run, sender=sender, once=once, interval=interval,
+        pending_grace=pending_grace, retries=retries,
+        on_draft=None if quiet else _print_draft,
+    )  # fmt: skip
+    raise typer.Exit(int(workflows.run_bot(request, console).exit_code))
 
 
 def _print_draft(reply: EmailMessage) -> None:

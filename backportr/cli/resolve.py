@@ -4,13 +4,13 @@ JSON, script, mbox with cover letter, dot/svg/html)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from backportr.app.console import Console
 from backportr.cli.app import (  # the app and what every command shares
     BranchOption,
     IndexOption,
@@ -20,26 +20,17 @@ from backportr.cli.app import (  # the app and what every command shares
     app,
     complete_refs,
     default_branches,
+    format_option,
     git_config,
     make_settings,
 )
 from backportr.cli.progress import TerminalProgress
-from backportr.errors import BackportrError, ExitCode, UsageError
-from backportr.model import Report
-from backportr.output import write_atomically
-from backportr.output.report import render_json, render_script, render_text
+from backportr.errors import BackportrError, UsageError
 from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
 from backportr.text.annotations import BY_NAME
 
-
-class ResolveFormat(StrEnum):
-    text = "text"
-    json = "json"
-    script = "script"
-    mbox = "mbox"
-    dot = "dot"
-    svg = "svg"
-    html = "html"
+if TYPE_CHECKING:
+    from backportr.output.patchset import MboxOptions
 
 
 class Siblings(StrEnum):
@@ -56,38 +47,6 @@ def _annotation(repo: Path, asked: str | None) -> str | None:
         where = "--annotation" if asked else "backportr.annotation"
         raise UsageError(f"{where} is one of {', '.join(BY_NAME)}, not {value!r}")
     return value
-
-
-def _render_html(report: Report, commit_url: str | None = None) -> str:
-    import shutil
-
-    from backportr.output.graph import render_svg
-    from backportr.output.html import render_html
-
-    svg = render_svg(report) if shutil.which("dot") else None
-    return render_html(report, svg, commit_url)
-
-
-def _render_dot(report: Report) -> str:
-    from backportr.output.graph import render_dot
-
-    return render_dot(report)
-
-
-def _render_svg(report: Report) -> str:
-    from backportr.output.graph import render_svg
-
-    return render_svg(report)
-
-
-_RENDERERS: dict[ResolveFormat, Callable[[Report], str]] = {
-    ResolveFormat.text: render_text,
-    ResolveFormat.json: render_json,
-    ResolveFormat.script: render_script,
-    ResolveFormat.dot: _render_dot,
-    ResolveFormat.svg: _render_svg,
-    ResolveFormat.html: _render_html,
-}
 
 
 @app.command("resolve")
@@ -118,9 +77,7 @@ def resolve_command(
     upstream: UpstreamOption = None,
     branch_pattern: PatternOption = None,
     index: IndexOption = None,
-    output_format: Annotated[
-        ResolveFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = ResolveFormat.text,
+    output_format: Annotated[str, format_option("resolve")] = "text",
     max_commits: Annotated[
         int,
         typer.Option(
@@ -264,64 +221,49 @@ def resolve_command(
 ) -> None:
     """The complete, ordered series to backport TARGET (or several) onto each branch, with
     evidence."""
-    from backportr.app.resolve import ResolveOptions, ResolveRun
+    from backportr.app.resolve import ResolveOptions, ResolveRequest, resolve
 
-    asked = _targets(targets or [], stdin)
     names = _branches(repo, branch, branches, branch_pattern)
-    progress = TerminalProgress(enabled=False if quiet else None)
     settings = make_settings(
         repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
     )
-    options = ResolveOptions(
-        max_commits=max_commits,
-        conflict_depth=conflict_depth,
-        symbols=symbols,
-        siblings=with_siblings.value,
-        lore=lore,
+    search = ResolveOptions(max_commits, conflict_depth, symbols, with_siblings.value, lore)
+    patched = output_format in ("script", "mbox")  # annotated and signed off
+    request = ResolveRequest(
+        settings=settings,
+        targets=_targets(targets or [], stdin),
+        search=search,
+        output_format=output_format,
+        output=output,
+        annotation=_annotation(repo, annotation) if patched else None,
+        signoff=_signoff(repo) if patched and signoff else None,
+        patches=_mbox(repo, to, cc, cover, numbered, partial, mboxrd, subject_prefix),
+        commit_url=git_config(repo).commit_url() if output_format == "html" else None,
     )
-    steps = None
-    left_out = False
-    try:
-        with ResolveRun(settings, options, progress) as run:
-            report = run.resolve(asked)
-            refs = run.refs
-            if output_format is ResolveFormat.script:
-                forms = run.annotations(_annotation(repo, annotation))
-                steps = run.script_steps(report, forms, _signoff(repo) if signoff else None)
-            if output_format is ResolveFormat.mbox:
-                from backportr.git.repo import branch_template
-                from backportr.output.patchset import MboxOptions
+    progress = TerminalProgress(enabled=False if quiet else None)
+    outcome = resolve(request, Console(progress=progress, quiet=quiet))
+    raise typer.Exit(int(outcome.exit_code))
 
-                mbox = MboxOptions(
-                    annotations=run.annotations(_annotation(repo, annotation)),
-                    signoff=_signoff(repo) if signoff else None,
-                    mailing=_mailing(repo, to, cc, cover),
-                    numbered=numbered,
-                    partial=partial,
-                    mboxrd=mboxrd,
-                    subject_prefix=subject_prefix,
-                    branch_template=branch_template(run.ws.branch_pattern),
-                )
-                stdout = None if quiet else sys.stdout
-                left_out = run.write_patches(report, mbox, output, stdout, _say(quiet))
-    finally:
-        progress.finish()
-    if output_format is not ResolveFormat.mbox:
-        if output_format is ResolveFormat.script:
-            text = render_script(report, steps, refs)
-        elif output_format is ResolveFormat.html:
-            text = _render_html(report, git_config(repo).commit_url())
-        else:
-            text = _RENDERERS[output_format](report)
-        if output is not None:
-            write_atomically(output, text)
-        elif not quiet:
-            sys.stdout.write(text)
-    if left_out or any(
-        b.status == "conflict" or any(m.apply == "conflict" for m in b.series)
-        for b in report.branches
-    ):
-        raise typer.Exit(int(ExitCode.ATTENTION))  # a branch's series needs a human
+
+def _mbox(
+    repo: Path,
+    to: list[str] | None,
+    cc: list[str] | None,
+    cover: bool,
+    numbered: bool,
+    partial: bool,
+    mboxrd: bool,
+    subject_prefix: str,
+) -> MboxOptions:
+    from backportr.output.patchset import MboxOptions
+
+    return MboxOptions(
+        mailing=_mailing(repo, to, cc, cover),
+        numbered=numbered,
+        partial=partial,
+        mboxrd=mboxrd,
+        subject_prefix=subject_prefix,
+    )
 
 
 def _branches(
@@ -357,17 +299,6 @@ def _targets(named: list[str], stdin: bool) -> list[str]:
     if not out:
         raise UsageError("name a TARGET (or give --stdin ids, one per line)")
     return out
-
-
-def _say(quiet: bool) -> Callable[[str], None]:
-    """A line for stderr; names and subjects in it are data: control bytes shown escaped."""
-    from backportr.output.safe import terminal
-
-    def say(line: str) -> None:
-        if not quiet:
-            typer.echo(terminal(line), err=True)
-
-    return say
 
 
 def _mailing(repo: Path, to: list[str] | None, cc: list[str] | None, cover: bool):  # type: ignore[no-untyped-def]

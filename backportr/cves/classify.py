@@ -18,7 +18,7 @@ from typing import Literal
 
 from backportr.cves.records import BEGINNING, CveRecord
 from backportr.git.names import Ref
-from backportr.model import BranchReport, Oid
+from backportr.model import BranchReport, Oid, short
 from backportr.resolve.resolver import Resolver
 from backportr.scan.answers import Answers
 
@@ -69,17 +69,17 @@ class CveClassifier:
             found = presence.check(fix, branch)
             if found.present:
                 carrier = found.as_commit or fix
-                how = f"{fix[:12]} is in the branch as {carrier[:12]} (by {found.how})"
+                how = f"{short(fix)} is in the branch as {short(carrier)} (by {found.how})"
                 return outcome("fixed", how, fix=fix, as_commit=carrier)
         upstream_fix = next((f for f in known_fixes if self.ws.index.reader.is_upstream(f)), None)
         introducing = [i for i in record.introduced if i not in BEGINNING]
         known = [i for i in introducing if repo.has_commit(i)]
         if upstream_fix is None:
-            named = ", ".join(f[:12] for f in record.fixes)
+            named = ", ".join(short(f) for f in record.fixes)
             return outcome("unknown", f"no fixing commit of the record is upstream here ({named})")
         if not record.since_the_beginning:
             if not known:
-                named = ", ".join(i[:12] for i in introducing)
+                named = ", ".join(short(i) for i in introducing)
                 return outcome(
                     "unknown", f"the repository has none of its introducing commits ({named})"
                 )
@@ -87,17 +87,17 @@ class CveClassifier:
             if not carried:
                 how = (
                     f"its introducing commit{'s' if len(known) > 1 else ''} "
-                    f"{', '.join(i[:12] for i in known)} "
+                    f"{', '.join(short(i) for i in known)} "
                     f"{'are' if len(known) > 1 else 'is'} not in the branch"
                 )
                 return outcome("not-affected", how, fix=upstream_fix)
-            why = f"{carried[0][:12]} (introducing) is in the branch"
+            why = f"{short(carried[0])} (introducing) is in the branch"
         else:
             why = "affected since the beginning"
         resolved = self.answers.resolve(upstream_fix, branch)
         if resolved.status == "already-present" and not resolved.series:
-            how = f"{why}; the fix {upstream_fix[:12]} changes nothing there (already in it)"
+            how = f"{why}; the fix {short(upstream_fix)} changes nothing there (already in it)"
             return outcome("fixed", how, fix=upstream_fix)
         report = BranchReport(branch.name, resolved.status, resolved.series)  # type: ignore[arg-type]
-        how = f"{why}; the fix {upstream_fix[:12]} is not: {report.status}"
+        how = f"{why}; the fix {short(upstream_fix)} is not: {report.status}"
         return outcome("missing", how, fix=upstream_fix, report=report)

@@ -36,6 +36,7 @@ from backportr.examples.ima_sources import (
     STEFAN,
 )
 from backportr.git.builder import RepoBuilder
+from backportr.model import short
 
 
 def edit(b: RepoBuilder, branch: str, path: str, old: str, new: str) -> dict[str, str | None]:
@@ -373,7 +374,7 @@ def mainline(b: RepoBuilder) -> dict[str, str | None]:
         "rather than vfs_getattr(). The latter would cause a security check, which\n"
         "is not desired.\n\n"
         "Reported-by: syzbot+a67fc5321ffb4b311c98@syzkaller.appspotmail.com\n"
-        f'Fixes: {db1d1[:12]} ("IMA: use vfs_getattr_nosec to get the i_version")\n'
+        f'Fixes: {short(db1d1)} ("IMA: use vfs_getattr_nosec to get the i_version")\n'
         "Cc: stable@vger.kernel.org\n"
         f"Signed-off-by: {STEFAN.name} <{STEFAN.email}>\n"
         "Link: https://lore.kernel.org/r/20231002125733.1251467-1-stefanb@linux.vnet.ibm.com\n",

@@ -14,6 +14,7 @@ import pygit2
 
 from backportr.errors import BackportrError
 from backportr.git.proc import git_env, read_object
+from backportr.model import short
 
 
 def tree_blobs(path: Path, ref: str, wanted: Callable[[str], bool]) -> dict[str, str]:
@@ -29,7 +30,7 @@ def blob_text(path: Path, blob: str, cap: int) -> str:
     try:
         found = repo[blob]
     except (KeyError, ValueError) as error:
-        raise BackportrError(f"{path}: cannot read the blob {blob[:12]} ({error})") from None
+        raise BackportrError(f"{path}: cannot read the blob {short(blob)} ({error})") from None
     data = bytes(found.data[: cap + 1]) if isinstance(found, pygit2.Blob) else b""
     return data.decode("utf-8", errors="replace")
 

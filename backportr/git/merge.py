@@ -25,6 +25,7 @@ import pygit2
 
 from backportr.errors import BackportrError
 from backportr.git.proc import git_env, git_version, read_object
+from backportr.model import short
 
 _FIRST_VERSION = (2, 38)  # `git merge-tree --write-tree`
 _SIGNATURE = pygit2.Signature("backportr", "backportr@localhost", 0, 0)
@@ -127,7 +128,7 @@ def cherry_pick_tree(
     write its own beside them)."""
     base = commit.parents[0].id
     onto = git.create_commit(None, _SIGNATURE, _SIGNATURE, "backportr trial\n", onto_tree, [base])
-    return _merge_tree(git, onto, commit.id, env, str(commit.id)[:12])
+    return _merge_tree(git, onto, commit.id, env, short(str(commit.id)))
 
 
 def _merge_tree(

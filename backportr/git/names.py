@@ -16,7 +16,7 @@ import pygit2
 
 from backportr.errors import AmbiguousCommitError, UnknownCommitError
 from backportr.git.proc import GitAccess
-from backportr.model import Oid
+from backportr.model import Oid, short
 
 _HEX_PREFIX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _TOO_SHORT = re.compile(r"^[0-9a-fA-F]{1,3}$")
@@ -61,7 +61,7 @@ class Names(GitAccess):
         if parents > 1:
             raise UnknownCommitError(
                 f"'{spec}' is a merge commit ({parents} parents), not a change to backport; "
-                f"name the commits it merges (git log {oid[:12]}^1..{oid[:12]})"
+                f"name the commits it merges (git log {short(oid)}^1..{short(oid)})"
             )
         if parents == 0:
             raise UnknownCommitError(
@@ -99,7 +99,8 @@ class Names(GitAccess):
         if len(commits) == 1:
             return str(commits[0].id)
         described = [
-            f"{str(c.id)[:12]} ({c.message.splitlines()[0] if c.message else ''})" for c in commits
+            f"{short(str(c.id))} ({c.message.splitlines()[0] if c.message else ''})"
+            for c in commits
         ]
         raise AmbiguousCommitError(spec, sorted(described))
 

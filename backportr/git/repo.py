@@ -35,7 +35,7 @@ from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
-from backportr.model import Author, Oid
+from backportr.model import Author, Oid, short
 
 _log = logging.getLogger("backportr")
 
@@ -299,7 +299,7 @@ class Repo:
             if "not found" not in str(error):
                 raise
             raise MissingObjectError(
-                f"the merge base of {a[:12]} and {b[:12]} cannot read an object the answer "
+                f"the merge base of {short(a)} and {short(b)} cannot read an object the answer "
                 f"needs ({error}); fetch the repository's missing objects (a damaged or "
                 "partial copy)"
             ) from None
@@ -511,7 +511,9 @@ class Repo:
             try:
                 self.run_git("apply", "--cached", "-", input=diff.encode(), env=index)
             except BackportrError as error:
-                raise BackportrError(f"the patch does not apply to {base[:12]}: {error}") from None
+                raise BackportrError(
+                    f"the patch does not apply to {short(base)}: {error}"
+                ) from None
             tree = self.run_git("write-tree", env=index).strip()
             return self.run_git(
                 "commit-tree", tree, "-p", base, input=message.encode(), env=index

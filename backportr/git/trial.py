@@ -38,7 +38,7 @@ from backportr.git.treestate import (
     TreeState,
     _Entry,
 )
-from backportr.model import Oid
+from backportr.model import Oid, short
 
 __all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
 
@@ -294,8 +294,8 @@ class TrialApplier:
         each conflicted path takes the commit's side (stage 3; none: the commit deleted it)."""
         onto = self.write_tree(state)
         merge = self.repo.cherry_pick_tree(commit, onto)
-        before = read_object(self.git, onto, f"the tree {commit[:12]} is picked onto")
-        after = read_object(self.git, merge.tree, f"the tree of the pick of {commit[:12]}")
+        before = read_object(self.git, onto, f"the tree {short(commit)} is picked onto")
+        after = read_object(self.git, merge.tree, f"the tree of the pick of {short(commit)}")
         assert isinstance(before, pygit2.Tree) and isinstance(after, pygit2.Tree)
         changes: dict[str, _Entry | None] = {}
         for delta in before.diff_to_tree(after).deltas:

@@ -35,7 +35,7 @@ from backportr.index.schema import (
 from backportr.index.transaction import writing
 from backportr.index.worker import BulkWorker
 from backportr.index.written import resolve_pending
-from backportr.model import Oid, ProgressCallback, no_progress
+from backportr.model import Oid, ProgressCallback, no_progress, short
 from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
@@ -389,7 +389,7 @@ class IndexWriter(StorePart):
                 "needs (%s first); they are found by their upstream reference or subject only",
                 len(lost),
                 branch.name,
-                lost[-1][:12],
+                short(lost[-1]),
             )
         self._set_ref(branch, plan.fork)
         return len(records)

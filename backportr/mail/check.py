@@ -19,7 +19,7 @@ from backportr.git.names import Ref
 from backportr.git.repo import branch_template
 from backportr.mail.lore import Lore
 from backportr.mail.message import Mail
-from backportr.model import BranchReport, Member, Oid
+from backportr.model import BranchReport, Member, Oid, short
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import Workspace
 from backportr.text.trailers import parse_version
@@ -121,7 +121,7 @@ class Checker:
         out = []
         vocabulary = self.ws.index.vocabulary
         for commit in members:
-            phrases = vocabulary.search_phrases(commit[:12])
+            phrases = vocabulary.search_phrases(short(commit))
             for entry in self.lore.search(" OR ".join(f'nq:"{p}"' for p in phrases)):
                 if entry.message_id == mail.message_id:
                     continue
@@ -211,7 +211,7 @@ class Checker:
         )
         missing = [m.commit for m in members if m.commit not in submitted]
         notes = [
-            f"{m.commit[:12]} reverts a member upstream and is missing"
+            f"{short(m.commit)} reverts a member upstream and is missing"
             for m in members
             if m.commit in missing and any(r.kind == "revert" for r in m.reasons)
         ]
@@ -249,7 +249,7 @@ class Checker:
         upstream = self.ws.index.patch_ids.patch_id(target)
         if submitted and upstream and submitted != upstream:
             return [
-                f"the submitted patch differs from upstream {target[:12]} (patch-id): "
+                f"the submitted patch differs from upstream {short(target)} (patch-id): "
                 "say what was changed and why"
             ]
         return []
@@ -265,7 +265,7 @@ class Checker:
             version = parse_version(ref.name)
             if version and version > lowest and not self.ws.presence.check(target, ref).present:
                 out.append(
-                    f"{ref.name} does not have {target[:12]} yet: newer stable branches first"
+                    f"{ref.name} does not have {short(target)} yet: newer stable branches first"
                 )
         return out
 

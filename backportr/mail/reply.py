@@ -11,7 +11,7 @@ from email.message import EmailMessage
 
 from backportr import __version__
 from backportr.mail.check import BranchCheck, MailCheck
-from backportr.model import BranchReport, Member
+from backportr.model import BranchReport, Member, short
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
 from backportr.output.safe import terminal
@@ -74,14 +74,14 @@ def render_check_text(check: MailCheck) -> str:
 
 def _lines(check: MailCheck) -> list[str]:
     assert check.target is not None
-    out = [*_wrap([f'upstream {check.target[:12]} ("{check.subject}")'], ""), ""]
+    out = [*_wrap([f'upstream {short(check.target)} ("{check.subject}")'], ""), ""]
     for b in check.branches:
         out += _branch_lines(b)
     out += _wrap(check.notes, "")
     if check.pending:
         out.append("Follow-ups still on the list (not merged upstream yet):")
         for fixed, message_id, title in check.pending:
-            out += _wrap([f"{title} <{message_id}> fixes {fixed[:12]}"], "  ")
+            out += _wrap([f"{title} <{message_id}> fixes {short(fixed)}"], "  ")
         out.append("")
     return out
 
@@ -97,7 +97,7 @@ def _branch_lines(b: BranchCheck) -> list[str]:
         label = "missing, in order:" if b.verdict == "incomplete" else "series, in order:"
         out.append(f"  {label}")
         for n, m in enumerate(members, 1):
-            out += _wrap([f'{n}. {m.commit[:12]} ("{m.subject}")'], "  ")
+            out += _wrap([f'{n}. {short(m.commit)} ("{m.subject}")'], "  ")
             if m.reasons:
                 out += _wrap([f"{m.role}: {m.reasons[0].detail}"], "       ")
             if m.apply == "conflict":
@@ -118,7 +118,7 @@ def _possible_dependencies(report: BranchReport, m: Member) -> list[str]:
     conflict (helpers that left the series, or what last changed the lines it conflicts
     on), as the stable team's FAILED mails list them; or nothing."""
     found = [
-        f'{s.commit[:12]} ("{s.subject}")'
+        f'{short(s.commit)} ("{s.subject}")'
         for s in report.suggestions
         if s.reason.kind == "conflict" and s.reason.related == m.commit
     ]
@@ -134,7 +134,7 @@ def _absent_siblings(m: Member) -> str:
     if not absent:
         return ""
     of = p.name
-    listed = ", ".join(f'{s.position}/{p.total} {s.commit[:12]} ("{s.subject}")' for s in absent)
+    listed = ", ".join(f'{s.position}/{p.total} {short(s.commit)} ("{s.subject}")' for s in absent)
     return f"{p.position}/{p.total} of {of}; the branch lacks {listed}"
 
 
@@ -180,7 +180,7 @@ def checked_against(check: MailCheck) -> list[str]:
     """`backportr checked this against <tree>` and the tips, as the stable bots say it."""
     if not check.tree:
         return ["backportr looked at this against the repository's upstream and stable branches."]
-    tips = ", ".join(f"{name} at {tip[:12]}" for name, tip in check.tips)
+    tips = ", ".join(f"{name} at {short(tip)}" for name, tip in check.tips)
     return _wrap([f"backportr checked this against {check.tree}: {tips}."], "")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from backportr import __version__
 from backportr.cves.classify import OUTCOMES, CveOutcome
+from backportr.model import short
 from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
@@ -86,7 +87,7 @@ def render_cves_text(
             out.append(f"  {o.outcome:<13} {o.cve:<16} {o.title}{status}")
             out.append(f"      {o.how}")
             if o.report and o.report.series:
-                out.append("      series: " + ", ".join(m.commit[:12] for m in o.report.series))
+                out.append("      series: " + ", ".join(short(m.commit) for m in o.report.series))
         out.append("")
     out += [f"unreadable record {name}: {error}" for name, error in bad]
     return terminal("\n".join(out).rstrip("\n") + "\n")
@@ -122,7 +123,7 @@ def render_cves_markdown(
             out += [hidden.strip(" ()") + ".", ""]
         out += ["| CVE | outcome | status | title | series |", "|---|---|---|---|---|"]
         for o in _listed(found, unknown):
-            series = " ".join(f"`{m.commit[:12]}`" for m in o.report.series) if o.report else "-"
+            series = " ".join(f"`{short(m.commit)}`" for m in o.report.series) if o.report else "-"
             status = o.report.status if o.report else "-"
             out.append(f"| {o.cve} | {o.outcome} | {status} | {markdown(o.title)} | {series} |")
         out.append("")
@@ -162,7 +163,7 @@ def render_cves_html(outcomes: Sequence[CveOutcome], bad: Sequence[tuple[str, st
         series = ""
         if o.report and o.report.series:
             items = "".join(
-                f"<li><code>{m.commit[:12]}</code> {escape(m.subject)} ({m.role}, {m.apply})</li>"
+                f"<li><code>{short(m.commit)}</code> {escape(m.subject)} ({m.role}, {m.apply})</li>"
                 for m in o.report.series
             )
             series = f"<details><summary>{len(o.report.series)}</summary><ol>{items}</ol></details>"

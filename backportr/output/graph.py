@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from backportr.errors import BackportrError
-from backportr.model import BranchReport, Report
+from backportr.model import BranchReport, Report, short
 from backportr.output.safe import terminal
 
 ROLE_COLOURS = {
@@ -42,7 +42,7 @@ def render_dot(report: Report) -> str:
 
 def _cluster(n: int, branch: BranchReport) -> list[str]:
     def node_id(commit: str) -> str:
-        return f'"{n}:{commit[:12]}"'
+        return f'"{n}:{short(commit)}"'
 
     out = [f"  subgraph cluster_{n} {{", f'    label="{_esc(branch.branch)}: {branch.status}";']
     known = set()
@@ -50,7 +50,9 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
     for position, member in enumerate(branch.series, 1):
         colour = ROLE_COLOURS.get(member.role, "#ffffff")
         border = ', color="#c62828", penwidth=2' if member.apply == "conflict" else ""
-        label = f"{position}. {member.commit[:12]}\\n{_esc(_short(member.subject))}\\n{member.role}"
+        label = (
+            f"{position}. {short(member.commit)}\\n{_esc(_short(member.subject))}\\n{member.role}"
+        )
         if member.posting is not None:
             label += f"\\n{member.posting.position}/{member.posting.total} of its posting"
         line = f'{node_id(member.commit)} [label="{label}", fillcolor="{colour}"{border}];'
@@ -66,7 +68,7 @@ def _cluster(n: int, branch: BranchReport) -> list[str]:
         out.append("    }")
     for present in branch.present:
         how = present.how or "present"
-        label = f"{present.commit[:12]}\\n{_esc(_short(present.subject))}\\npresent ({how})"
+        label = f"{short(present.commit)}\\n{_esc(_short(present.subject))}\\npresent ({how})"
         out.append(
             f'    {node_id(present.commit)} [label="{label}", fillcolor="{PRESENT_COLOUR}",'
             ' style="rounded,filled,dashed"];'

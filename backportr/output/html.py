@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from backportr import __version__
-from backportr.model import BranchReport, Report
+from backportr.model import BranchReport, Report, short
 from backportr.output.report import VERDICTS
 from backportr.output.safe import xml as escape
 
@@ -32,9 +32,9 @@ def render_html(report: Report, svg: str | None, commit_url: str | None = None) 
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>backportr: {escape(report.target[:12])} {escape(report.subject)}</title>",
+        f"<title>backportr: {escape(short(report.target))} {escape(report.subject)}</title>",
         f"<style>{_STYLE}</style></head><body>",
-        f"<h1>Backport of <code>{escape(report.target[:12])}</code> "
+        f"<h1>Backport of <code>{escape(short(report.target))}</code> "
         f"(&ldquo;{escape(report.subject)}&rdquo;)</h1>",
         '<table id="matrix"><tr><th>branch</th><th>status</th><th>series</th>'
         "<th>conflicts</th></tr>",
@@ -64,7 +64,7 @@ def _linker(commit_url: str | None) -> Callable[[str], str]:
     """`<code>` of a commit's short id, linked through the template when there is one."""
 
     def link(commit: str) -> str:
-        code = f"<code>{escape(commit[:12])}</code>"
+        code = f"<code>{escape(short(commit))}</code>"
         if not commit_url:
             return code
         return f'<a href="{escape(commit_url.replace("{commit}", commit))}">{code}</a>'

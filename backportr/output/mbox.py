@@ -20,7 +20,7 @@ from email.utils import formataddr, parseaddr
 
 from backportr import __version__
 from backportr.errors import BackportrError
-from backportr.model import BranchReport
+from backportr.model import BranchReport, short
 from backportr.output.patches import Patch
 from backportr.output.report import VERDICTS, posting_line
 from backportr.output.safe import one_line
@@ -106,10 +106,10 @@ def cover_for(
     subjects = {m.commit: m.subject for m in branch.series}
     if len(targets) > 1:
         lines = [f"Backport of {len(targets)} commits to {branch.branch}:"]
-        lines += [f"  {t[:12]} ({subjects.get(t, '')})" for t in targets]
+        lines += [f"  {short(t)} ({subjects.get(t, '')})" for t in targets]
         subject = f"{len(targets)} fixes for {branch.branch}"
     else:
-        lines = [f'Backport of {target[:12]} ("{subject}") to {branch.branch}:']
+        lines = [f'Backport of {short(target)} ("{subject}") to {branch.branch}:']
     lines += [
         f"{VERDICTS[branch.status]}.",
         "",
@@ -119,7 +119,7 @@ def cover_for(
     reasons = {m.commit: m for m in branch.series}
     for patch in patches:
         member = reasons.get(patch.commit)
-        lines.append(f"  {patch.number}/{total} {patch.commit[:12]} {patch.subject}")
+        lines.append(f"  {patch.number}/{total} {short(patch.commit)} {patch.subject}")
         if member is not None and member.reasons:
             for piece in wrapped(f"{member.role}: {member.reasons[0].detail}"):
                 lines.append(f"        {piece}")
@@ -132,7 +132,7 @@ def cover_for(
             lines += [f"  {piece}" for piece in wrapped(line)]
     if branch.present:
         lines += ["", "Already in the branch:"]
-        lines += [f"  {p.commit[:12]} {p.subject}" for p in branch.present]
+        lines += [f"  {short(p.commit)} {p.subject}" for p in branch.present]
     return Cover(subject, f"{prefix} 0/{total}", "\n".join(lines) + "\n", date)
 
 

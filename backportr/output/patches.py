@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
-from backportr.model import BranchReport, Member, Oid
+from backportr.model import BranchReport, Member, Oid, short
 from backportr.text.annotations import BY_NAME, DEFAULT
 from backportr.text.trailers import parse_version
 
@@ -158,7 +158,7 @@ def dropped(report: BranchReport) -> dict[Oid, str]:
                 continue
             for reason in member.reasons:
                 if reason.related in out and reason.kind in ("follow-up", "revert"):
-                    out[member.commit] = f"depends on {reason.related[:12]}, which is left out"
+                    out[member.commit] = f"depends on {short(reason.related)}, which is left out"
                     changed = True
                     break
     return out
@@ -168,7 +168,7 @@ def _short(needs: Sequence[tuple[str, Oid]]) -> str:
     """(a, <id>), (b, <id>) as `a, b from <id12>` (names grouped by commit)."""
     by_commit: dict[str, list[str]] = {}
     for name, commit in needs:
-        by_commit.setdefault(commit[:12], []).append(name)
+        by_commit.setdefault(short(commit), []).append(name)
     return "; ".join(f"{', '.join(names)} from {c}" for c, names in by_commit.items())
 
 
@@ -186,7 +186,7 @@ def applicable_prefix(
         prefix.append(member)
     kept = {m.commit for m in prefix}
     return prefix, {
-        m.commit: left_out.get(m.commit, f"comes after {first[:12]}, left out")
+        m.commit: left_out.get(m.commit, f"comes after {short(first)}, left out")
         for m in report.series
         if m.commit not in kept
     }
@@ -278,7 +278,7 @@ def _stable_deps(
             if dependent in by_commit
             else repo.message(dependent).split("\n", 1)[0].strip()
         )
-        line = f'Stable-dep-of: {dependent[:12]} ("{subject}")'
+        line = f'Stable-dep-of: {short(dependent)} ("{subject}")'
         if line not in out:
             out.append(line)
     return out

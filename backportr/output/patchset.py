@@ -24,7 +24,7 @@ from backportr.errors import BackportrError
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.infra.files import read_regular
-from backportr.model import BranchReport, Oid, Report
+from backportr.model import BranchReport, Oid, Report, short
 from backportr.output import inside, make_directory, write_atomically
 from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, render_mbox, render_patch
 from backportr.output.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
@@ -77,7 +77,7 @@ class SeriesWriter:
         targets = report.targets or (report.target,)
         owner = ",".join(targets)
         for branch in report.branches:
-            stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{targets[0][:12]}"
+            stamp = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime(now))}-{short(targets[0])}"
             stamp += f"-{branch.branch}"
             patches, left_out = self._patches(branch, tips[branch.branch])
             if patches is None:
@@ -103,7 +103,7 @@ class SeriesWriter:
         else:
             members, rest = [], left_out
         subjects = {m.commit: m.subject for m in branch.series}
-        lines = [f"{c[:12]} ({one_line(subjects.get(c, ''))}): {why}" for c, why in rest.items()]
+        lines = [f"{short(c)} ({one_line(subjects.get(c, ''))}): {why}" for c, why in rest.items()]
         for line in lines:
             self.say(f"{branch.branch}: left out {line}")
         if left_out:
@@ -194,7 +194,7 @@ class SeriesWriter:
                 "kept as it is, and no longer backportr's to replace"
             )
         for upstream, name in result.already:
-            self.say(f"{branch.branch}: {upstream[:12]} already queued as {name}, kept there")
+            self.say(f"{branch.branch}: {short(upstream)} already queued as {name}, kept there")
         written = sum(1 for p in result.written if p.name != COVER)
         self.say(f"{branch.branch}: {written} patch{'es' if written != 1 else ''} in {directory}")
 

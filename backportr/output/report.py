@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backportr.model import BranchReport, Member, Oid, PostingInfo, Report
+from backportr.model import BranchReport, Member, Oid, PostingInfo, Report, short
 from backportr.output.jsontext import dumps_indented
 from backportr.output.safe import terminal
 
@@ -161,10 +161,10 @@ def render_script(
     (the messages), plain `git cherry-pick -x` lines. `refs`: each branch's fully qualified
     ref as it was resolved (`refs/remotes/origin/23.11` for `23.11`), which the worktree
     starts from: the name the user typed may be no ref git knows by itself."""
-    short = report.target[:12]
+    target12 = short(report.target)
     lines = [
         "#!/bin/sh",
-        f'# backportr series for {short} ("{terminal(report.subject)}")',
+        f'# backportr series for {target12} ("{terminal(report.subject)}")',
         "# Run it from the repository; each branch gets its own worktree beside it. A member",
         "# marked conflict stops the script there: resolve, `git commit`, and go on by hand.",
         "set -e",
@@ -175,8 +175,8 @@ def render_script(
         if not b.series:
             lines.append("# nothing to apply")
             continue
-        name = f"backport/{short}-{_ref_safe(b.branch)}"
-        where = f'"$top/../backport-{short}-{_ref_safe(b.branch)}"'
+        name = f"backport/{target12}-{_ref_safe(b.branch)}"
+        where = f'"$top/../backport-{target12}-{_ref_safe(b.branch)}"'
         start = (refs or {}).get(b.branch, b.branch)
         lines.append(f"git worktree add -b {name} {where} {_quote(start)}")
         lines.append("(")
@@ -204,7 +204,7 @@ def _commit_lines(step: Step) -> list[str]:
     message = step.message.rstrip("\n")
     if terminal(message) != message:
         return [f"  printf '%s\\n' {_quote(message)} | {command}"]
-    end = f"BACKPORTR_{step.commit[:12]}_END"
+    end = f"BACKPORTR_{short(step.commit)}_END"
     return [f"  {command} <<'{end}'", *message.splitlines(), end]
 
 
@@ -238,14 +238,14 @@ def _within(line: str, width: int) -> str:
 def render_text(report: Report) -> str:
     if report.targets:
         out = [f"{len(report.targets)} targets, one series on each branch:"]
-        out += [f"  {t[:12]}" for t in report.targets]
+        out += [f"  {short(t)}" for t in report.targets]
         out.append("")
     else:
-        out = [f'target {report.target[:12]} ("{report.subject}")', ""]
+        out = [f'target {short(report.target)} ("{report.subject}")', ""]
     for b in report.branches:
         out.append(f"{b.branch}: {VERDICTS[b.status]}")
         if b.each:
-            out.append("  each target: " + ", ".join(f"{t[:12]} {s}" for t, s in b.each))
+            out.append("  each target: " + ", ".join(f"{short(t)} {s}" for t, s in b.each))
         needs = b.needs()
         if b.series:
             width = max(len(m.subject) for m in b.series)
@@ -260,10 +260,12 @@ def render_text(report: Report) -> str:
         if b.present:
             out.append("  already in the branch:")
             for p in b.present:
-                as_ = f"as {p.as_commit[:12]}, " if p.as_commit and p.as_commit != p.commit else ""
-                out.append(f"      {p.commit[:12]}  {p.subject}  ({as_}by {p.how})")
+                as_ = (
+                    f"as {short(p.as_commit)}, " if p.as_commit and p.as_commit != p.commit else ""
+                )
+                out.append(f"      {short(p.commit)}  {p.subject}  ({as_}by {p.how})")
         for s in b.suggestions:
-            out.append(f"  suggested (judge it): {s.commit[:12]} {s.subject}: {s.reason.detail}")
+            out.append(f"  suggested (judge it): {short(s.commit)} {s.subject}: {s.reason.detail}")
         if b.alternative:
             out.append(f"  alternative: {b.alternative}")
         for w in b.warnings:
@@ -289,17 +291,17 @@ def _member_lines(
     """One member in text: its row, its reasons, what it needs, its targets, its posting."""
     subject = m.subject if len(m.subject) <= 60 else m.subject[:57] + "..."
     apply = m.apply if not m.conflict_files else f"{m.apply} ({', '.join(m.conflict_files)})"
-    out = [f"  {n:>2}. {m.commit[:12]}  {subject:<{width}}  {m.role:<12}  {apply}"]
+    out = [f"  {n:>2}. {short(m.commit)}  {subject:<{width}}  {m.role:<12}  {apply}"]
     for r in m.reasons[:_WHY_SHOWN]:
         out.append(_within(f"        why: {r.detail}", _COLUMNS))
     if len(m.reasons) > _WHY_SHOWN:
         more = len(m.reasons) - _WHY_SHOWN
         out.append(f"        why: ... and {more} more (-f json lists every reason)")
     for name, commit in needs:
-        line = f"        needs: {name} from {commit[:12]}, which the branch lacks"
+        line = f"        needs: {name} from {short(commit)}, which the branch lacks"
         out.append(_within(line, _COLUMNS))
     if report.targets:
-        out.append(f"        for: {', '.join(t[:12] for t in m.targets)}")
+        out.append(f"        for: {', '.join(short(t) for t in m.targets)}")
     if m.posting is not None:
         out.append(f"        posting: {posting_line(m.posting)}")
     return out

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from backportr import __version__
+from backportr.model import short
 from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
@@ -104,7 +105,7 @@ def finding_dict(f: ScanFinding) -> dict[str, object]:
 
 def run_line(f: ScanFinding) -> str:
     """What to run for a finding: the series, as patches for the branch's queue."""
-    commit = f.commit[:12]
+    commit = short(f.commit)
     if f.kind == "reverted-upstream":  # the revert is what to take
         found = re.search(r"reverted upstream by ([0-9a-f]{7,40})", " ".join(f.evidence))
         commit = found.group(1) if found else commit
@@ -118,10 +119,10 @@ def render_finding_line(f: ScanFinding) -> str:
     siblings did; what to run. Every line within 100 columns."""
     subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
     rank = "" if f.confidence == "normal" else f" ({f.confidence})"
-    out = [f"  {f.kind:<19} {f.commit[:12]} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
+    out = [f"  {f.kind:<19} {short(f.commit)} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
     out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:2]]
     if f.series:
-        shown = ", ".join(m.commit[:12] for m in f.series[:5])
+        shown = ", ".join(short(m.commit) for m in f.series[:5])
         more = f" and {len(f.series) - 5} more" if len(f.series) > 5 else ""
         out.append(f"      series: {shown}{more}")
     out.append(f"      run: {_cut(run_line(f), 88)}")
@@ -210,9 +211,9 @@ def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> s
             out.append(f"  adapted, probably on purpose ({len(s.adapted)}): {s.practice}")
             for f in s.adapted:
                 subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
-                went = ", ".join(m.commit[:12] for m in f.series[:3])
+                went = ", ".join(short(m.commit) for m in f.series[:3])
                 more = f" and {len(f.series) - 3} more" if len(f.series) > 3 else ""
-                out.append(f"    {f.commit[:12]} {subject}: went without {went}{more}")
+                out.append(f"    {short(f.commit)} {subject}: went without {went}{more}")
         out += [f"  error: {e}" for e in s.errors]
     return terminal("\n".join(out) + "\n")
 
@@ -229,10 +230,10 @@ def render_scan_markdown(scans: Sequence[BranchScan]) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for f in (*s.findings, *s.adapted):
-            series = " ".join(f"`{m.commit[:12]}`" for m in f.series) or "-"
+            series = " ".join(f"`{short(m.commit)}`" for m in f.series) or "-"
             seen = "<br>".join(markdown(w) for w in f.witnesses) or "-"
             out.append(
-                f"| {f.kind} | `{f.commit[:12]}` | {markdown(f.subject)} | {f.status} | "
+                f"| {f.kind} | `{short(f.commit)}` | {markdown(f.subject)} | {f.status} | "
                 f"{markdown(' '.join(f.evidence))} | {seen} | {series} |"
             )
         out.append("")
@@ -255,7 +256,7 @@ _SCRIPT = sort_and_filter_script("table.findings", "tr.finding")
 
 
 def _commit_link(commit: str, run: RunInfo | None) -> str:
-    code = f"<code>{commit[:12]}</code>"
+    code = f"<code>{short(commit)}</code>"
     if run is None or not run.commit_url:
         return code
     return f'<a href="{escape(run.commit_url.replace("{commit}", commit))}">{code}</a>'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from backportr.model import Presence, StatusResult
+from backportr.model import Presence, StatusResult, short
 from backportr.output.jsontext import dumps_indented
 from backportr.output.safe import terminal
 
@@ -42,7 +42,7 @@ def render_status_json(results: Sequence[StatusResult]) -> str:
 def render_status_text(results: Sequence[StatusResult]) -> str:
     lines: list[str] = []
     for r in results:
-        lines.append(f"{r.commit[:12]} {r.subject}")
+        lines.append(f"{short(r.commit)} {r.subject}")
         width = max((len(p.branch) for p in r.branches), default=0)
         for p in r.branches:
             lines.append(f"  {p.branch:<{width}}  {_describe(p)}")
@@ -51,10 +51,10 @@ def render_status_text(results: Sequence[StatusResult]) -> str:
 
 def _describe(p: Presence) -> str:
     if p.reverted_in_branch:
-        by = f" by {p.reverted_by[:12]}" if p.reverted_by else ""
-        return f"absent: reverted-in-branch (was {p.as_commit[:12] if p.as_commit else '?'}{by})"
+        by = f" by {short(p.reverted_by)}" if p.reverted_by else ""
+        return f"absent: reverted-in-branch (was {short(p.as_commit) if p.as_commit else '?'}{by})"
     if not p.present:
         return "absent"
     if p.how == "ancestor":
         return "present (in history)"
-    return f"present as {p.as_commit[:12] if p.as_commit else '?'} ({p.how})"
+    return f"present as {short(p.as_commit) if p.as_commit else '?'} ({p.how})"

@@ -27,6 +27,7 @@ from backportr.model import (
     Report,
     Role,
     Suggestion,
+    short,
 )
 
 if TYPE_CHECKING:
@@ -101,15 +102,19 @@ def merge_branch(
         )
     in_series = {m.commit for m in series}
     present = {p.commit: p for r in reports for p in r.present if p.commit not in in_series}
-    warnings = [f"{t[:12]}: {w}" for t, r in zip(targets, reports, strict=True) for w in r.warnings]
-    warnings += [f"{c[:12]} applies as empty after the batch's other members" for c in empty]
+    warnings = [
+        f"{short(t)}: {w}" for t, r in zip(targets, reports, strict=True) for w in r.warnings
+    ]
+    warnings += [f"{short(c)} applies as empty after the batch's other members" for c in empty]
     suggestions: dict[Oid, Suggestion] = {}
     for report in reports:
         for suggestion in report.suggestions:
             if suggestion.commit not in in_series:
                 suggestions.setdefault(suggestion.commit, suggestion)
     alternatives = [
-        f"{t[:12]}: {r.alternative}" for t, r in zip(targets, reports, strict=True) if r.alternative
+        f"{short(t)}: {r.alternative}"
+        for t, r in zip(targets, reports, strict=True)
+        if r.alternative
     ]
     return BranchReport(
         branch=branch,

@@ -29,6 +29,7 @@ from backportr.model import (
     SiblingsPolicy,
     Suggestion,
     no_progress,
+    short,
 )
 from backportr.resolve.closure import Closure, once
 from backportr.resolve.finders import Context, Finding
@@ -180,7 +181,7 @@ class Resolver:
             report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1), False)
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
-            target[:12], branch.name, report.status, len(report.series), len(report.present),
+            short(target), branch.name, report.status, len(report.series), len(report.present),
             time.monotonic() - began,
         )  # fmt: skip
         return report
@@ -210,10 +211,11 @@ class Resolver:
         )
         warnings = closure.warnings
         if presence.reverted_in_branch:
-            backport = (presence.as_commit or "?")[:12]
-            undone = (presence.reverted_by or "?")[:12]
+            backport = short(presence.as_commit or "?")
+            undone = short(presence.reverted_by or "?")
             warnings.append(
-                f"{target[:12]} was backported as {backport} and reverted in the branch by {undone}"
+                f"{short(target)} was backported as {backport} and reverted in the branch "
+                f"by {undone}"
             )
 
         reverter = effective_upstream_reverter(ctx, target)
@@ -235,7 +237,7 @@ class Resolver:
             named = culprits(ctx, target)
             if named and not self._culprits_needed(closure, target, named):
                 listed = ", ".join(ctx.describe(c) for c in named)
-                absent = " and ".join(c[:12] for c in closure.culprit_alternatives)
+                absent = " and ".join(short(c) for c in closure.culprit_alternatives)
                 report = BranchReport(
                     branch.name,
                     "not-needed",
@@ -246,7 +248,7 @@ class Resolver:
                         "stable team wants them (no stable tag, no other stable branch took them)",
                     ),
                     alternative=(
-                        f"apply {absent} first, then {target[:12]}, if the branch should have "
+                        f"apply {absent} first, then {short(target)}, if the branch should have "
                         "what it fixes"
                     ),
                 )
@@ -589,7 +591,7 @@ class Resolver:
         for member, suggestion in closure.adapt.items():
             closure.warnings.append(
                 f"{ctx.describe(member)} uses identifiers the branch lacks, introduced by the "
-                f"feature {suggestion.commit[:12]}: a manual backport is needed"
+                f"feature {short(suggestion.commit)}: a manual backport is needed"
             )
         status = branch_status(closure, members)
         alternative = other_way_out(closure, status, members)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backportr.git.trial import PickResult, TreeState, TrialApplier
-from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion
+from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion, short
 from backportr.resolve.closure import Closure, is_rename
 from backportr.resolve.finders import Finding
 from backportr.resolve.finders.fixes import culprits
@@ -112,7 +112,7 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     outside = [path for path in files(helper) if path not in wanted]
     if not outside:
         return None
-    names = " and ".join(m[:12] for m in helped)
+    names = " and ".join(short(m) for m in helped)
     return (
         f"it also changes {len(outside)} file(s) {names} does not touch ({outside[0]}"
         f"{', ...' if len(outside) > 1 else ''}): more than the backport needs; adapt "
@@ -135,7 +135,7 @@ def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
     theirs = sum(sum(map(len, ctx.applier.changed_lines(m))) for m in helped)
     if ours <= theirs or ctx.index.patch_ids.backports_elsewhere(helper, ctx.branch.refname):
         return None
-    names = " and ".join(m[:12] for m in helped)
+    names = " and ".join(short(m) for m in helped)
     return (
         f"it is not a fix and changes {ours} lines for a change of {theirs}, and this "
         f"project's stable branches take fixes: adapt {names} instead, or take it"
@@ -173,12 +173,12 @@ def feature_to_adapt_instead(
     if is_rename(removed, added):
         why = (
             f"it renames identifiers ({len(added)} lines changed, nearly all only in "
-            f"names): adapt {member[:12]} to the old names, or take it"
+            f"names): adapt {short(member)} to the old names, or take it"
         )
     elif size > FEATURE_FACTOR * max(used_by, FEATURE_FLOOR):
         why = (
             f"it is a feature of {size} changed lines for a change of {used_by}: "
-            f"adapt {member[:12]} by hand, or take it"
+            f"adapt {short(member)} by hand, or take it"
         )
     else:
         return False
@@ -209,9 +209,9 @@ def other_way_out(closure: Closure, status: BranchStatus, members: list[Member])
         carrier = closure.present.get(closure.target)
         if carrier and carrier.how != "ancestor" and carrier.as_commit:
             return (
-                f"revert {carrier.as_commit[:12]} (the adapted backport of "
-                f"{closure.target[:12]}), then apply the missing commits and "
-                f"{closure.target[:12]} itself as upstream has them"
+                f"revert {short(carrier.as_commit)} (the adapted backport of "
+                f"{short(closure.target)}), then apply the missing commits and "
+                f"{short(closure.target)} itself as upstream has them"
             )
         return None
     if status not in ("ready", "conflict"):
@@ -220,7 +220,7 @@ def other_way_out(closure: Closure, status: BranchStatus, members: list[Member])
         p = ctx.presence.check(culprit, ctx.branch)
         if p.present and p.how != "ancestor" and p.as_commit:
             return (
-                f"revert {p.as_commit[:12]} (the backport of {ctx.describe(culprit)}, "
+                f"revert {short(p.as_commit)} (the backport of {ctx.describe(culprit)}, "
                 "which this target fixes) instead of applying the series"
             )
     return None
@@ -272,7 +272,7 @@ def cancel_reverted_pairs(closure: Closure) -> list[str]:
             if reverter in members and reverter != closure.target and reverter not in gone:
                 gone |= {commit, reverter}
                 lines.append(
-                    f"{ctx.describe(commit)} and its revert {reverter[:12]} cancel: "
+                    f"{ctx.describe(commit)} and its revert {short(reverter)} cancel: "
                     "neither is proposed"
                 )
                 break

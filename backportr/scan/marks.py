@@ -20,6 +20,7 @@ from pathlib import Path
 
 from backportr.errors import BackportrError
 from backportr.infra.files import read_regular
+from backportr.model import short
 from backportr.scan.findings import BranchScan, ScanFinding
 
 MARKS = ("adapted-on-purpose", "not-for-branch")
@@ -43,13 +44,13 @@ class Mark:
         now = {c for c in finding.missing if c != finding.commit}
         if len(now) != len(self.lacking):
             return False
-        return all(any(c.startswith(short) for c in now) for short in self.lacking)
+        return all(any(c.startswith(prefix) for c in now) for prefix in self.lacking)
 
 
 def mark_line(finding: ScanFinding, mark: str = "not-for-branch") -> str:
     """The line that marks `finding` as it is now (the reason left for the maintainer)."""
-    lacking = ",".join(c[:12] for c in finding.missing if c != finding.commit) or "-"
-    return f"{mark} {finding.branch} {finding.commit[:12]} {lacking} REASON"
+    lacking = ",".join(short(c) for c in finding.missing if c != finding.commit) or "-"
+    return f"{mark} {finding.branch} {short(finding.commit)} {lacking} REASON"
 
 
 class Marks:
@@ -93,7 +94,7 @@ class Marks:
         mark = self.find(finding)
         if mark is None or not mark.unchanged(finding):
             return None
-        return f"{finding.kind} {finding.commit[:12]}: {mark.mark} ({mark.reason})"
+        return f"{finding.kind} {short(finding.commit)}: {mark.mark} ({mark.reason})"
 
     def quoted(self, finding: ScanFinding) -> ScanFinding:
         """A finding whose mark no longer matches, with the mark in its evidence."""

@@ -32,6 +32,7 @@ from backportr.model import (
     Oid,
     ProgressCallback,
     no_progress,
+    short,
 )
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.resolve.finders.fixes import effective_upstream_reverter, fixed_by
@@ -233,7 +234,7 @@ class Scanner:
             work()
         except (BackportrError, GitError) as error:  # this target's, not the scan's
             del result.findings[before:]
-            result.errors.append(f"{commit[:12]}: {error}")
+            result.errors.append(f"{short(commit)}: {error}")
             return
         self._settled(result.findings[before:])
         found = [finding_to_json(f) for f in result.findings[before:]]
@@ -364,7 +365,7 @@ class Scanner:
                     "reverted-upstream",
                     (),
                     (
-                        f"backported as {carrier[:12]}; reverted upstream by {reverter[:12]} "
+                        f"backported as {short(carrier)}; reverted upstream by {short(reverter)} "
                         f"({self._subject(reverter)}), which the branch lacks",
                     ),
                     witnesses=seen.lines,
@@ -473,9 +474,9 @@ class Scanner:
     def _culprit_evidence(self, culprit: Oid, branch: Ref) -> str:
         found = self.ws.presence.check(culprit, branch)
         where = (
-            "in its history" if found.how == "ancestor" else f"as {(found.as_commit or '?')[:12]}"
+            "in its history" if found.how == "ancestor" else f"as {short(found.as_commit or '?')}"
         )
-        return f"Fixes: {culprit[:12]} ({self._subject(culprit)}), in the branch {where}"
+        return f"Fixes: {short(culprit)} ({self._subject(culprit)}), in the branch {where}"
 
     def _subject(self, commit: Oid) -> str:
         info = self.ws.index.reader.info(commit)
@@ -518,4 +519,4 @@ def _incomplete_why(carrier: Oid, series: tuple[Member, ...], adapted: set[Oid])
         kinds.append(f"{follow} follow-up(s)" if follow == own else f"{own} it needs")
     if adapted:
         kinds.append(f"{len(adapted)} it was adapted around")
-    return f"backported as {carrier[:12]}; lacks {len(series)} commit(s): {', '.join(kinds)}"
+    return f"backported as {short(carrier)}; lacks {len(series)} commit(s): {', '.join(kinds)}"

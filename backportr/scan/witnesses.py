@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backportr.git.names import Ref
-from backportr.model import Oid
+from backportr.model import Oid, short
 from backportr.resolve.workspace import Workspace
 from backportr.scan.findings import Confidence
 
@@ -55,9 +55,9 @@ class Witnesses:
             for commit in missing:
                 found = presence.check(commit, sibling)
                 if found.present and found.how != "ancestor":  # a backport: a decision
-                    shown = commit[:12]
+                    shown = short(commit)
                     if found.as_commit and found.as_commit != commit:
-                        shown += f" as {found.as_commit[:12]}"
+                        shown += f" as {short(found.as_commit)}"
                     carried.append(shown)
             if carried:
                 # the same decision as here: the sibling backported the base too
@@ -68,7 +68,7 @@ class Witnesses:
         if skipped:
             verb = "carries" if len(skipped) == 1 else "carry"
             what = "it" if len(missing) == 1 else "them"
-            base = bases[0][:12] if bases else "the base"
+            base = short(bases[0]) if bases else "the base"
             lines.append(f"{', '.join(skipped)} {verb} {base} without {what}")
         if took:
             return Witnessed(tuple(lines), "high")

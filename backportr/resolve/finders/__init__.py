@@ -11,7 +11,7 @@ from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
 from backportr.index import CommitIndex
 from backportr.index.presence import PresenceChecker
-from backportr.model import Oid, Reason, Version
+from backportr.model import Oid, Reason, Version, short
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 Direction = Literal["prerequisite", "follow-up"]  # before the commit asked about, or after
@@ -56,4 +56,4 @@ class Context:
         return self.repo.message(commit).split("\n", 1)[0].strip()
 
     def describe(self, commit: Oid) -> str:
-        return f'{commit[:12]} ("{self.subject(commit)}")'
+        return f'{short(commit)} ("{self.subject(commit)}")'

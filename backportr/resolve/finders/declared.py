@@ -7,7 +7,7 @@ already took that commit for the member in another branch.
 
 from __future__ import annotations
 
-from backportr.model import Oid, Reason
+from backportr.model import Oid, Reason, short
 from backportr.resolve.finders import Context, Finding
 
 
@@ -34,7 +34,7 @@ def recorded(ctx: Context, commit: Oid) -> list[Finding]:
             continue
         branches = ", ".join(ctx.index.reader.branches_of(relation.commit)) or "a stable branch"
         detail = (
-            f"{branches} took it as {relation.commit[:12]} with "
+            f"{branches} took it as {short(relation.commit)} with "
             f"Stable-dep-of: {ctx.describe(commit)}"
         )
         found.append(Finding(original, "prerequisite", Reason("stable-dep-of", detail, commit)))

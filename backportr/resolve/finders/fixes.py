@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from backportr.git.trial import TreeState
 from backportr.index import CommitIndex, Relation
-from backportr.model import Oid, Reason
+from backportr.model import Oid, Reason, short
 from backportr.resolve.finders import Context, Finding
 
 _CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
@@ -105,8 +105,8 @@ def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
     elsewhere = ctx.index.patch_ids.backports_elsewhere(commit, ctx.branch.refname)
     if elsewhere:
         name, carrier = elsewhere[0]
-        return f"{name} took it as {carrier[:12]}"
+        return f"{name} took it as {short(carrier)}"
     for relation in ctx.index.reader.stable_deps_naming(commit):
         branches = ", ".join(ctx.index.reader.branches_of(relation.commit)) or "a stable branch"
-        return f"{branches} took {relation.commit[:12]} as its Stable-dep-of:"
+        return f"{branches} took {short(relation.commit)} as its Stable-dep-of:"
     return None

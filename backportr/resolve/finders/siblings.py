@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState
+from backportr.model import Oid, PostingInfo, Reason, Sibling, SiblingsPolicy, SiblingState, short
 from backportr.resolve.finders import Context, Direction, Finding
 from backportr.text.postings import is_b4, message_ids, message_key, message_link, positions
 
@@ -46,7 +46,7 @@ def posting(ctx: Context, commit: Oid) -> Posting | None:
         merge, brought = merged
         if len(brought) > 1:
             cover = ctx.repo.message(merge).split("\n", 1)[0].strip()
-            return Posting(f"merge {merge[:12]}", cover, tuple(enumerate(brought, 1)))
+            return Posting(f"merge {short(merge)}", cover, tuple(enumerate(brought, 1)))
     return None
 
 
@@ -121,7 +121,7 @@ def between(
         return []
     history = ctx.repo.search.file_history(paths, parents[0], first, _BETWEEN)
     detail = (
-        f"of the same posting as {ctx.describe(first)}, between it and {target[:12]}, and "
+        f"of the same posting as {ctx.describe(first)}, between it and {short(target)}, and "
         "changes the target's files: a posting is taken in order"
     )
     # `related` is `first`: should `first` leave the series, so do the patches after it

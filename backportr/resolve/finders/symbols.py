@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 
 from backportr.git.trial import TreeState
-from backportr.model import Oid, Reason
+from backportr.model import Oid, Reason, short
 from backportr.resolve.finders import Context, Finding
 
 _C_FILES = (".c", ".h", ".S")
@@ -241,7 +241,9 @@ def symbol_prerequisites(
             found.setdefault(commit, []).append((name, path))
     findings = []
     for commit, names in found.items():
-        symbols = ", ".join(f"{name} introduced by {commit[:12]} in {path}" for name, path in names)
+        symbols = ", ".join(
+            f"{name} introduced by {short(commit)} in {path}" for name, path in names
+        )
         detail = f"symbol {symbols}; used by {ctx.describe(member)}"
         findings.append(Finding(commit, "prerequisite", Reason("symbol", detail, member)))
     return findings
