@@ -266,3 +266,56 @@ def test_the_command_modules_import_the_app_never_the_package() -> None:
                 assert node.module != "backportr.cli", f"{module.name} imports backportr.cli"
             if isinstance(node, ast.Import):
                 assert all(a.name != "backportr.cli" for a in node.names), module.name
+
+
+_MUTATORS = {"append", "extend", "add", "update", "pop", "remove", "clear", "discard"}
+_MUTATORS |= {"insert", "setdefault", "add_node", "add_dependency", "add_reason"}
+
+
+def _writes_of(module: Path, owner: str, fields: set[str]) -> list[str]:
+    """Where `module` writes a field of `owner` (a variable so named): an assignment, an
+    item set or deleted, or a mutating method called on it."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        written: list[ast.AST] = []
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for target in targets:
+                written += [
+                    n.value if isinstance(n, ast.Subscript) else n for n in ast.walk(target)
+                ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+        ):
+            written.append(node.func.value)
+        found += [
+            f"{module.name}:{n.lineno} {ast.unparse(n)}"
+            for n in written
+            if isinstance(n, ast.Attribute) and n.attr in fields and ast.unparse(n.value) == owner
+        ]
+    return sorted(set(found))
+
+
+def test_the_closure_changes_only_through_its_methods(tmp_path: Path) -> None:
+    """The closure owns its state: outside `resolve/closure.py` its fields are read, never
+    written; the check itself can fail."""
+    import dataclasses
+
+    from backportr.resolve.closure import Closure
+
+    fields = {f.name for f in dataclasses.fields(Closure)}
+    writes = [
+        w for p in _modules() if p.name != "closure.py" for w in _writes_of(p, "closure", fields)
+    ]
+    assert writes == []
+    sample = tmp_path / "sample.py"
+    sample.write_text("closure.capped = True\nclosure.warnings.append('x')\nclosure.adapt[1] = 2\n")
+    assert [w.split()[1] for w in _writes_of(sample, "closure", fields)] == [
+        "closure.capped",
+        "closure.warnings",
+        "closure.adapt",
+    ]

@@ -81,6 +81,82 @@ class Closure:
             self.graph.add_reason(commit, reason)
         return False
 
+    # -- what others change, through the closure ----------------------------------------
+
+    def explore(self, commit: Oid) -> None:
+        """Look at `commit` next: its relations, and (present adapted) what it went without."""
+        self.pending.append(commit)
+        self.adapted_pending.append(commit)
+
+    def next_step(self) -> tuple[str, Oid] | None:
+        """The next commit to look at, and how: `present` (a present member: its follow-ups),
+        `adapted` (a present member backported adapted) or `member`; None when nothing is
+        left or the cap was reached. Each is given once."""
+        while (self.pending or self.adapted_pending or self.present_pending) and not self.capped:
+            if self.present_pending:
+                commit = self.present_pending.pop(0)
+                if commit not in self.visited:
+                    self.visited.add(commit)
+                    return "present", commit
+                continue
+            if self.adapted_pending:
+                commit = self.adapted_pending.pop(0)
+                if commit not in self.adapted_checked:
+                    self.adapted_checked.add(commit)
+                    return "adapted", commit
+                continue
+            commit = self.pending.pop(0)
+            if commit not in self.visited:
+                self.visited.add(commit)
+                return "member", commit
+        return None
+
+    def depend(self, dependent: Oid, dependency: Oid, reason: Reason) -> None:
+        self.graph.add_dependency(dependent, dependency, reason)
+
+    def drop(self, commit: Oid) -> None:
+        """`commit` leaves the series (pruned, or cancelled by its revert)."""
+        self.graph.remove(commit)
+        self.roles.pop(commit, None)
+
+    def adapt_instead(self, member: Oid, suggestion: Suggestion, *, first: bool = False) -> None:
+        """`member` is to be adapted by hand rather than take `suggestion` (with `first`:
+        unless an earlier suggestion says so already)."""
+        if first:
+            self.adapt.setdefault(member, suggestion)
+        else:
+            self.adapt[member] = suggestion
+
+    def needs(self, member: Oid, suggestions: list[Suggestion]) -> None:
+        """What the conflicting `member` uses that the branch lacks."""
+        self.conflict_needs[member] = suggestions
+
+    def alternative_culprit(self, culprit: Oid) -> None:
+        self.culprit_alternatives.append(culprit)
+
+    def warn(self, line: str, *, once: bool = False) -> None:
+        if not (once and line in self.warnings):
+            self.warnings.append(line)
+
+    def first_symbol_check(self, member: Oid) -> bool:
+        """True the first time it is asked of `member`: its symbols are to be looked at."""
+        if member in self.symbols_checked:
+            return False
+        self.symbols_checked.add(member)
+        return True
+
+    def first_posting_fill(self) -> bool:
+        """True once: the target's posting is to be filled in now."""
+        if self.posting_filled:
+            return False
+        self.posting_filled = True
+        return True
+
+    def searched_deeper(self, *, by_author: bool = False) -> None:
+        self.went_deeper = True
+        if by_author:
+            self.authors_searched = True
+
     def note_present(self, commit: Oid) -> None:
         if commit in self.present:
             return

@@ -255,8 +255,7 @@ class Resolver:
                 return report, closure
         else:
             closure.note_present(target)
-            closure.pending.append(target)
-            closure.adapted_pending.append(target)
+            closure.explore(target)
 
         self._close(closure)
         return self._report(closure), closure
@@ -279,10 +278,10 @@ class Resolver:
                 )
                 closure.add(culprit, "prerequisite", reason)
                 if culprit in closure.graph and target in closure.graph:
-                    closure.graph.add_dependency(target, culprit, reason)
+                    closure.depend(target, culprit, reason)
                 needed = True
             else:
-                closure.culprit_alternatives.append(culprit)
+                closure.alternative_culprit(culprit)
         return needed
 
     def _wanted(self, ctx: Context, commit: Oid) -> str | None:
@@ -337,31 +336,19 @@ class Resolver:
         if self.siblings != "none":
             finders.append(functools.partial(sibling_findings, policy=self.siblings))
         while True:
-            while (
-                closure.pending or closure.adapted_pending or closure.present_pending
-            ) and not closure.capped:
-                if closure.present_pending:
-                    present = closure.present_pending.pop(0)
-                    if present not in closure.visited:
-                        closure.visited.add(present)
-                        for finding in follow_ups(closure.ctx, present):
-                            closure.link(finding, present)
-                    continue
-                if closure.adapted_pending:
-                    present = closure.adapted_pending.pop(0)
-                    if present not in closure.adapted_checked:
-                        closure.adapted_checked.add(present)
-                        carrier = closure.present[present]
-                        if carrier.how != "ancestor" and carrier.as_commit:
-                            self._adapted(closure, present, carrier.as_commit)
-                    continue
-                commit = closure.pending.pop(0)
-                if commit in closure.visited:
-                    continue
-                closure.visited.add(commit)
-                for finder in finders:
-                    for finding in finder(closure.ctx, commit):
+            while (step := closure.next_step()) is not None:
+                how, commit = step
+                if how == "present":
+                    for finding in follow_ups(closure.ctx, commit):
                         closure.link(finding, commit)
+                elif how == "adapted":
+                    carrier = closure.present[commit]
+                    if carrier.how != "ancestor" and carrier.as_commit:
+                        self._adapted(closure, commit, carrier.as_commit)
+                else:
+                    for finder in finders:
+                        for finding in finder(closure.ctx, commit):
+                            closure.link(finding, commit)
             if closure.capped:
                 return
             if not self._trial_adds(closure) and not self._fill_posting(closure):
@@ -373,9 +360,8 @@ class Resolver:
         target builds on it), the posting's patches between that one and the target that
         change the target's files join it (measured on real history: docs/accuracy.md)."""
         target = closure.target
-        if closure.posting_filled or closure.target_present:
+        if closure.target_present or not closure.first_posting_fill():
             return False
-        closure.posting_filled = True
         earlier = [
             c
             for c in closure.graph.nodes()
@@ -449,15 +435,13 @@ class Resolver:
                 f"{closure.ctx.describe(commit)} conflicts in {', '.join(by_hand)}, which this "
                 "branch's backports adapt by hand: adapt it there (no prerequisite looked for)"
             )
-            if line not in closure.warnings:
-                closure.warnings.append(line)
+            closure.warn(line, once=True)
         return tuple(f for f in sources if f not in by_hand)
 
     def _symbol_findings(self, closure: Closure, member: Oid, state: TreeState) -> list[Finding]:
         """Commits introducing identifiers `member` uses that the tree before it lacks."""
-        if not self.symbols or member in closure.symbols_checked:
+        if not self.symbols or not closure.first_symbol_check(member):
             return []
-        closure.symbols_checked.add(member)
         return [
             f
             for f in symbol_prerequisites(
@@ -475,21 +459,24 @@ class Resolver:
         suggestions, each named on the target (`BranchReport.needs`)."""
         if not self.symbols or member in closure.conflict_needs:
             return
-        closure.conflict_needs[member] = [
-            Suggestion(
-                f.commit,
-                closure.ctx.subject(f.commit),
-                Reason(
-                    "symbol",
-                    f"{f.reason.detail}; it conflicts: whoever adapts it needs this commit too, "
-                    "or a replacement",
-                    member,
-                ),
-            )
-            for f in symbol_prerequisites(
-                closure.ctx, member, state, self._candidates(closure, member, "any")
-            )
-        ]
+        closure.needs(
+            member,
+            [
+                Suggestion(
+                    f.commit,
+                    closure.ctx.subject(f.commit),
+                    Reason(
+                        "symbol",
+                        f"{f.reason.detail}; it conflicts: whoever adapts it needs this "
+                        "commit too, or a replacement",
+                        member,
+                    ),
+                )
+                for f in symbol_prerequisites(
+                    closure.ctx, member, state, self._candidates(closure, member, "any")
+                )
+            ],
+        )
 
     def _candidates(self, closure: Closure, member: Oid, scope: Scope) -> Callable[[Oid], bool]:
         """Which commits may be pulled in for `member`: absent upstream ones (or the target's
@@ -528,12 +515,12 @@ class Resolver:
         if depth == 0:
             return None
         if depth < closure.depth:
-            closure.went_deeper = True
+            closure.searched_deeper()
             return "any"
         if depth < _SERIES_DEPTH and closure.same_series(commit):
             return "series"
         if depth < _SERIES_DEPTH and closure.authors and closure.same_author(commit):
-            closure.went_deeper = closure.authors_searched = True
+            closure.searched_deeper(by_author=True)
             return "author"
         helped = closure.graph.reasons(commit)[0].related
         if (
@@ -544,7 +531,7 @@ class Resolver:
         ):
             # a step of another author's series pulled in for its next step: the earlier
             # steps of that upstream batch, kept only when the series then applies
-            closure.went_deeper = True
+            closure.searched_deeper()
             return "batch"
         return None
 
@@ -552,7 +539,8 @@ class Resolver:
 
     def _report(self, closure: Closure) -> BranchReport:
         ctx = closure.ctx
-        closure.warnings.extend(cancel_reverted_pairs(closure))
+        for line in cancel_reverted_pairs(closure):
+            closure.warn(line)
         order, cycle = closure.graph.order()
         results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         unhelpful: list[Suggestion] = []
@@ -563,12 +551,12 @@ class Resolver:
             order, cycle = closure.graph.order()
             results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         if cycle:
-            closure.warnings.append("dependency cycle: upstream order used")
+            closure.warn("dependency cycle: upstream order used")
         members = []
         for commit, result in zip(order, results, strict=True):
             if result.result == "empty":
                 closure.note_present(commit)
-                closure.warnings.append(
+                closure.warn(
                     f"{ctx.describe(commit)} applies as empty: its change is already there"
                 )
                 continue
@@ -589,7 +577,7 @@ class Resolver:
             )
         files = sorted({f.new_path for m in members for f in self.applier.changes(m.commit)})
         for member, suggestion in closure.adapt.items():
-            closure.warnings.append(
+            closure.warn(
                 f"{ctx.describe(member)} uses identifiers the branch lacks, introduced by the "
                 f"feature {short(suggestion.commit)}: a manual backport is needed"
             )

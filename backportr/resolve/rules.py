@@ -72,7 +72,8 @@ def prune_unhelpful(
         user = reason.related
         if reason.kind == "symbol" and user is not None and user in closure.graph:
             # what uses its names now needs adapting by hand
-            closure.adapt.setdefault(user, Suggestion(commit, closure.ctx.subject(commit), reason))
+            suggestion = Suggestion(commit, closure.ctx.subject(commit), reason)
+            closure.adapt_instead(user, suggestion, first=True)
         why = beyond.get(commit) or (
             "the series needs a human anyway (a member conflicts, or this commit does not "
             "apply either): adapt instead, or take it"
@@ -84,8 +85,7 @@ def prune_unhelpful(
                 Reason(reason.kind, f"{reason.detail}; {why}", reason.related),
             )
         )
-        closure.graph.remove(commit)
-        closure.roles.pop(commit, None)
+        closure.drop(commit)
     return suggestions
 
 
@@ -182,10 +182,11 @@ def feature_to_adapt_instead(
         )
     else:
         return False
-    closure.adapt[member] = Suggestion(
-        commit,
-        ctx.subject(commit),
-        Reason("symbol", f"{finding.reason.detail}; {why}", member),
+    closure.adapt_instead(
+        member,
+        Suggestion(
+            commit, ctx.subject(commit), Reason("symbol", f"{finding.reason.detail}; {why}", member)
+        ),
     )
     return True
 
@@ -278,6 +279,5 @@ def cancel_reverted_pairs(closure: Closure) -> list[str]:
                 break
     gone |= hanging_on(closure, gone)
     for commit in gone:
-        closure.graph.remove(commit)
-        closure.roles.pop(commit, None)
+        closure.drop(commit)
     return lines
