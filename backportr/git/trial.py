@@ -532,7 +532,7 @@ class TrialApplier:
         # libgit2's file merge diffs with Myers, git's with histogram: where libgit2
         # conflicts (but on a line both sides surely remove), or merges changes that lie
         # close together, the two may differ unless both diffs are forced, and git's
-        # answer is the one (measured: benchmarks/merge_fuzz.py, docs/accuracy.md).
+        # answer is the one (measured: benchmarks/merge_fuzz.py, docs/trial.md).
         return self.repo.merge_file(path, (base, ours, theirs))
 
     def _forced(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:

@@ -67,7 +67,7 @@ series then applies), a commit pulled in that conflicts itself is searched furth
 within the target's own posting, or, for a commit of the target's author, among that
 author's commits (kept only when the series then applies), up to this many levels:
 elsewhere the branch has diverged and the backport needs a human (measured on real
-history: docs/accuracy.md)."""
+history: docs/rules.md)."""
 
 
 class _DeeperInVain(Exception):
@@ -172,7 +172,7 @@ class Resolver:
         or past the conflict depth among the target's author's commits, is kept only when it
         leaves no member conflicting: a series that still needs a human is adapted by them,
         who take the first level's helpers at most (measured on real history:
-        docs/accuracy.md); the answer is then the first level's."""
+        docs/rules.md); the answer is then the first level's."""
         began = time.monotonic()
         report, closure = self._attempt(target, branch, self.conflict_depth, True)
         if report is None and closure.authors_searched:
@@ -358,7 +358,7 @@ class Resolver:
         """Once the series is found: when it takes an earlier patch of the target's own
         posting because the target does not apply without it (a conflict prerequisite: the
         target builds on it), the posting's patches between that one and the target that
-        change the target's files join it (measured on real history: docs/accuracy.md)."""
+        change the target's files join it (measured on real history: docs/rules.md)."""
         target = closure.target
         if closure.target_present or not closure.first_posting_fill():
             return False
@@ -506,7 +506,7 @@ class Resolver:
         each other too), a search kept only when the series then applies. A follow-up,
         a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
         `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
-        do (docs/accuracy.md)."""
+        do (docs/rules.md)."""
         if closure.depth == 0:
             return None  # --conflict-depth 0: never looked for
         if commit == closure.target:

@@ -1,6 +1,6 @@
 """The answer's rules: which helpers leave a series that needs a human anyway, which feature
 a member should be adapted to instead of taking it, the branch status, and the other way out
-(revert the culprit's backport). Each rule is measured on real history (docs/accuracy.md)."""
+(revert the culprit's backport). Each rule is measured on real history (docs/rules.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def prune_unhelpful(
     did not make it apply; and when a member that must stay (the target, a follow-up)
     conflicts, the series needs a human anyway, who adapts it rather than take the
     refactors and helpers found by conflict or symbol search (measured:
-    docs/accuracy.md). Those leave the series (with whatever is there only because of
+    docs/rules.md). Those leave the series (with whatever is there only because of
     them) and are shown as suggestions; except the target's own posting (same author,
     applied together), which maintainers take together, and commits that are fixes
     themselves (a stable tag, or a `Fixes:` of a commit the branch has or the series
@@ -51,7 +51,7 @@ def prune_unhelpful(
         c for c in helpers if all(r.kind == "conflict" for r in closure.graph.reasons(c))
     }
     # They do not apply either: no help. A fix among them is a missing fix of its own (a
-    # scan reports it), not a part of this series (measured: docs/accuracy.md).
+    # scan reports it), not a part of this series (measured: docs/rules.md).
     pruned = (optional | resolving) & conflicting
     beyond = {  # another author's change that reaches past the files of what it helps
         c: why
@@ -61,7 +61,7 @@ def prune_unhelpful(
     pruned |= set(beyond)
     if conflicting - optional:
         # A member that must stay conflicts: the series needs a human anyway, who adapts
-        # it rather than take refactors and helpers for it (measured: docs/accuracy.md).
+        # it rather than take refactors and helpers for it (measured: docs/rules.md).
         pruned |= optional
     if not pruned:
         return []
@@ -94,7 +94,7 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     those), by another author than the target, that is not a revert and changes files the
     member it helps does not touch: it brings
     changes the backport does not need (a feature, a CI or test rework), and maintainers
-    adapt the member instead (measured on the three shared projects: docs/accuracy.md).
+    adapt the member instead (measured on the three shared projects: docs/rules.md).
     Why, or None when it stays."""
     ctx = closure.ctx
     ours, target = ctx.index.reader.info(helper), ctx.index.reader.info(closure.target)
@@ -126,7 +126,7 @@ def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
     that changes more lines than the members it helps is a refactor the maintainers adapt
     those members around rather than take; unless it is a revert or another stable branch
     of the repository carries it (the stable team took it before). Measured on the three
-    shared projects: docs/accuracy.md. Why, or None when it stays."""
+    shared projects: docs/rules.md. Why, or None when it stays."""
     ctx = closure.ctx
     if not ctx.index.facts.takes_fixes_only() or ctx.index.reader.reverts_of(helper):
         return None

@@ -10,7 +10,7 @@ the conflicting files' history since the fork are tried the same way.
 A commit that changes only documentation (release notes, manuals, a `doc/` tree) is no
 candidate for a member that changes code: no code needs it, and a conflict in release notes
 is one the maintainers resolve by hand (on real history they adapt the patch:
-docs/accuracy.md). A documentation fix may need an earlier one, as ever.
+docs/rules.md). A documentation fix may need an earlier one, as ever.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def conflict_prerequisites(
     if not chosen and series:
         # Nothing makes this step of the target's own posting apply: it needs a human, who
         # takes the posting's earlier patches to the same files with it, adapting them too
-        # (the maintainers' series on real history: docs/accuracy.md).
+        # (the maintainers' series on real history: docs/rules.md).
         chosen = [c for c in ordered if order_key(c) < order_key(member)]
         how = "the posting's earlier patch to the same files, taken with it"
     if not chosen and not series:
