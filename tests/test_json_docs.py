@@ -61,3 +61,49 @@ def test_the_sketches_are_read() -> None:
     assert {"schema", "series", "conflict_files", "posting"} <= _documented("json.md")
     assert {"findings", "evidence", "tagged", "scanned"} <= _documented("scan.md")
     assert {"verdict", "pending", "missing"} <= _documented("bot.md")
+
+
+def _table_rows(doc: str, heading: str) -> list[list[str]]:
+    """The cells of the first table after `heading` in `docs/<doc>`."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / doc).read_text(encoding="utf-8")
+    after = text[text.index(heading) :].split("\n")
+    start = next(i for i, line in enumerate(after) if line.startswith("|"))
+    rows = []
+    for line in after[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def _first_code(cell: str) -> str:
+    return cell.split("`")[1]
+
+
+def test_the_docs_list_the_output_formats_of_the_table() -> None:
+    """docs/cli.md lists every format of the table, with what it is and who offers it."""
+    from backportr.app.formats import FORMATS
+
+    documented = {
+        _first_code(row[0]): (row[1].strip("`"), row[2].strip("`"), row[3].replace("`", ""))
+        for row in _table_rows("cli.md", "## Output formats")
+    }
+    commands = ("status", "resolve", "scan", "cves", "mail check")
+    table = {
+        name: (f.extension, f.mime, ", ".join(c for c in f.writers))
+        for name in {n for c in commands for n in FORMATS.offered(c)}
+        for f in [FORMATS[name]]
+    }
+    assert documented == table
+
+
+def test_the_docs_list_the_annotation_and_relation_forms_of_the_tables() -> None:
+    """The annotation forms of docs/cli.md and the relation forms of docs/algorithm.md are
+    the tables' own, no more and no fewer."""
+    from backportr.text.annotations import BY_NAME
+    from backportr.text.relation_forms import FORMS
+
+    annotations = [_first_code(r[0]) for r in _table_rows("cli.md", "### Annotation forms")]
+    assert annotations == list(BY_NAME)
+    relations = [_first_code(r[0]) for r in _table_rows("algorithm.md", "## How a commit names")]
+    assert relations == [f.name for f in FORMS]

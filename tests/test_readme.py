@@ -48,3 +48,20 @@ def test_the_readme_maintainers_day_works_as_written(tmp_path: Path) -> None:
     assert named.stdout.split() == ["outgoing/0000-cover-letter.patch"] + [
         f"outgoing/{n}" for n in listed
     ]
+
+
+def test_the_docs_describe_the_present() -> None:
+    """Every page under 400 lines; none names an issue number, a date of work (outside an
+    example's code block) or a diary of what was measured and dropped: that history is the
+    git log's."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert len(text.splitlines()) < 400, page.name
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+        assert not re.search(r"\b[Ii]ssues? #?\d+", prose), page.name
+        assert not re.search(r"\b20(2[5-9]|[3-9]\d)-\d\d-\d\d\b", prose), page.name
+        assert "Measured and not kept" not in prose, page.name

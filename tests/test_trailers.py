@@ -126,10 +126,37 @@ def test_each_relation_form_reads_its_real_line(form: RelationForm) -> None:
 
 def test_every_forms_words_make_the_index_read_the_message() -> None:
     """The bulk indexer reads a message in full only when it holds a relation word: each
-    form's words are among them."""
+    form's words are among them, or the vocabulary hands them to it."""
     for form in FORMS:
         assert all(word.encode() in RELATION_WORDS for word in form.words), form.name
         assert mentions_relations(form.example), form.name
+    assert Vocabulary().words == ()  # the table's words are the cheap test's own
+
+
+def test_a_form_added_to_the_table_is_read_and_re_reads_the_index() -> None:
+    """Adding a relation form is one table entry: it is read, its words reach the cheap
+    test, and the index's fingerprint changes by itself (no version raised by hand)."""
+    amends = RelationForm(
+        "Amends",
+        "amends",
+        re.compile(r"amends:?[ \t]+([0-9a-f]{7,40})\b", re.IGNORECASE),
+        ("amends",),
+        "Amends: {id}",
+        "Amends: 5d2a9c5b3f3a",
+    )
+    table = (*FORMS, amends)
+    with_it, without = Vocabulary(table=table), Vocabulary()
+    message = "xen: fix the thing\n\nAmends: 5d2a9c5b3f3a\n"
+    assert [(m.ref, m.form) for m in with_it.mentions(message, message.lower())] == [
+        ("5d2a9c5b3f3a", "Amends")
+    ]
+    assert list(without.mentions(message, message.lower())) == []
+    assert with_it.words == (b"amends",)
+    assert with_it.may_relate(message.lower().encode())
+    assert not without.may_relate(message.lower().encode())
+    assert with_it.fingerprint != without.fingerprint
+    assert Vocabulary(table=table).fingerprint == with_it.fingerprint  # derived, stable
+    assert with_it.search_phrases("5d2a9c5b3f3a")[-1] == "Amends: 5d2a9c5b3f3a"
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from backportr.errors import UsageError
-from backportr.text.relation_words import lowered_mentions_relations
+from backportr.text.relation_words import RELATION_WORDS, lowered_mentions_relations
 
 _GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
 _ID = r"(?=[0-9a-fA-F]{0,39}[0-9])([0-9a-fA-F]{6,40})\b"  # prose: hex with a digit in it
@@ -161,15 +161,25 @@ class Mention:
 
 
 class Vocabulary:
-    """The forms one project's messages are read with: `FORMS` and the project's own
-    patterns (`backportr.fixesPattern`)."""
+    """The forms one project's messages are read with: the table (`FORMS`), the phrases
+    learned from its history and its own patterns (`backportr.fixesPattern`)."""
 
-    def __init__(self, patterns: Sequence[str] = (), learned: Sequence[LearnedPhrase] = ()) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[str] = (),
+        learned: Sequence[LearnedPhrase] = (),
+        table: tuple[RelationForm, ...] = FORMS,
+    ) -> None:
         self.patterns = tuple(patterns)
         self.learned = tuple(learned)
+        self.table = table
         learned_forms = tuple(phrase.form() for phrase in self.learned)
-        self.forms = FORMS + learned_forms
-        self.words = tuple(sorted({w.encode() for form in learned_forms for w in form.words}))
+        self.forms = table + learned_forms
+        self.words = tuple(  # what the cheap test must look for beyond its own words
+            sorted(
+                {w.encode() for form in self.forms for w in form.words} - set(RELATION_WORDS)
+            )
+        )
         self._own: list[re.Pattern[str]] = []
         for text in self.patterns:
             try:
@@ -190,10 +200,11 @@ class Vocabulary:
 
     @property
     def fingerprint(self) -> str:
-        """What the index records: the default table's version and the project's patterns."""
+        """What the index records: the table's own fingerprint (every form as it reads), the
+        project's patterns and the learned phrases; a change to any re-reads every message."""
         text = "\n".join(
             [
-                f"forms {len(FORMS)} {_TABLE_VERSION}",
+                table_fingerprint(self.table),
                 *self.patterns,
                 *(f"learned {p.phrase}" for p in self.learned),
             ]
@@ -241,7 +252,16 @@ class Vocabulary:
         )
 
 
-_TABLE_VERSION = 1  # raise when FORMS changes: indexes read every message again
+def table_fingerprint(forms: tuple[RelationForm, ...]) -> str:
+    """A table's fingerprint, derived from what each form reads: adding or changing a form
+    changes it, with no version to raise by hand."""
+    text = "\n".join(
+        "\t".join((f.name, f.start, f.pattern.pattern, str(f.pattern.flags), *f.words))
+        for f in forms
+    )
+    return "forms " + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 DEFAULT = Vocabulary()
 
 
