@@ -10,8 +10,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from backportr.examples.ima import B836C, ImaFixture
 from backportr.git.builder import RepoBuilder
-from backportr.text.annotations import BY_NAME, FORMS, form_of
+from backportr.text.annotations import ANNOTATIONS, FORMS, form_of
 from tests.conftest import backportr
 
 
@@ -35,7 +36,7 @@ def _project(
         message = None
         if form is not None:
             subject, _, rest = b.repo[fix].peel(pygit2.Commit).message.partition("\n")
-            written = BY_NAME[form].write(rest, fix, "2024-03-12 16:24:37 +0100")
+            written = ANNOTATIONS[form].write(rest, fix, "2024-03-12 16:24:37 +0100")
             message = f"{subject}\n\n{written}"
         b.cherry_pick(fix, branch, message=message, annotation=None)
     b.branch("main", "master")
@@ -72,7 +73,7 @@ def test_patches_carry_the_branchs_own_annotation(
         assert lines[0] == first.format(id=target), body
     if last is not None:
         assert lines[-1].startswith(last.format(id=target)), body
-        assert form_of(body) is BY_NAME[form or ""]
+        assert form_of(body) is ANNOTATIONS[form or ""]
     if form == "xen":
         assert lines[-2] == f"master commit: {target}"
     config = backportr("config", "--repo", str(b.path), "--upstream", "main",
@@ -141,7 +142,7 @@ def _stable_project(path: Path, names: list[str], form: str) -> tuple[RepoBuilde
     for name in names:
         for fix in backports:
             subject, _, rest = b.repo[fix].peel(pygit2.Commit).message.partition("\n")
-            written = BY_NAME[form].write(rest, fix, "2024-03-12 16:24:37 +0100")
+            written = ANNOTATIONS[form].write(rest, fix, "2024-03-12 16:24:37 +0100")
             b.cherry_pick(fix, name, message=f"{subject}\n\n{written}", annotation=None)
     b.commit("topic: start", {"topic.c": "x\n"}, branch="topic/wip")
     missing = b.commit(
@@ -179,3 +180,45 @@ def test_stable_branches_are_found_by_what_they_hold(
     assert mbox.returncode == 0, mbox.stderr
     version = names[-1].rsplit("-", 1)[-1]
     assert f"Subject: [PATCH {names[-1] if form == 'dpdk' else version}] f7: fix" in mbox.stdout
+
+
+def test_a_form_added_to_the_table_is_offered_written_learned_and_read(ima: ImaFixture) -> None:
+    """Adding an annotation form is one table entry: `--annotation` accepts it, patches are
+    written in it, a branch's backports in it are learned as its form and read as the
+    upstream commit they carry."""
+    import re as regex
+
+    from backportr.text.annotations import ANNOTATIONS, AnnotationForm
+    from backportr.text.relation_forms import Vocabulary
+    from backportr.text.trailers import parse_message
+
+    picked = AnnotationForm(
+        "picked",
+        "Picked-from: <id>",
+        regex.compile(r"^Picked-from: ([0-9a-f]{12,40})[ \t]*$", regex.MULTILINE),
+        "last",
+        ("Picked-from: {id}",),
+        words=("picked-from",),
+    )
+    upstream = "0123456789abcdef0123456789abcdef01234567"
+    message = f"net: fix it\n\nBody.\n\nPicked-from: {upstream}\n"
+    assert parse_message(message).upstream_refs == ()
+    before = Vocabulary().fingerprint
+    with ANNOTATIONS.added(picked):
+        assert "picked" in ANNOTATIONS.names()
+        assert form_of(message) is picked
+        assert [r.oid for r in parse_message(message).upstream_refs] == [upstream]
+        vocabulary = Vocabulary()
+        assert vocabulary.words == (b"picked-from",)  # the index reads such messages
+        assert vocabulary.fingerprint != before  # an index re-reads every message
+        written = picked.write("Body.", upstream, "2024-03-12 16:24:37 +0100")
+        assert written == f"Body.\n\nPicked-from: {upstream}\n"
+        target = ima.ids[B836C]
+        script = backportr(
+            "resolve", target, "--repo", str(ima.path), "-b", "v5.10.194", "-f", "script",
+            "--annotation", "picked",
+        )  # fmt: skip
+        assert script.returncode == 0, script.stderr
+        assert f"Picked-from: {target}" in script.stdout
+    assert "picked" not in ANNOTATIONS.names()
+    assert parse_message(message).upstream_refs == ()

@@ -100,10 +100,10 @@ def test_the_docs_list_the_output_formats_of_the_table() -> None:
 def test_the_docs_list_the_annotation_and_relation_forms_of_the_tables() -> None:
     """The annotation forms of docs/cli.md and the relation forms of docs/algorithm.md are
     the tables' own, no more and no fewer."""
-    from backportr.text.annotations import BY_NAME
+    from backportr.text.annotations import ANNOTATIONS
     from backportr.text.relation_forms import FORMS
 
     annotations = [_first_code(r[0]) for r in _table_rows("cli.md", "### Annotation forms")]
-    assert annotations == list(BY_NAME)
+    assert annotations == ANNOTATIONS.names()
     relations = [_first_code(r[0]) for r in _table_rows("algorithm.md", "## How a commit names")]
     assert relations == [f.name for f in FORMS]

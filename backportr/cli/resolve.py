@@ -27,7 +27,7 @@ from backportr.cli.app import (  # the app and what every command shares
 from backportr.cli.progress import TerminalProgress
 from backportr.errors import BackportrError, UsageError
 from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
-from backportr.text.annotations import BY_NAME
+from backportr.text.annotations import ANNOTATIONS
 
 if TYPE_CHECKING:
     from backportr.output.patchset import MboxOptions
@@ -43,9 +43,9 @@ def _annotation(repo: Path, asked: str | None) -> str | None:
     """--annotation, else backportr.annotation, else None (each branch's learned form); a
     name not in the table is a usage error, one line."""
     value = asked or git_config(repo).value("backportr.annotation")
-    if value is not None and value not in BY_NAME:
+    if value is not None and value not in ANNOTATIONS:
         where = "--annotation" if asked else "backportr.annotation"
-        raise UsageError(f"{where} is one of {', '.join(BY_NAME)}, not {value!r}")
+        raise UsageError(f"{where} is one of {', '.join(ANNOTATIONS.names())}, not {value!r}")
     return value
 
 
@@ -116,10 +116,10 @@ def resolve_command(
         typer.Option(
             "--annotation",
             metavar="FORM",
-            help="mbox, script: the upstream annotation: greg ('commit X upstream.'), sasha "
-            "('[ Upstream commit X ]'), dpdk ('[ upstream commit X ]'), xen ('master "
-            "commit: X'), cherry-pick, backported; default: backportr.annotation, else the "
-            "form the branch's own backports use (greg where none).",
+            help="mbox, script: the upstream annotation: "
+            + ", ".join(f"{f.name} ('{f.example}')" for f in ANNOTATIONS)
+            + "; default: backportr.annotation, else the form the branch's own backports use "
+            "(greg where none).",
         ),
     ] = None,
     signoff: Annotated[

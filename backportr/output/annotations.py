@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from backportr.git.repo import Repo
 from backportr.model import Oid
-from backportr.text.annotations import BY_NAME, DEFAULT, FORMS, AnnotationForm, form_of
+from backportr.text.annotations import ANNOTATIONS, DEFAULT, AnnotationForm, form_of
 
 LOOKED_AT = 400
 """Newest commits of a branch read to learn its form: enough for every backport of its last
@@ -53,15 +53,15 @@ def learn_form(repo: Repo, tip: Oid, fork: Oid | None, limit: int = LOOKED_AT) -
         if form is not None:
             counts[form.name] += 1
     if sum(counts.values()) < LEAST:
-        return LearnedForm(BY_NAME[DEFAULT], dict(counts), looked_at)
-    order = [f.name for f in FORMS]
+        return LearnedForm(ANNOTATIONS[DEFAULT], dict(counts), looked_at)
+    order = ANNOTATIONS.names()
     families: Counter[str] = Counter()
     for name, count in counts.items():
-        families[BY_NAME[name].family or name] += count
+        families[ANNOTATIONS[name].family or name] += count
     family = max(families, key=lambda name: (families[name], -order.index(name)))
     if family not in counts:  # the family's first form unseen: its member used most
-        members = [n for n in counts if (BY_NAME[n].family or n) == family]
+        members = [n for n in counts if (ANNOTATIONS[n].family or n) == family]
         family = max(members, key=lambda name: (counts[name], -order.index(name)))
     best = family
     ranked = dict(sorted(counts.items(), key=lambda item: (-item[1], order.index(item[0]))))
-    return LearnedForm(BY_NAME[best], ranked, looked_at)
+    return LearnedForm(ANNOTATIONS[best], ranked, looked_at)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import BranchReport, Member, Oid, short
-from backportr.text.annotations import BY_NAME, DEFAULT
+from backportr.text.annotations import ANNOTATIONS, DEFAULT
 from backportr.text.trailers import parse_version
 
 Annotation = str  # a name of `text.annotations.FORMS`
@@ -242,7 +242,7 @@ def _body(
     text = message.split("\n", 1)[1].strip("\n") if "\n" in message else ""
     lines = text.rstrip().splitlines()
     lines += _stable_deps(member, by_commit, repo, outside)  # after every upstream trailer
-    form = BY_NAME.get(annotation, BY_NAME[DEFAULT])
+    form = ANNOTATIONS.get(annotation, ANNOTATIONS[DEFAULT])
     body = form.write("\n".join(lines), member.commit, _committer_date(repo, member.commit))
     if signoff and not body.rstrip("\n").endswith(f"\nSigned-off-by: {signoff}"):
         body = body.rstrip("\n") + f"\nSigned-off-by: {signoff}\n"

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from backportr.errors import UsageError
+from backportr.text.annotations import ANNOTATIONS
 from backportr.text.relation_words import RELATION_WORDS, lowered_mentions_relations
 
 _GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
@@ -175,11 +176,11 @@ class Vocabulary:
         self.table = table
         learned_forms = tuple(phrase.form() for phrase in self.learned)
         self.forms = table + learned_forms
-        self.words = tuple(  # what the cheap test must look for beyond its own words
-            sorted(
-                {w.encode() for form in self.forms for w in form.words} - set(RELATION_WORDS)
-            )
-        )
+        self.annotations = tuple(ANNOTATIONS.beyond_the_readers())
+        words = {w for form in self.forms for w in form.words}
+        words |= {w for form in self.annotations for w in form.words}
+        # what the cheap test must look for beyond its own words
+        self.words = tuple(sorted({w.encode() for w in words} - set(RELATION_WORDS)))
         self._own: list[re.Pattern[str]] = []
         for text in self.patterns:
             try:
@@ -205,6 +206,7 @@ class Vocabulary:
         text = "\n".join(
             [
                 table_fingerprint(self.table),
+                *(f"annotation {a.name} {a.pattern.pattern}" for a in self.annotations),
                 *self.patterns,
                 *(f"learned {p.phrase}" for p in self.learned),
             ]

@@ -8,7 +8,7 @@ parentheses); the formats are those of ../shared/CONVENTIONS.md.
 from __future__ import annotations
 
 import re
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from backportr.model import (
     FixesTag,
@@ -16,9 +16,11 @@ from backportr.model import (
     StableDep,
     StableTag,
     Trailer,
+    UpstreamForm,
     UpstreamRef,
     Version,
 )
+from backportr.text.annotations import ANNOTATIONS
 from backportr.text.relation_forms import DEFAULT, Vocabulary
 from backportr.text.relation_words import lowered_mentions_relations
 
@@ -234,6 +236,11 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
         and (m := _BARE_COMMIT.search(body, start.end()))
     ):
         found.append((m.start(), UpstreamRef(m.group(1).lower(), "mainline-inclusion")))
+    for form in ANNOTATIONS.beyond_the_readers():
+        found += [
+            (at, UpstreamRef(oid.lower(), cast(UpstreamForm, form.reference)))
+            for at, oid in form.reads(body)
+        ]
     refs: list[UpstreamRef] = []
     for _, ref in sorted(found, key=lambda item: item[0]):
         if all(r.oid != ref.oid for r in refs):
