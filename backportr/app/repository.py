@@ -83,8 +83,7 @@ def status(
             results = []
             for spec in commits:
                 oid = ws.repo.names.resolve_commit(spec)
-                info = ws.index.reader.info(oid)
-                subject = info.subject if info else ws.repo.message(oid).split("\n", 1)[0]
+                subject = ws.index.reader.subject(oid, ws.repo)
                 presences = tuple(ws.presence.check(oid, b) for b in ws.branches)
                 results.append(StatusResult(oid, subject, presences))
     finally:

@@ -428,6 +428,10 @@ class Repo:
     def message(self, oid: Oid) -> str:
         return self.commit(oid).message
 
+    def subject(self, oid: Oid) -> str:
+        """The first line of the commit's message."""
+        return self.message(oid).split("\n", 1)[0].strip()
+
     def parents(self, oid: Oid) -> list[Oid]:
         return [str(p) for p in self.commit(oid).parent_ids]
 

@@ -171,8 +171,7 @@ class PresenceChecker:
         author date (a cherry-pick keeps both): a subject a project writes again and again
         (tcpdump's "CHANGES: Add a change backported to 4.99", 32 commits of one author on
         one file; NetworkManager's "NEWS: update") names none of them by itself."""
-        info = self.index.reader.info(commit)
-        subject = info.subject if info else self.repo.message(commit).split("\n", 1)[0].strip()
+        subject = self.index.reader.subject(commit, self.repo)
         matches = self.index.reader.branch_commits_with_subject(subject, branch.refname)
         if not matches:
             return []

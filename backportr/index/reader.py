@@ -5,11 +5,18 @@ writes: answers kept for later are `kept.py`'s, the facts about the project `fac
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from backportr.index.part import IndexFile, StorePart
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
+
+
+class SubjectSource(Protocol):
+    """Where a commit the index does not hold gets its subject (the repository)."""
+
+    def subject(self, oid: Oid) -> str: ...
+
 
 _ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
 
@@ -79,6 +86,11 @@ class IndexReader(StorePart):
         return CommitInfo(
             oid, row.subject, row.author_name, row.author_email, row.author_time, row.commit_time
         )
+
+    def subject(self, oid: Oid, repo: SubjectSource) -> str:
+        """A commit's subject: the index's, else the repository's (a commit it does not hold)."""
+        row = self.row(oid)
+        return row.subject if row is not None else repo.subject(oid)
 
     def upstream_seq(self, oid: Oid) -> int | None:
         row = self.row(oid)

@@ -96,8 +96,7 @@ class Checker:
             target = submitted[-1]  # a series is checked as a whole, through its last part
         resolver = Resolver(self.ws)
         checks = [self._branch(resolver, mail, target, b, submitted) for b in branches]
-        info = self.ws.index.reader.info(target)
-        subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
+        subject = self.ws.index.reader.subject(target, self.ws.repo)
         members = [target, *(m.commit for b in checks for m in b.members)]
         return MailCheck(
             mail,

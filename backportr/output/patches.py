@@ -274,9 +274,7 @@ def _stable_deps(
         if dependent in outside:
             continue  # left out of the patches: the line would point outside them
         subject = (
-            by_commit[dependent].subject
-            if dependent in by_commit
-            else repo.message(dependent).split("\n", 1)[0].strip()
+            by_commit[dependent].subject if dependent in by_commit else repo.subject(dependent)
         )
         line = f'Stable-dep-of: {short(dependent)} ("{subject}")'
         if line not in out:

@@ -160,8 +160,7 @@ class Resolver:
             self.progress(f"resolving on {branch.name}", done, len(branches))
             reports.append(self.resolve_branch(target, branch))
         self.progress("resolving", len(branches), len(branches))
-        info = self.ws.index.reader.info(target)
-        subject = info.subject if info else self.ws.repo.message(target).split("\n", 1)[0]
+        subject = self.ws.index.reader.subject(target, self.ws.repo)
         return Report(target, subject, tuple(reports))
 
     # -- one branch ------------------------------------------------------------------------

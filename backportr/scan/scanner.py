@@ -48,6 +48,7 @@ from backportr.scan.findings import (
     prioritize,
 )
 from backportr.scan.witnesses import Witnesses
+from backportr.settings import Settings
 from backportr.text.trailers import parse_version
 
 _log = logging.getLogger("backportr")
@@ -70,6 +71,27 @@ def log_scanned(result: BranchScan) -> None:
 
 class Scanner:
     """Scans branches of one workspace."""
+
+    @classmethod
+    def for_settings(
+        cls,
+        ws: Workspace,
+        settings: Settings,
+        policy: Policy,
+        *,
+        progress: ProgressCallback = no_progress,
+        on_settled: Callable[[ScanFinding], None] | None = None,
+    ) -> Scanner:
+        """The scanner of a run: the settings' closure cap and culprit policy (the one way a
+        scan builds it, in one process or in each worker)."""
+        return cls(
+            ws,
+            policy,
+            progress=progress,
+            max_commits=settings.max_commits,
+            culprits=settings.culprits,
+            on_settled=on_settled,
+        )
 
     def __init__(
         self,
@@ -479,8 +501,7 @@ class Scanner:
         return f"Fixes: {short(culprit)} ({self._subject(culprit)}), in the branch {where}"
 
     def _subject(self, commit: Oid) -> str:
-        info = self.ws.index.reader.info(commit)
-        return info.subject if info else self.ws.repo.message(commit).split("\n", 1)[0]
+        return self.ws.index.reader.subject(commit, self.ws.repo)
 
 
 def is_pending(finding: ScanFinding) -> bool:

@@ -50,10 +50,7 @@ class Context:
         return self._present[commit]
 
     def subject(self, commit: Oid) -> str:
-        info = self.index.reader.info(commit)
-        if info is not None:
-            return info.subject
-        return self.repo.message(commit).split("\n", 1)[0].strip()
+        return self.index.reader.subject(commit, self.repo)
 
     def describe(self, commit: Oid) -> str:
         return f'{short(commit)} ("{self.subject(commit)}")'

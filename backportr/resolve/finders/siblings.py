@@ -45,7 +45,7 @@ def posting(ctx: Context, commit: Oid) -> Posting | None:
     if merged is not None:
         merge, brought = merged
         if len(brought) > 1:
-            cover = ctx.repo.message(merge).split("\n", 1)[0].strip()
+            cover = ctx.repo.subject(merge)
             return Posting(f"merge {short(merge)}", cover, tuple(enumerate(brought, 1)))
     return None
 
