@@ -28,8 +28,9 @@ import pygit2
 from backportr.git.proc import read_object
 from backportr.model import Oid
 
-Hunk = tuple[int, int, int, int]
-"""A diff hunk as libgit2 gives it: old start, old lines, new start, new lines (1-based)."""
+Ranges = tuple[int, int, int, int]
+"""The line ranges of a diff hunk, as blame keeps them compactly: old start, old lines, new
+start, new lines (1-based; `DiffHunk` is the hunk itself)."""
 
 Lines = list[tuple[int, int]]
 """Line ranges of one version of a file (1-based, inclusive). Two lines of the file at the
@@ -37,8 +38,8 @@ top can reach the same line of an older version by two ways through a merge: eac
 as in git, so ranges may overlap."""
 
 KeptDiffs = tuple[
-    Callable[[str, str], tuple[Hunk, ...] | None],
-    Callable[[list[tuple[str, str, tuple[Hunk, ...]]]], None],
+    Callable[[str, str], tuple[Ranges, ...] | None],
+    Callable[[list[tuple[str, str, tuple[Ranges, ...]]]], None],
 ]
 """Where blob pairs' hunks are kept between processes and runs: a lookup of one pair (None:
 not kept) and a writer of those diffed since."""
@@ -53,9 +54,9 @@ class LineBlame:
 
     def __init__(self, git: pygit2.Repository, kept: KeptDiffs | None = None) -> None:
         self._git = git
-        self._diffs: OrderedDict[tuple[str, str], tuple[Hunk, ...]] = OrderedDict()
+        self._diffs: OrderedDict[tuple[str, str], tuple[Ranges, ...]] = OrderedDict()
         self._kept = kept
-        self._unkept: list[tuple[str, str, tuple[Hunk, ...]]] = []  # diffed, not yet kept
+        self._unkept: list[tuple[str, str, tuple[Ranges, ...]]] = []  # diffed, not yet kept
 
     def blame(
         self,
@@ -132,7 +133,7 @@ class LineBlame:
                 return 0
         return _count(lines)
 
-    def _hunks(self, old: str, new: str) -> tuple[Hunk, ...] | None:
+    def _hunks(self, old: str, new: str) -> tuple[Ranges, ...] | None:
         key = (old, new)
         hunks = self._diffs.get(key)
         if hunks is None and self._kept is not None:
@@ -153,13 +154,13 @@ class LineBlame:
         return hunks
 
 
-def _diff(old: pygit2.Blob, new: pygit2.Blob) -> tuple[Hunk, ...]:
+def _diff(old: pygit2.Blob, new: pygit2.Blob) -> tuple[Ranges, ...]:
     """The hunks of git's diff of two blobs, without context."""
     patch = pygit2.Patch.create_from(old, new, flag=_DIFF_FLAGS, context_lines=0, interhunk_lines=0)
     return tuple((h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks)
 
 
-def _split(lines: Lines, hunks: tuple[Hunk, ...]) -> tuple[Lines, Lines]:
+def _split(lines: Lines, hunks: tuple[Ranges, ...]) -> tuple[Lines, Lines]:
     """The new side's `lines` cut by a diff: those outside every hunk, renumbered as the old
     side's lines (what the parent had), and those the diff changed (still to be blamed)."""
     passed: Lines = []

@@ -38,17 +38,6 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
-class Hunk:
-    """A hunk of a commit's diff: the old-side line range (1-based, inclusive, with context)."""
-
-    path: str
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-
-
-@dataclass(frozen=True, slots=True)
 class PickResult:
     """A pick's outcome and the state after it. `conflict_files` are the branch's paths (where
     git's cherry-pick leaves its markers); `conflict_sources` the same files at the paths the

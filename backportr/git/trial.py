@@ -23,7 +23,7 @@ from typing import cast
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from backportr.git.diff_model import changed_lines
+from backportr.git.diff_model import DiffHunk, changed_lines
 from backportr.git.forced import Lines, diff_is_forced, is_binary
 from backportr.git.merge import TreeMerge, merge_tree_version
 from backportr.git.proc import read_object
@@ -31,7 +31,6 @@ from backportr.git.repo import Repo
 from backportr.git.treestate import (
     FileChange,
     HeldBlobs,
-    Hunk,
     PickResult,
     RecentTexts,
     Text,
@@ -40,7 +39,7 @@ from backportr.git.treestate import (
 )
 from backportr.model import Oid, short
 
-__all__ = ["FileChange", "Hunk", "PickResult", "TreeState", "TrialApplier"]
+__all__ = ["FileChange", "PickResult", "TreeState", "TrialApplier"]
 
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
 _PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
@@ -153,10 +152,10 @@ class TrialApplier:
             self._changed[commit] = changed_lines(self.repo.diffs.diff(commit))
         return self._changed[commit]
 
-    def hunks(self, commit: Oid, path: str | None = None) -> list[Hunk]:
-        """The commit's hunks (old-side ranges against its first parent)."""
+    def hunks(self, commit: Oid, path: str | None = None) -> list[tuple[str, DiffHunk]]:
+        """The commit's hunks against its first parent, each with the old path it changes."""
         return [
-            Hunk(file.old_path, hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines)
+            (file.old_path, hunk)
             for file in self.repo.diffs.diff(commit)
             if path is None or file.touches(path)
             for hunk in file.hunks

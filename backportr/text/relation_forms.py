@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from backportr.errors import UsageError
+from backportr.model import FixesTag
 from backportr.text.annotations import ANNOTATIONS
 from backportr.text.relation_words import RELATION_WORDS, lowered_mentions_relations
 
@@ -151,16 +152,6 @@ FIXES_FORM = "Fixes:"
 """The kernel's trailer, parsed by `text/trailers.py` (its subject may wrap)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Mention:
-    """A culprit named by a form: the id as written (lowercased), the subject quoted right
-    after it, and the form's name."""
-
-    ref: str
-    subject: str | None
-    form: str
-
-
 class Vocabulary:
     """The forms one project's messages are read with: the table (`FORMS`), the phrases
     learned from its history and its own patterns (`backportr.fixesPattern`)."""
@@ -213,7 +204,7 @@ class Vocabulary:
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def mentions(self, body: str, low: str) -> Iterator[Mention]:
+    def mentions(self, body: str, low: str) -> Iterator[FixesTag]:
         """Every culprit the forms name in a message body (`low`: the body lowercased, same
         offsets), in form order, then the project's patterns."""
         for form in self.forms:
@@ -225,7 +216,7 @@ class Vocabulary:
                     match = form.pattern.match(body, at)
                     if match is not None:
                         subject = match.groupdict().get("subject")
-                        yield Mention(
+                        yield FixesTag(
                             match.group(1).lower(),
                             subject or _subject_after(body, match.end()),
                             form.name,
@@ -235,7 +226,7 @@ class Vocabulary:
             for match in pattern.finditer(body):
                 ref = match.group(1)
                 if ref and re.fullmatch(r"[0-9a-fA-F]{6,40}", ref):
-                    yield Mention(
+                    yield FixesTag(
                         ref.lower(), _subject_after(body, match.end()), f"fixesPattern {index + 1}"
                     )
 

@@ -109,7 +109,7 @@ def parse_message(
     for mention in vocabulary.mentions(whole, whole.lower()):
         if mention.ref not in named:
             named.add(mention.ref)
-            fixes.append(FixesTag(mention.ref, mention.subject, mention.form))
+            fixes.append(mention)
     deps = [StableDep(m.group(1).lower(), _quoted_subject(m.group(2))) for m in dep_lines]
     tags = _stable_tags(body, low) if "stable" in low else []
     reverts = (

@@ -40,11 +40,11 @@ def blame_candidates(
         return {}
     blamed: list[tuple[Oid, str]] = []
     for path in files:
-        hunks = [h for h in ctx.applier.hunks(member, path) if h.old_lines > 0]
-        if not hunks:
+        changed = [(p, h) for p, h in ctx.applier.hunks(member, path) if h.old_lines > 0]
+        if not changed:
             continue
-        ranges = [(h.old_start, h.old_start + h.old_lines - 1) for h in hunks]
-        old_path = hunks[0].path
+        ranges = [(h.old_start, h.old_start + h.old_lines - 1) for _, h in changed]
+        old_path = changed[0][0]
         blamed += [(c, path) for c in ctx.repo.search.blame(old_path, parents[0], ranges, ctx.fork)]
     return _candidates(ctx, member, blamed, is_candidate)
 
@@ -95,7 +95,7 @@ def history_candidates(
         return {}
     found: list[tuple[Oid, str]] = []
     for path in files:
-        old_paths = {h.path for h in ctx.applier.hunks(member, path)} or {path}
+        old_paths = {p for p, _ in ctx.applier.hunks(member, path)} or {path}
         history = ctx.repo.search.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
         found += [(commit, path) for commit in history]
     return _candidates(ctx, member, found, is_candidate)
