@@ -11,6 +11,9 @@ from backportr.index.part import IndexFile, StorePart
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
 from backportr.model import CommitInfo, Oid, StableTag
 
+NOT_UPSTREAM = 1 << 40
+"""The upstream order of a commit upstream does not hold: after all of them."""
+
 
 class SubjectSource(Protocol):
     """Where a commit the index does not hold gets its subject (the repository)."""
@@ -91,6 +94,12 @@ class IndexReader(StorePart):
         """A commit's subject: the index's, else the repository's (a commit it does not hold)."""
         row = self.row(oid)
         return row.subject if row is not None else repo.subject(oid)
+
+    def upstream_order(self, oid: Oid) -> int:
+        """Where `oid` sits in upstream's order (oldest first); a commit not upstream after
+        every upstream one (a sort key)."""
+        value = self.upstream_seq(oid)
+        return value if value is not None else NOT_UPSTREAM
 
     def upstream_seq(self, oid: Oid) -> int | None:
         row = self.row(oid)

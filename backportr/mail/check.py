@@ -235,8 +235,7 @@ class Checker:
                 seen.setdefault(member.commit, member)
 
         def order(member: Member) -> tuple[int, str]:
-            seq = self.ws.index.reader.upstream_seq(member.commit)
-            return (seq if seq is not None else 1 << 40, member.commit)
+            return (self.ws.index.reader.upstream_order(member.commit), member.commit)
 
         return tuple(sorted(seen.values(), key=order))
 

@@ -49,12 +49,7 @@ def resolve_batch(resolver: Resolver, targets: Sequence[Oid], branches: Sequence
     """Several targets at once: on each branch one series for all of them."""
     if len(targets) == 1:
         return resolver.resolve(targets[0], branches)
-    index = resolver.ws.index
-
-    def seq(commit: Oid) -> int:
-        value = index.reader.upstream_seq(commit)
-        return value if value is not None else 1 << 40
-
+    seq = resolver.ws.index.reader.upstream_order
     reports = []
     for done, branch in enumerate(branches):
         resolver.progress(f"resolving on {branch.name}", done, len(branches))

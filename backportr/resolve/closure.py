@@ -55,8 +55,7 @@ class Closure:
     posting_filled: bool = False  # whether the target's posting was filled in (once)
 
     def seq(self, commit: Oid) -> int:
-        value = self.ctx.index.reader.upstream_seq(commit)
-        return value if value is not None else 1 << 40
+        return self.ctx.index.reader.upstream_order(commit)
 
     def add(self, commit: Oid, role: Role, reason: Reason | None) -> bool:
         """Add a member (or a reason to one); True when it is new."""

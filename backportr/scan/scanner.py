@@ -124,15 +124,7 @@ class Scanner:
         self._found: list[tuple[str, str, str, str]] = []  # findings not yet kept (`_guard`)
         # what `unanswered` looked up for a branch's targets, for the scan of them after it
         self._looked_up: dict[str, _LookedUp] = {}
-        # The conflict searches blame and log one range (fork..upstream) thousands of times:
-        # read it once (one `git log --name-status` pass) instead of walking it per question.
-        ws.repo.search.remember_history(
-            ws.upstream.tip,
-            reading=lambda: progress("reading the history since the fork", 0, None),
-            kept=ws.index.path.parent / "ranges",
-        )
-        ws.repo.search.expect_many_greps()  # the symbol finder's "which files mention it"
-        ws.repo.search.keep_blame_diffs((ws.index.kept.blame_hunks, ws.index.kept.keep_blame_hunks))
+        ws.search_for_a_scan(lambda: progress("reading the history since the fork", 0, None))
 
     def targets(
         self, branch: Ref, candidates: list[Oid] | None = None
