@@ -17,7 +17,7 @@ from backportr.app.formats import FORMATS, FormatTable, ResolveAnswer
 from backportr.errors import ExitCode
 from backportr.model import ProgressCallback, Report, SiblingsPolicy, no_progress
 from backportr.resolve.workspace import Workspace, open_workspace
-from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS, Settings
+from backportr.settings import DEFAULT_CONFLICT_DEPTH, Settings
 
 if TYPE_CHECKING:
     from backportr.git.names import Ref
@@ -29,9 +29,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ResolveOptions:
-    """How a resolve searches (the defaults are the command line's)."""
+    """How a resolve searches, beyond its settings (the defaults are the command line's)."""
 
-    max_commits: int = DEFAULT_MAX_COMMITS
     conflict_depth: int = DEFAULT_CONFLICT_DEPTH
     symbols: bool = True
     siblings: SiblingsPolicy = "none"
@@ -65,7 +64,7 @@ class ResolveRun:
             ws.use_what_scans_kept()
             self._resolver = Resolver(
                 ws,
-                max_commits=self.options.max_commits,
+                max_commits=self.settings.max_commits,
                 symbols=self.options.symbols,
                 conflict_depth=self.options.conflict_depth,
                 culprits=self.settings.culprits,

@@ -227,7 +227,7 @@ def resolve_command(
     settings = make_settings(
         repo, upstream, names, branch_pattern, index, max_commits=max_commits, culprits=culprits
     )
-    search = ResolveOptions(max_commits, conflict_depth, symbols, with_siblings.value, lore)
+    search = ResolveOptions(conflict_depth, symbols, with_siblings.value, lore)
     patched = output_format in ("script", "mbox")  # annotated and signed off
     request = ResolveRequest(
         settings=settings,
