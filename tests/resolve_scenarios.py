@@ -1183,6 +1183,7 @@ FOLLOW_UP_LINES = {
     "Regression from": "It is a regression from {id}.\n",
     "Introduced by": "Fixes a bug introduced by {id}.\n",
     'Commit <id> ("...") introduced': 'Commit {id} ("{subject}") introduced a bug in drv_fn2.\n',
+    "Fixes:": 'Fixes: {id} ("{subject}")\n',
 }
 
 

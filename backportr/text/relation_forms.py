@@ -1,12 +1,13 @@
 """The ways projects write that a commit fixes an earlier one, as data.
 
-The kernel writes `Fixes: <id> ("subject")` (parsed in `text/trailers.py`, with its wrapped
-subjects); other projects write `Follow-up for <id>`, `Fixup for <id>`, `Fixes commit <id>`,
-`This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, or name the culprit in prose,
-`commit <id> ("subject") broke ...`. Each of those forms is a row of `FORMS`: where its match
-starts (a lowercase word, searched literally), its pattern (matched at that word only, with
-bounded gaps: linear on any message), the words a message holds whenever it matches (the
-bulk indexer's cheap test, `text/relation_words.py`) and a real commit line it reads.
+The kernel writes `Fixes: <id> ("subject")` (the table's first row; `text/trailers.py` reads
+it, with its wrapped subjects); other projects write `Follow-up for <id>`, `Fixup for <id>`,
+`Fixes commit <id>`, `This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, or name
+the culprit in prose, `commit <id> ("subject") broke ...`. Each of those forms is a row of
+`FORMS`: where its match starts (a lowercase word, searched literally), its pattern (matched at
+that word only, with bounded gaps: linear on any message), the words a message holds whenever
+it matches (the bulk indexer's cheap test, `text/relation_words.py`) and a real commit line it
+reads.
 
 A project's own forms are learned from its history (`index/vocabulary.py`: a `LearnedPhrase`
 each, read as a row of this table is) or come from `backportr.fixesPattern` (multi-valued git
@@ -45,6 +46,9 @@ class RelationForm:
     words: tuple[str, ...]  # a message matching holds one of these (lowercase)
     phrase: str | None  # how a mail names the id this way, for an archive's phrase search
     example: str  # a real commit line it reads (tests hold it to that)
+    trailer: bool = False
+    """A trailer `text/trailers.py` reads with its own parser (a subject wrapped over lines,
+    quoted text left out): in the table for what it is, skipped by `mentions`."""
 
 
 def _form(
@@ -54,11 +58,24 @@ def _form(
     words: tuple[str, ...],
     phrase: str | None,
     example: str,
+    *,
+    trailer: bool = False,
 ) -> RelationForm:
-    return RelationForm(name, start, re.compile(pattern, _FLAGS), words, phrase, example)
+    return RelationForm(
+        name, start, re.compile(pattern, _FLAGS), words, phrase, example, trailer=trailer
+    )
 
 
 FORMS: tuple[RelationForm, ...] = (
+    _form(
+        "Fixes:",
+        "fixes",
+        r"fixes[ \t]*:[ \t]*(?:commit[ \t]+)?([0-9a-fA-F]{6,40})\b",
+        ("fixes",),
+        "Fixes: {id}",
+        'Fixes: db1d1e8b9867 ("IMA: use vfs_getattr_nosec to get the i_version")',  # Linux
+        trailer=True,
+    ),
     _form(
         "Follow-up for",
         "follow",
@@ -148,7 +165,7 @@ class LearnedPhrase:
         )
 
 
-FIXES_FORM = "Fixes:"
+FIXES_FORM = FORMS[0].name
 """The kernel's trailer, parsed by `text/trailers.py` (its subject may wrap)."""
 
 
@@ -208,7 +225,7 @@ class Vocabulary:
         """Every culprit the forms name in a message body (`low`: the body lowercased, same
         offsets), in form order, then the project's patterns."""
         for form in self.forms:
-            if not any(word in low for word in form.words):
+            if form.trailer or not any(word in low for word in form.words):
                 continue
             at = low.find(form.start)
             while at != -1:
@@ -233,7 +250,7 @@ class Vocabulary:
     def search_phrases(self, oid12: str) -> list[str]:
         """How a mail on a list names `oid12` as its culprit: `Fixes: <id>`, then each
         form's fixed words before the id (for an archive's phrase search)."""
-        return [f"Fixes: {oid12}", *(f.phrase.format(id=oid12) for f in self.forms if f.phrase)]
+        return [f.phrase.format(id=oid12) for f in self.forms if f.phrase]
 
     def may_relate(self, low: bytes) -> bool:
         """Whether a message (lowercased) may name a relation these forms read: the bulk
