@@ -159,15 +159,7 @@ def _floor_of(name: str) -> int:
 
 
 def _imports(module: Path) -> list[str]:
-    import ast
-
-    names: list[str] = []
-    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            names.append(node.module or "")
-        elif isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-    return [n for n in names if n.startswith("backportr.")]
+    return [n for n in _every_import(module) if n.startswith("backportr.")]
 
 
 def test_no_floor_imports_one_above_it() -> None:
