@@ -64,10 +64,8 @@ class ResolveRun:
             ws.use_what_scans_kept()
             self._resolver = Resolver(
                 ws,
-                max_commits=self.settings.max_commits,
                 symbols=self.options.symbols,
                 conflict_depth=self.options.conflict_depth,
-                culprits=self.settings.culprits,
                 siblings=self.options.siblings,
                 progress=self.progress,
             )

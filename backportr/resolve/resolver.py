@@ -54,7 +54,7 @@ from backportr.resolve.rules import (
     prune_unhelpful,
 )
 from backportr.resolve.workspace import Workspace
-from backportr.settings import DEFAULT_CONFLICT_DEPTH, DEFAULT_MAX_COMMITS
+from backportr.settings import DEFAULT_CONFLICT_DEPTH
 from backportr.text.trailers import parse_version
 
 _log = logging.getLogger("backportr")
@@ -86,7 +86,7 @@ class Resolver:
         self,
         workspace: Workspace,
         *,
-        max_commits: int = DEFAULT_MAX_COMMITS,
+        max_commits: int | None = None,
         symbols: bool = True,
         conflict_depth: int = DEFAULT_CONFLICT_DEPTH,
         culprits: CulpritPolicy | None = None,
@@ -105,7 +105,7 @@ class Resolver:
         self.postings = postings
         self.culprits: CulpritPolicy = culprits or workspace.culprits
         self.ws = workspace
-        self.max_commits = max_commits
+        self.max_commits = max_commits or workspace.max_commits
         self.symbols = symbols
         self.conflict_depth = conflict_depth
         self.progress = progress

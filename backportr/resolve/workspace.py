@@ -20,7 +20,7 @@ from backportr.index.presence import PresenceChecker
 from backportr.index.store import default_index_path
 from backportr.index.vocabulary import learned_vocabulary
 from backportr.model import CulpritPolicy, ProgressCallback, no_progress
-from backportr.settings import Settings
+from backportr.settings import DEFAULT_MAX_COMMITS, Settings
 from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
@@ -36,6 +36,7 @@ class Workspace:
     presence: PresenceChecker
     stats: UpdateStats
     culprits: CulpritPolicy = "auto"  # the settings' policy: every resolver's default
+    max_commits: int = DEFAULT_MAX_COMMITS  # the settings' cap on a closure: the same
     branch_pattern: str = DEFAULT_BRANCH_PATTERN  # how the project names its branches
 
     def use_what_scans_kept(self) -> None:
@@ -156,6 +157,7 @@ def _open(
         presence=PresenceChecker(repo, index),
         stats=stats,
         culprits=settings.culprits,
+        max_commits=settings.max_commits,
         branch_pattern=_naming(repo, settings.branch_pattern),
     )
 

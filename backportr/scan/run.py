@@ -71,9 +71,7 @@ def run_scan(
         open_workspace(settings, progress=progress, named_patch_ids=True) as ws,
     ):
         limit = candidate_range(ws, since, range_)
-        scanner = Scanner.for_settings(
-            ws, settings, policy, progress=progress, on_settled=on_settled
-        )
+        scanner = Scanner(ws, policy, progress=progress, on_settled=on_settled)
         _forget_unasked(ws, scanner)
         return _settled(scanner, [scanner.scan(branch, limit) for branch in ws.branches])
 
@@ -152,9 +150,7 @@ def _scan_share(
     settled: list[dict[str, object]] = []
     with open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
-        scanner = Scanner.for_settings(
-            ws, settings, policy, on_settled=lambda f: settled.append(finding_to_json(f))
-        )
+        scanner = Scanner(ws, policy, on_settled=lambda f: settled.append(finding_to_json(f)))
         scanner.prepare_share(ref, share)
         while (item := work.get()) is not None:
             number, targets = item
@@ -223,9 +219,7 @@ def _run_scan_parallel(
 ) -> list[BranchScan]:
     with open_workspace(settings, progress=progress, named_patch_ids=True) as ws:
         limit = candidate_range(ws, since, range_)
-        scanner = Scanner.for_settings(
-            ws, settings, policy, progress=progress, on_settled=on_settled
-        )
+        scanner = Scanner(ws, policy, progress=progress, on_settled=on_settled)
         plans = [(branch.name, scanner.targets(branch, limit)) for branch in ws.branches]
         tips = {branch.name: branch.tip for branch in ws.branches}
         upstream = ws.upstream

@@ -27,7 +27,6 @@ from backportr.git.repo import GitError
 from backportr.git.trial import TreeState
 from backportr.index.kept import result_key
 from backportr.model import (
-    CulpritPolicy,
     Member,
     Oid,
     ProgressCallback,
@@ -48,7 +47,6 @@ from backportr.scan.findings import (
     prioritize,
 )
 from backportr.scan.witnesses import Witnesses
-from backportr.settings import Settings
 from backportr.text.trailers import parse_version
 
 _log = logging.getLogger("backportr")
@@ -72,36 +70,13 @@ def log_scanned(result: BranchScan) -> None:
 class Scanner:
     """Scans branches of one workspace."""
 
-    @classmethod
-    def for_settings(
-        cls,
-        ws: Workspace,
-        settings: Settings,
-        policy: Policy,
-        *,
-        progress: ProgressCallback = no_progress,
-        on_settled: Callable[[ScanFinding], None] | None = None,
-    ) -> Scanner:
-        """The scanner of a run: the settings' closure cap and culprit policy (the one way a
-        scan builds it, in one process or in each worker)."""
-        return cls(
-            ws,
-            policy,
-            progress=progress,
-            max_commits=settings.max_commits,
-            culprits=settings.culprits,
-            on_settled=on_settled,
-        )
-
     def __init__(
         self,
         ws: Workspace,
         policy: Policy,
         *,
         progress: ProgressCallback = no_progress,
-        max_commits: int = 50,
         staged: bool = True,
-        culprits: CulpritPolicy | None = None,
         on_settled: Callable[[ScanFinding], None] | None = None,
     ) -> None:
         self.staged = staged  # False: resolve every backport in full (the reference)
@@ -109,10 +84,8 @@ class Scanner:
         self.ws = ws
         self.policy = policy
         self.progress = progress
-        self.resolver = Resolver(
+        self.resolver = Resolver(  # the closure's cap and culprit policy: the workspace's settings
             ws,
-            max_commits=max_commits,
-            culprits=culprits,
             suggest=False,
             postings=False,
             many=True,
