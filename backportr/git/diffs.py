@@ -18,6 +18,7 @@ from backportr.errors import BackportrError
 from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
 from backportr.git.proc import GitAccess, GitHandle, read_object
 from backportr.git.range_history import parse_changes
+from backportr.git.treestate import FileChange
 from backportr.model import Oid
 
 if TYPE_CHECKING:
@@ -89,9 +90,9 @@ class Diffs(GitAccess):
         )
         return stat, diff.patch or ""
 
-    def file_changes(self, oid: Oid) -> list[FileEntries] | None:
-        """What the commit does to each path it changes: (path, old (blob, mode) or None,
-        new (blob, mode) or None), in path order, without a tree diff: for a commit of a
+    def file_changes(self, oid: Oid) -> list[FileChange] | None:
+        """What the commit does to each path it changes (old and new (blob, mode), None for
+        absent), in path order, without a tree diff: for a commit of a
         remembered range, the entries its pass listed (no object read at all); for one whose
         paths were listed, only those entries looked up in its trees (a tree diff walks every
         entry of each directory a change touches: 3 ms a commit where directories hold
@@ -122,7 +123,7 @@ class Diffs(GitAccess):
             return cached
         changes = self.file_changes(oid)
         if changes is not None:
-            diff = tuple(self._file_diff_of(path, old, new) for path, old, new in changes)
+            diff = tuple(self._file_diff_of(c.new_path, c.old, c.new) for c in changes)
         else:
             patches = self.diff_to_parent(oid)
             diff = tuple(_file_diff(patch) for patch in patches if patch is not None)
@@ -225,7 +226,7 @@ def _listed_entry(entry: str | None) -> Entry | None:
     return (pygit2.Oid(hex=blob), value)
 
 
-def _file_changes(entries: Iterable[FileEntries]) -> list[FileEntries] | None:
+def _file_changes(entries: Iterable[FileEntries]) -> list[FileChange] | None:
     """The file changes of a commit from its paths' entries before and after, or None where
     a tree diff must say what changed: a path not changed as a file (the same entry, a
     submodule, a directory, a file turned symlink), or an add beside a delete (a rename)."""
@@ -241,7 +242,7 @@ def _file_changes(entries: Iterable[FileEntries]) -> list[FileEntries] | None:
         return None  # a submodule or a directory: the tree diff says what changed
     if any(old is None for _, old, _ in out) and any(new is None for _, _, new in out):
         return None  # an add and a delete: a rename to be found on the tree diff
-    return out
+    return [FileChange(path, path, old, new) for path, old, new in out]
 
 
 def _file_diff(patch: pygit2.Patch) -> FileDiff:

@@ -127,7 +127,7 @@ class TrialApplier:
         if commit not in self._changes:
             known = self.repo.diffs.file_changes(commit)
             if known is not None:  # no tree diff needed
-                self._changes[commit] = [FileChange(p, p, old, new) for p, old, new in known]
+                self._changes[commit] = known
                 return self._changes[commit]
             diff = self.repo.diffs.diff_with_renames(commit)
             out = []
