@@ -108,6 +108,7 @@ class AnnotationTable:
 
     def __init__(self, forms: tuple[AnnotationForm, ...]) -> None:
         self._by_name = {form.name: form for form in forms}
+        self._added: tuple[AnnotationForm, ...] = ()  # since it was made (read per message)
 
     def __iter__(self) -> Iterator[AnnotationForm]:
         return iter(tuple(self._by_name.values()))
@@ -128,6 +129,7 @@ class AnnotationTable:
         if form.name in self._by_name:
             raise ValueError(f"the annotation form {form.name!r} is in the table already")
         self._by_name[form.name] = form
+        self._added += (form,)
 
     @contextmanager
     def added(self, form: AnnotationForm) -> Iterator[None]:
@@ -137,15 +139,16 @@ class AnnotationTable:
             yield
         finally:
             del self._by_name[form.name]
+            self._added = tuple(f for f in self._added if f is not form)
 
     @property
     def words(self) -> tuple[str, ...]:
         return tuple(sorted({w for form in self for w in form.words}))
 
-    def beyond_the_readers(self) -> list[AnnotationForm]:
+    def beyond_the_readers(self) -> tuple[AnnotationForm, ...]:
         """The forms added to the built-in ones: `trailers` reads those (and looser variants)
         with readers of its own, and these with their table pattern."""
-        return [form for form in self if form not in FORMS]
+        return self._added
 
 
 ANNOTATIONS = AnnotationTable(FORMS)
