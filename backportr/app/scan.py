@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from backportr.app.console import Console, attention_if
 from backportr.app.formats import FORMATS, FormatTable, ScanAnswer
@@ -135,10 +135,6 @@ class _AboveProgress:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-
-    @property
-    def stream(self) -> TextIO:
-        return self.console.out
 
     def write(self, text: str) -> int:
         self.console.progress.finish()

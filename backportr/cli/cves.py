@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -20,9 +20,6 @@ from backportr.cli.app import (
     make_settings,
 )
 from backportr.cli.progress import TerminalProgress
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command("cves")

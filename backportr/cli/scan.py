@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -24,9 +24,6 @@ from backportr.cli.app import (  # the app and what every command shares
 from backportr.cli.progress import TerminalProgress
 from backportr.errors import UsageError
 from backportr.settings import SCAN_CONFLICT_DEPTH
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command("scan")

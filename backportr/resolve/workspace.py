@@ -11,6 +11,7 @@ import fnmatch
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
@@ -44,20 +45,24 @@ class Workspace:
         directory, where it did: the history since a fork (for the current upstream tip)
         and the diffs of a blame. Nothing is read here that was not kept (`Repo.use_kept_history`):
         for a single resolve, after a nightly scan, its blames without a git process each."""
-        self.repo.search.use_kept_history(self.upstream.tip, self.index.path.parent / "ranges")
-        self.repo.search.keep_blame_diffs(
-            (self.index.kept.blame_hunks, self.index.kept.keep_blame_hunks)
-        )
+        self.repo.search.use_kept_history(self.upstream.tip, self._ranges)
+        self._blame_diffs_in_the_index()
 
     def search_for_a_scan(self, reading: Callable[[], None]) -> None:
         """A scan's conflict searches blame and log one range (fork..upstream) thousands of
         times: the range read once (one `git log --name-status` pass, kept under the index
         directory; `reading` is told when it starts), greps expected in numbers (the symbol
         finder's "which files mention it"), and the diffs of blames kept."""
-        self.repo.search.remember_history(
-            self.upstream.tip, reading=reading, kept=self.index.path.parent / "ranges"
-        )
+        self.repo.search.remember_history(self.upstream.tip, reading=reading, kept=self._ranges)
         self.repo.search.expect_many_greps()
+        self._blame_diffs_in_the_index()
+
+    @property
+    def _ranges(self) -> Path:
+        """Where the histories since a fork are kept, beside the index."""
+        return self.index.path.parent / "ranges"
+
+    def _blame_diffs_in_the_index(self) -> None:
         self.repo.search.keep_blame_diffs(
             (self.index.kept.blame_hunks, self.index.kept.keep_blame_hunks)
         )

@@ -184,7 +184,7 @@ class Vocabulary:
         self.table = table
         learned_forms = tuple(phrase.form() for phrase in self.learned)
         self.forms = table + learned_forms
-        self.annotations = tuple(ANNOTATIONS.beyond_the_readers())
+        self.annotations = ANNOTATIONS.beyond_the_readers()
         words = {w for form in self.forms for w in form.words}
         words |= {w for form in self.annotations for w in form.words}
         # what the cheap test must look for beyond its own words
