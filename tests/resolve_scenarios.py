@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from backportr.git.builder import DEFAULT_AUTHOR, Person, RepoBuilder
+from backportr.model import Oid
 from tests.scenarios import c_file
 
 BRANCH = "linux-5.10.y"
@@ -27,7 +28,7 @@ class Scenario:
     branch: str = BRANCH
 
     @property
-    def ids(self) -> dict[str, str]:
+    def ids(self) -> dict[str, Oid]:
         return self.builder.ids
 
     @property
@@ -63,7 +64,7 @@ class Kernel:
         trailers: str = "",
         subject: str | None = None,
         author: Person = DEFAULT_AUTHOR,
-    ) -> str:
+    ) -> Oid:
         text = self.b.files(branch)[path]
         assert old in text, (name, old)
         message = (subject or f"drv: {name}") + "\n\nSome explanation.\n\n"
@@ -83,7 +84,7 @@ class Kernel:
         branch: str = "master",
         subject: str | None = None,
         path: str = "drivers/drv.c",
-    ) -> str:
+    ) -> Oid:
         text = self.b.files(branch)[path]
         start = text.index(f"int {fn}(int x)")
         end = text.index("}\n", start)
@@ -1182,6 +1183,10 @@ FOLLOW_UP_LINES = {
     "This fixes": "This fixes {id}, which passed the wrong length.\n",
     "Regression from": "It is a regression from {id}.\n",
     "Introduced by": "Fixes a bug introduced by {id}.\n",
+    "Caused by": "The stall was caused by recent commit {id}.\n",
+    "Broken by": "The queue length was broken by {id}.\n",
+    "Part of": "This was meant to be part of commit {id}.\n",
+    "Backported where": "This must be backported wherever {id} is.\n",
     'Commit <id> ("...") introduced': 'Commit {id} ("{subject}") introduced a bug in drv_fn2.\n',
     "Fixes:": 'Fixes: {id} ("{subject}")\n',
 }

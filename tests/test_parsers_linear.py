@@ -51,6 +51,11 @@ _HEADS = [
     "This fixes ",
     "regression introduced in ",
     "introduced by ",
+    "caused by recent commit ",
+    "broken in the commit ",
+    "meant to be part of ",
+    "This must be backported wherever commit ",
+    "No backport needed unless ",
     'Commit 0123456789ab ("',
     '") introduced',
 ]

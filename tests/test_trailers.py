@@ -115,9 +115,9 @@ def test_an_indented_stable_tag_is_quoted_text() -> None:
 
 @pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
 def test_each_relation_form_reads_its_real_line(form: RelationForm) -> None:
-    """Each form reads the real commit line it was written from (systemd, DPDK), as the
-    form it is, in the body or in the subject."""
-    expected = re.search(r"[0-9a-f]{8,40}", form.example)
+    """Each form reads the real commit line it was written from (systemd, DPDK, Xen,
+    HAProxy), as the form it is, in the body or in the subject."""
+    expected = re.search(r"\b[0-9a-f]{7,40}\b", form.example)
     assert expected is not None
     places = [f"subject\n\nSome text.\n{form.example}\n"]  # a trailer: in the body only
     places += [] if form.trailer else [f"{form.example}\n\nBody.\n"]
@@ -159,6 +159,37 @@ def test_a_form_added_to_the_table_is_read_and_re_reads_the_index() -> None:
     assert with_it.fingerprint != without.fingerprint
     assert Vocabulary(table=table).fingerprint == with_it.fingerprint  # derived, stable
     assert with_it.search_phrases("5d2a9c5b3f3a")[-1] == "Amends: 5d2a9c5b3f3a"
+
+
+@pytest.mark.parametrize(
+    ("line", "names"),
+    [
+        # HAProxy's instructions: the id is the condition the backport waits for
+        ("This patch must be backported everywhere the commit bfab2ddd is. For now", True),
+        ("No backport needed, unless 7d40b31 is", True),
+        ("This will need to be backported to 3.3 and\nwherever commit 1968731765 was", True),
+        # ...and where it is not: what to take with it, or before it, is another relation
+        ("This patch must be backported in 1.8 with the commit 7805e2b", False),
+        ("This should be backported after f40f5401b9 up to 2.8.", False),
+        ("backporting ba7dc46a9 first.", False),
+        ("Must be backported. If 1234abcd is", False),  # another sentence
+        # a cause named with `the commit`, `recent`
+        ('The issue was introduced with the commit c31499d74 ("MINOR: ssl: Add', True),
+        ('it was introduced by recent commit 03816ccfa9 ("MAJOR: ring:', True),
+        ("This fixes the commit 2c7e05f80e3b", True),
+        ("Must be backported in every stable branch where the 8a91374 patch was", True),
+        ("This fixes the 1048576 byte limit.", False),  # a number, not an id
+        ('This change should have been part of b53b4037cef6 "libxl/xl: add', True),
+        ('This reverts a small part of 7e21b25059ed ("xen: harmonize', False),
+    ],
+)
+def test_a_relation_is_read_where_the_line_says_so(line: str, names: bool) -> None:
+    """The prose forms read the cited id where the words say the commit corrects it or
+    follows it, and nothing where the same words say something else."""
+    expected = re.search(r"\b[0-9a-f]{7,40}\b", line)
+    assert expected is not None
+    fixes = parse_message(f"subject\n\n{line}\n").fixes
+    assert [f.ref for f in fixes] == ([expected.group(0)] if names else []), line
 
 
 @pytest.mark.parametrize(

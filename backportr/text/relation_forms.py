@@ -2,8 +2,9 @@
 
 The kernel writes `Fixes: <id> ("subject")` (the table's first row; `text/trailers.py` reads
 it, with its wrapped subjects); other projects write `Follow-up for <id>`, `Fixup for <id>`,
-`Fixes commit <id>`, `This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, or name
-the culprit in prose, `commit <id> ("subject") broke ...`. Each of those forms is a row of
+`Fixes commit <id>`, `This fixes <id>`, `Regression from <id>`, `Introduced by <id>`, `caused
+by <id>`, `broken by <id>`, `meant to be part of <id>`, `backport this wherever <id> is`, or
+name the culprit in prose, `commit <id> ("subject") broke ...`. Each of those forms is a row of
 `FORMS`: where its match starts (a lowercase word, searched literally), its pattern (matched at
 that word only, with bounded gaps: linear on any message), the words a message holds whenever
 it matches (the bulk indexer's cheap test, `text/relation_words.py`) and a real commit line it
@@ -32,7 +33,13 @@ from backportr.text.relation_words import RELATION_WORDS, lowered_mentions_relat
 
 _GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
 _ID = r"(?=[0-9a-fA-F]{0,39}[0-9])([0-9a-fA-F]{6,40})\b"  # prose: hex with a digit in it
-_COMMIT = rf"(?:commit{_GAP})?"
+# `fixes commit <id>`, `the commit <id>`, `the <id> patch` (an id with a letter: not a number)
+_COMMIT = rf"(?:(?:the{_GAP})?commit{_GAP}|the{_GAP}(?=[0-9a-fA-F]{{0,39}}[a-fA-F]))?"
+_RECENT = (
+    rf"(?:(?:the{_GAP})?(?:recent|previous|earlier|latest|last){_GAP})?"  # `by recent commit <id>`
+)
+_CLAUSE = r"(?:[^.;\n]|\.(?=\w))"  # a character of the same sentence (`3.3` is one)
+_WHERE = r"(?:where|wherever|whenever|everywhere|anywhere|if|when|unless|once)"
 _FLAGS = re.IGNORECASE
 
 
@@ -112,7 +119,7 @@ FORMS: tuple[RelationForm, ...] = (
         "Regression from",
         "regress",
         rf"regress(?:ion|ed)(?:{_GAP}introduced)?{_GAP}(?:from|in|since|by|with){_GAP}"
-        rf"{_COMMIT}{_ID}",
+        rf"{_RECENT}{_COMMIT}{_ID}",
         ("regress",),
         "regression from {id}",
         "chase-symlinks: Fix regression from 5bc244aaa90211ccd8370535274c266cdff6a1cb",  # systemd
@@ -120,10 +127,42 @@ FORMS: tuple[RelationForm, ...] = (
     _form(
         "Introduced by",
         "introduced",
-        rf"introduced{_GAP}(?:by|in|with){_GAP}{_COMMIT}{_ID}",
+        rf"introduced{_GAP}(?:by|in|with){_GAP}{_RECENT}{_COMMIT}{_ID}",
         ("introduced",),
         "introduced by {id}",
         "Fixes a bug introduced by 7ef26afca555a5e167ebc59514490906a46db2cb.",  # systemd
+    ),
+    _form(
+        "Caused by",
+        "caused",
+        rf"caused{_GAP}by{_GAP}{_RECENT}{_COMMIT}{_ID}",
+        ("caused",),
+        "caused by {id}",
+        'This bug was caused by recent commit ed891fd ("MEDIUM: memory: make local',  # HAProxy
+    ),
+    _form(
+        "Broken by",
+        "broken",
+        rf"broken{_GAP}(?:by|in){_GAP}{_RECENT}{_COMMIT}{_ID}",
+        ("broke",),
+        "broken by {id}",
+        "bgpd: fix vni table output broken by 8304dabfab906",  # FRR
+    ),
+    _form(
+        "Part of",
+        "be",
+        rf"be(?:en)?{_GAP}(?:a{_GAP})?part of{_GAP}{_COMMIT}{_ID}",
+        ("part of",),
+        None,
+        "The documentation change was meant to be part of 9b807e23e7c5",  # Xen
+    ),
+    _form(
+        "Backported where",
+        "backport",
+        rf"backport[a-z]*\b{_CLAUSE}{{0,40}}?(?:\n{_CLAUSE}{{0,40}}?)?\b{_WHERE}{_GAP}{_COMMIT}{_ID}",
+        ("backport",),
+        None,
+        "This should be backported if commit 3c923d075 is backported.",  # HAProxy
     ),
     _form(
         'Commit <id> ("...") introduced',

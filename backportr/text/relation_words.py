@@ -10,7 +10,7 @@ RELATION_WORDS = (
     b"stable",
     b"upstream",
     b"cherry",
-    b"backported",
+    b"backport",  # `backported from`, and `backport ... wherever <id>`
     b"reverts",
     b"mainline",
     b"master commit",
@@ -25,6 +25,7 @@ RELATION_WORDS = (
     b"broke",
     b"caused",
     b"regressed",
+    b"part of",
 )
 """Lowercase words one of which a message names whenever `trailers.parse_message` can find a
 relation in it (or its subject starts with `revert`)."""
