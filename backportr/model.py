@@ -9,13 +9,22 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Literal
+from typing import Literal, NewType
 
-Oid = str
-"""A full 40-hex commit id."""
+Oid = NewType("Oid", str)
+"""A full 40-hex commit id, as git wrote it (a `str` where a person or a file wrote one)."""
 
 SHORT = 12
 """Hex digits of a commit id shown to a person (as the kernel's `Fixes:` lines give it)."""
+
+
+NO_OID = Oid("")
+"""No commit (a field not filled yet)."""
+
+
+def oids(text: str) -> list[Oid]:
+    """The ids of git's output, one a word (`git rev-list`)."""
+    return [Oid(word) for word in text.split()]
 
 
 def short(oid: str) -> str:

@@ -24,6 +24,7 @@ import pygit2
 
 from backportr.git.repo import Repo
 from backportr.git.tree_grep import TreeGrep
+from backportr.model import Oid
 from backportr.resolve.finders.symbols import SEARCHED
 
 NAMES = ["reg_7_7_7", "CONST_42"]
@@ -66,7 +67,7 @@ def main() -> int:
         build(args.repo, args.dirs, args.files)
         print(f"built {args.repo} in {time.perf_counter() - begin:.1f} s")
     repo = Repo(args.repo)
-    commits = [str(c.id) for c in repo.git.walk(repo.git.revparse_single("master").id)][::-1]
+    commits = [Oid(str(c.id)) for c in repo.git.walk(repo.git.revparse_single("master").id)][::-1]
     grep = TreeGrep(repo.git)
     begin = time.perf_counter()
     fits = grep.fits(repo.commit(commits[0]).tree, (".c", ".h"))

@@ -65,6 +65,7 @@ from typing import Any
 from scratchgit import scratch_dir
 
 from backportr.errors import BackportrError
+from backportr.model import Oid
 from backportr.resolve.finders import Context
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import open_workspace
@@ -509,7 +510,7 @@ def without(rules: set[str]) -> None:
     if "rule2" in rules:  # absent culprits join only when they fix something present or are tagged
         original = r.Resolver._wanted
 
-        def wanted(self: r.Resolver, ctx: Context, commit: str) -> str | None:
+        def wanted(self: r.Resolver, ctx: Context, commit: Oid) -> str | None:
             answer = original(self, ctx, commit)
             return answer if answer and ("fixes" in answer or "tagged" in answer) else None
 
@@ -624,7 +625,7 @@ def evaluate(
                     siblings=args.with_siblings,
                     postings=False,
                     culprits=args.culprits,
-                ).resolve(str(case["target"]), ws.branches)
+                ).resolve(Oid(str(case["target"])), ws.branches)
             branch_report = report.branches[0]
             status = branch_report.status
             suggested = [

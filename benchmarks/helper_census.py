@@ -45,6 +45,7 @@ from compare_eval import right
 
 from backportr.git.repo import Repo
 from backportr.git.trial import TrialApplier
+from backportr.model import Oid
 from backportr.resolve.closure import is_rename
 from backportr.text.trailers import parse_message
 
@@ -113,10 +114,10 @@ class Project:
             return True
         return False
 
-    def rename(self, commit: str) -> bool:
+    def rename(self, commit: Oid) -> bool:
         return is_rename(*self.applier.changed_lines(commit))
 
-    def size(self, commit: str) -> int:
+    def size(self, commit: Oid) -> int:
         return sum(map(len, self.applier.changed_lines(commit)))
 
     def a_fix(self, commit: str) -> bool:

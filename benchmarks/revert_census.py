@@ -20,6 +20,7 @@ from pathlib import Path
 from backportr.errors import BackportrError
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
+from backportr.model import Oid
 from backportr.text.trailers import parse_message
 
 
@@ -38,7 +39,7 @@ def main() -> int:
     ).stdout
     repo = Repo(args.repo)
     tip = repo.names.resolve_commit(args.upstream)
-    reverted: dict[str, list[str]] = {}  # reverted commit -> its reverts
+    reverted: dict[Oid, list[str]] = {}  # reverted commit -> its reverts
     with_fixes: set[str] = set()
     for record in log.split("\x01"):
         oid, _, message = record.strip().partition("\x00")
@@ -54,7 +55,7 @@ def main() -> int:
                 continue
             reverted.setdefault(target, []).append(oid)
     applier = TrialApplier(repo)
-    standing = [c for c in reverted if applier.pick(c, TreeState(tip)).result == "empty"]
+    standing = [c for c in reverted if applier.pick(c, TreeState(Oid(tip))).result == "empty"]
     relanded = [c for c in standing if not any(r in reverted for r in reverted[c])]
     print(f"{args.repo}: {len(reverted)} commits reverted upstream")
     print(f"  change standing at {args.upstream}'s tip: {len(standing)}")

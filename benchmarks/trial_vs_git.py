@@ -36,19 +36,20 @@ from backportr.git import trial as apply
 from backportr.git.merge import merge_tree_version
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
+from backportr.model import Oid
 
 KINDS = ("clean", "conflict", "empty")
 
 
 def sample(
     repo: Path, upstream: str, branch: str, paths: str | None, n: int, seed: int
-) -> list[str]:
+) -> list[Oid]:
     command = ["rev-list", "--no-merges", upstream, f"^{branch}"]
     if paths:
         command += ["--", paths]
     commits = git(repo, *command).stdout.split()
     random.Random(seed).shuffle(commits)
-    return commits[:n]
+    return [Oid(c) for c in commits[:n]]
 
 
 def git_pick(worktree: Path, tip: str, commit: str) -> tuple[str, str | None]:
@@ -64,7 +65,7 @@ def git_pick(worktree: Path, tip: str, commit: str) -> tuple[str, str | None]:
 
 
 def compare(
-    applier: TrialApplier, worktree: Path, branch: str, tip: str, commit: str
+    applier: TrialApplier, worktree: Path, branch: str, tip: Oid, commit: Oid
 ) -> dict[str, object]:
     ours = applier.pick(commit, TreeState(tip))
     our_tree = applier.write_tree(ours.state) if ours.result == "clean" else None

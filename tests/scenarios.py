@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backportr.git.builder import RepoBuilder
+from backportr.model import Oid
 
 
 def c_file(*functions: str) -> str:
@@ -133,7 +134,7 @@ def presence_repo(path: Path) -> RepoBuilder:
     return b
 
 
-def ambiguous_repo(path: Path) -> tuple[RepoBuilder, str]:
+def ambiguous_repo(path: Path) -> tuple[RepoBuilder, Oid]:
     """Commits until two share a 4-hex prefix; returns the builder and that prefix."""
     b = RepoBuilder(path)
     seen: dict[str, str] = {}
@@ -141,6 +142,6 @@ def ambiguous_repo(path: Path) -> tuple[RepoBuilder, str]:
     while True:
         oid = b.commit(f"churn {i}", {"f": str(i)})
         if oid[:4] in seen:
-            return b, oid[:4]
+            return b, Oid(oid[:4])
         seen[oid[:4]] = oid
         i += 1

@@ -12,6 +12,7 @@ import pytest
 
 from backportr.examples.ima import B836C, ImaFixture
 from backportr.git.builder import RepoBuilder
+from backportr.model import Oid
 from backportr.text.annotations import ANNOTATIONS, FORMS, form_of
 from tests.conftest import backportr
 
@@ -22,7 +23,7 @@ def _text(tag: str, count: int = 12) -> str:
 
 def _project(
     path: Path, branch: str, form: str | None, backports: int = 4
-) -> tuple[RepoBuilder, str]:
+) -> tuple[RepoBuilder, Oid]:
     """Upstream `main` with fixes, a stable `branch` forked before them whose backports carry
     `form` (written as that project's branch writes it); the last fix is left to resolve."""
     b = RepoBuilder(path)
@@ -126,7 +127,7 @@ def test_git_can_commit_what_the_script_writes(tmp_path: Path) -> None:
     assert subprocess.run(["bash", "-n"], input=proc.stdout, text=True).returncode == 0
 
 
-def _stable_project(path: Path, names: list[str], form: str) -> tuple[RepoBuilder, str]:
+def _stable_project(path: Path, names: list[str], form: str) -> tuple[RepoBuilder, Oid]:
     """Upstream `main`, stable branches `names` holding annotated backports, a topic branch
     without any, and a fix of a commit every stable branch carries (a missing fix)."""
     b = RepoBuilder(path)

@@ -12,13 +12,14 @@ from backportr.git import treestate
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
+from backportr.model import Oid
 
 
 def _text(lines: list[str]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def _diverged(path: Path) -> tuple[Repo, str, str, list[str]]:
+def _diverged(path: Path) -> tuple[Repo, Oid, Oid, list[str]]:
     """Upstream edits lines 2 and 6 of a file in two commits; the branch edited line 40 of
     it: each pick is a real three-way merge, of changes far enough apart that libgit2's
     merge answers (`trial._CLOSE_LINES`). Returns the repository, the two upstream commits

@@ -11,6 +11,7 @@ import pytest
 from backportr.cves.records import BadRecord, parse_record
 from backportr.examples.ima import A1175, DB1D1, F8A92, build
 from backportr.git.builder import RepoBuilder
+from backportr.model import Oid
 from tests.browser import browser, dump_dom
 from tests.conftest import backportr
 from tests.cve_records import write_record
@@ -19,7 +20,7 @@ STABLE_FIX = "3fb0fa08641903304b9d81d52a379ff031dc41d4"  # the 6.6.4 backport: n
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], Path]:
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Oid], Path]:
     """The IMA example with two more branches from 5.10.194: the prerequisites backported
     (`with-prerequisites`), and the follow-up too (`with-follow-up`); and the records."""
     root = tmp_path_factory.mktemp("cves")

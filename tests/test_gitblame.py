@@ -14,6 +14,7 @@ from backportr.git import blame as gitblame
 from backportr.git.blame import _split
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
+from backportr.model import Oid
 
 _COMMON = ["{", "}", "", "", "\treturn 0;", "\tint x;", "if (a) {", "\t\tbreak;", "#endif"]
 
@@ -46,7 +47,7 @@ def _text(path: str, lines: list[str]) -> str:
 _PATHS = ("plain.c", "crlf.c", "nonl.c")
 
 
-def _history(path: Path, seed: int) -> tuple[RepoBuilder, str]:
+def _history(path: Path, seed: int) -> tuple[RepoBuilder, Oid]:
     rnd = random.Random(seed)
     b = RepoBuilder(path)
     state = {p: _new_lines(rnd, f"base {p}", 30) for p in _PATHS}
@@ -182,7 +183,7 @@ def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
         for p in _PATHS
     }
 
-    def blamed(repo: Repo) -> dict[str, dict[str, int]]:
+    def blamed(repo: Repo) -> dict[str, dict[Oid, int]]:
         index = CommitIndex(repo, tmp_path / "ix.sqlite")
         repo.search.remember_history(tip)
         repo.search.keep_blame_diffs((index.kept.blame_hunks, index.kept.keep_blame_hunks))

@@ -11,6 +11,7 @@ import pygit2
 from backportr.git.builder import RepoBuilder
 from backportr.git.range_history import parse_changes
 from backportr.git.repo import Repo
+from backportr.model import Oid
 from tests.conftest import git
 
 
@@ -22,7 +23,7 @@ def _text(lines: list[str]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def _history(path: Path, seed: int) -> tuple[RepoBuilder, str]:
+def _history(path: Path, seed: int) -> tuple[RepoBuilder, Oid]:
     """Upstream after a fork: topic branches (some from before the fork) merged back, one
     merged straight into the fork (a merge whose first parent is the range's bottom, bringing
     a change the fork has already), files
@@ -257,7 +258,7 @@ def test_listed_paths_equal_the_tree_diffs(tmp_path: Path) -> None:
         assert listed.diffs.diff(commit) == plain.diffs.diff(commit), commit
         assert TrialApplier(listed).changes(commit) == TrialApplier(plain).changes(commit)
     unreadable = Repo(b.path)
-    unreadable.diffs.learn_paths(["0" * 40])  # git cannot list it: nothing learned, no error
+    unreadable.diffs.learn_paths([Oid("0" * 40)])  # git cannot list it: nothing learned, no error
     assert unreadable.diffs._listed == {}
 
 
@@ -338,7 +339,7 @@ def test_a_trial_of_the_last_commit_file_by_file_answers_as_its_whole_pick(
     repo = Repo(b.path)
     tip = TreeState(repo.branch("stable").tip)
 
-    def reference(series: list[str]) -> bool:
+    def reference(series: list[Oid]) -> bool:
         applier = TrialApplier(repo)
         state = tip
         # On the last commit's paths; or whole, where they may have moved (a rename

@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def _named(text: str, ima: ImaFixture) -> str:
     """Full and 12-hex ids as the fixture's names: stable across machines and fixture edits."""
-    names = {oid: name for name, oid in ima.ids.items()}
+    names: dict[str, str] = {oid: name for name, oid in ima.ids.items()}
     text = re.sub(r"\b[0-9a-f]{40}\b", lambda m: f"<{names.get(m.group(0), '?')}>", text)
     short = {oid[:12]: f"<{name}>" for oid, name in names.items()}
     return re.sub(r"(?<!<)\b[0-9a-f]{12}\b", lambda m: short.get(m.group(0), m.group(0)), text)

@@ -19,6 +19,7 @@ from backportr.git.repo import Repo
 from backportr.index import SCHEMA_VERSION, CommitIndex
 from backportr.index.plan import ForkProbes
 from backportr.index.presence import PresenceChecker
+from backportr.model import Oid, oids
 from backportr.text.relation_forms import Vocabulary
 from tests.conftest import git
 from tests.resolve_scenarios import BRANCH, culprit_in_sibling_branch_by_patch_id
@@ -493,7 +494,7 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     listed: list[list[str]] = []
     learn = again.diffs.learn_paths
 
-    def learn_paths(oids: Iterable[str]) -> None:
+    def learn_paths(oids: Iterable[Oid]) -> None:
         listed.append(list(oids))
         learn(oids)
 
@@ -542,7 +543,7 @@ def test_a_sibling_indexed_beside_gets_its_upstream_after_fork_when_asked(tmp_pa
     assert len(_after_fork(lazy, worked_on)) == 1
     b.commit("upstream 5", {"a.c": "6\n"})  # upstream moves before anything is asked
     lazy.writer.update(repo.upstream(), branches, worked_on=[worked_on])
-    upstream = repo.run_git("rev-list", "master").split()
+    upstream = oids(repo.run_git("rev-list", "master"))
     for oid in upstream:  # the sibling's rows listed at the first question
         ancestor = subprocess.run(
             ["git", "-C", str(b.path), "merge-base", "--is-ancestor", oid, "stable-old"],
@@ -586,12 +587,12 @@ def test_the_forks_of_many_new_branches_are_found_side_by_side(tmp_path: Path) -
     b.commit("upstream 5", {"a.c": "6\n"})
     repo = Repo(b.path)
     upstream = repo.upstream("master").tip
-    probes = ForkProbes(repo, upstream, [*tips, "f" * 40])
+    probes = ForkProbes(repo, upstream, [*tips, Oid("f" * 40)])
     for i, tip in reversed(list(enumerate(tips))):  # asked for in any order
         fork = repo.run_git("merge-base", tip, upstream).strip()
         assert probes.fork(i, tip) == fork
         assert probes.after_fork(i) == repo.run_git("rev-list", upstream, f"^{fork}").split()
-    assert probes.fork(len(tips), "f" * 40) is None  # git knows no such commit: no fork
+    assert probes.fork(len(tips), Oid("f" * 40)) is None  # git knows no such commit: no fork
 
 
 def test_a_branch_read_whole_holds_what_upstream_does_not(tmp_path: Path) -> None:
@@ -720,7 +721,7 @@ def _answers(
     answers: dict[str, object] = {
         "refs": sorted((r.refname, r.kind, r.tip, r.fork) for r in index.reader.refs()),
     }
-    for oid in repo.run_git("rev-list", "master").split():
+    for oid in oids(repo.run_git("rev-list", "master")):
         fixers = [(r.commit, r.target, r.how) for r in index.reader.fixed_by(oid)]
         answers[oid] = (
             fixers if fixers_in_order else sorted(fixers),
@@ -914,7 +915,7 @@ def test_the_fork_among_several_merge_bases_is_libgit2s_without_its_walk(
         b.merge("master", "side", "Merge y upstream")
         repo = Repo(b.path)
         tip, upstream = repo.branch("stable").tip, repo.upstream().tip
-        bases = repo.run_git("merge-base", "--all", tip, upstream).split()
+        bases = oids(repo.run_git("merge-base", "--all", tip, upstream))
         assert len(bases) == 2
         chosen = repo.newest_committed(bases)
         assert chosen == (None if newer == "neither" else repo.merge_base(tip, upstream))

@@ -24,7 +24,7 @@ from backportr.index.parsing import commit_rows, parse_batch
 from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
 from backportr.infra import process as childproc
-from backportr.model import StableTag
+from backportr.model import StableTag, oids
 from backportr.text.trailers import (
     _CC_LINE,
     _FIXES,
@@ -171,7 +171,7 @@ def test_a_long_history_read_by_the_worker_gives_the_same_index(
     assert len(expected["commits"]) > 20 and expected["fixes"] and expected["postings"]
     assert _dump(split.path) == expected
     base = repo.names.resolve_commit("master~0")
-    first = repo.run_git("rev-list", "--max-parents=0", base).split()[0]
+    first = oids(repo.run_git("rev-list", "--max-parents=0", base))[0]
     assert split.reader.fixed_by(first) == whole.reader.fixed_by(first) != []
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from backportr.mail.message import parse_mail
+from backportr.model import Oid
 
 DATA = Path(__file__).parent / "data" / "mail"
 UPSTREAM = "b836c4d29f2744200b2af41e14bf50758dddc818"
@@ -135,7 +136,7 @@ def test_a_reply_keeps_to_and_cc_without_bots() -> None:
         "Subject: [PATCH 5.10] x: y\nMessage-ID: <1@example.org>\n\nbody\n"
     ).encode()
     mail = parse_mail(raw)
-    reply = compose_reply(MailCheck(mail, "0" * 40), sender="backportr <bot@example.org>")
+    reply = compose_reply(MailCheck(mail, Oid("0" * 40)), sender="backportr <bot@example.org>")
     assert reply["To"] == "Greg KH <gregkh@linuxfoundation.org>"
     assert [str(a) for a in reply["Cc"].addresses] == [
         "stable@vger.kernel.org",

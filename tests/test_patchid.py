@@ -16,11 +16,12 @@ from backportr.git import proc as gitproc
 from backportr.git import streams as gitstream
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
+from backportr.model import Oid, oids
 from backportr.text.patch_id import UNSURE, patch_id
 from tests.conftest import git
 
 
-def _gits(repo: Path, commits: list[str]) -> dict[str, str]:
+def _gits(repo: Path, commits: list[Oid]) -> dict[str, str]:
     """git's own answer, with its default options."""
     log = subprocess.run(
         ["git", "-C", str(repo), "log", "-p", "--format=commit %H", "--no-walk=unsorted",
@@ -35,7 +36,7 @@ def _gits(repo: Path, commits: list[str]) -> dict[str, str]:
     return {commit: value for value, commit in (line.split() for line in ids.splitlines())}
 
 
-def _history(path: Path) -> tuple[RepoBuilder, list[str]]:
+def _history(path: Path) -> tuple[RepoBuilder, list[Oid]]:
     """Commits of every shape a patch-id meets: several files, whitespace-only changes,
     form feeds and vertical tabs (which git does not count as white space), carriage
     returns, no final newline, a file of one line (a hunk header without counts), new and
@@ -92,7 +93,7 @@ def _history(path: Path) -> tuple[RepoBuilder, list[str]]:
     git(work, "commit", "-qm", "side")
     git(work, "checkout", "-q", "master")
     git(work, "merge", "-q", "--no-edit", "side")
-    commits += git(work, "rev-list", "--reverse", f"{commits[-1]}..HEAD").split()
+    commits += oids(git(work, "rev-list", "--reverse", f"{commits[-1]}..HEAD"))
     return b, commits
 
 
@@ -133,7 +134,7 @@ def test_the_diff_process_started_again_after_a_failure(tmp_path: Path) -> None:
     b, commits = _history(tmp_path / "r")
     repo = Repo(b.path)
     server = repo.streams.diff_server
-    assert server.patch_ids(["f" * 40, commits[1]]) == {
+    assert server.patch_ids([Oid("f" * 40), commits[1]]) == {
         "f" * 40: UNSURE,
         commits[1]: _gits(Path(b.path), commits[1:2])[commits[1]],
     }

@@ -10,7 +10,7 @@ from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
 from backportr.index.presence import PresenceChecker
-from backportr.model import Presence
+from backportr.model import Oid, Presence
 from tests.scenarios import presence_repo
 
 
@@ -178,7 +178,7 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
     asked: list[str] = []
     real = fresh.patch_ids.patch_id
 
-    def patch_id(oid: str) -> str | None:
+    def patch_id(oid: Oid) -> str | None:
         asked.append(oid)
         return real(oid)
 

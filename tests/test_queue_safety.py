@@ -15,6 +15,7 @@ import pytest
 
 from backportr.errors import BackportrError
 from backportr.infra import files
+from backportr.model import Oid
 from backportr.output.queue import LIMIT, RECORD, QueuedFile, QueueDirectory
 from tests.conftest import backportr
 from tests.resolve_scenarios import BRANCH, Kernel
@@ -24,7 +25,7 @@ _WRITE_ALL = files.write_all  # the real one, whatever a test has put in its pla
 
 def _patch(name: str, upstream: str, body: str = "") -> QueuedFile:
     text = f"From: a@example.org\nSubject: {name}\n\ncommit {upstream} upstream.\n\n{body}\n"
-    return QueuedFile(f"{name}.patch", text, upstream)
+    return QueuedFile(f"{name}.patch", text, Oid(upstream) if upstream else None)
 
 
 def _snapshot(directory: Path) -> dict[str, bytes]:

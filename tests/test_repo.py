@@ -18,6 +18,7 @@ from backportr.errors import (
 from backportr.git.builder import RepoBuilder
 from backportr.git.log_records import log_record
 from backportr.git.repo import Repo
+from backportr.model import Oid
 from tests.conftest import backportr, git
 from tests.scenarios import ambiguous_repo
 
@@ -179,7 +180,7 @@ def test_patch_ids_by_bounded_pipelines_match_one_pass(tmp_path: Path) -> None:
     assert dict(repo.streams.patch_ids(tip, [base], per_process=3, pipelines=2)) == whole
 
 
-def _with_an_unreadable_commit(path: Path) -> tuple[RepoBuilder, str, str, list[str]]:
+def _with_an_unreadable_commit(path: Path) -> tuple[RepoBuilder, Oid, Oid, list[Oid]]:
     """A branch of seven commits over `base`; the file the fourth adds is lost from the
     object database (a damaged copy), so git cannot diff that commit."""
     b = RepoBuilder(path)

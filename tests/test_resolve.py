@@ -13,7 +13,7 @@ import pytest
 
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.git.trial import TreeState, TrialApplier
-from backportr.model import BranchReport
+from backportr.model import BranchReport, Oid
 from backportr.resolve.closure import Closure
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import open_workspace
@@ -23,7 +23,7 @@ from tests.conftest import backportr, git
 from tests.resolve_scenarios import ALL, BRANCH, Scenario, follow_up_in_form, long_chain
 
 
-def resolve(path: Path, target: str, branch: str = BRANCH, **kw: Any) -> BranchReport:
+def resolve(path: Path, target: Oid, branch: str = BRANCH, **kw: Any) -> BranchReport:
     with open_workspace(Settings(repo=path, branches=(branch,))) as ws:
         return Resolver(ws, **kw).resolve(target, ws.branches).branches[0]
 
@@ -273,7 +273,7 @@ def test_ima_fixture_is_deterministic(ima: ImaFixture, tmp_path: Path) -> None:
 # -- the trial agrees with git cherry-pick -------------------------------------------------
 
 
-def _git_trial(repo: Path, branch: str, series: list[str], work: Path) -> list[tuple[str, str]]:
+def _git_trial(repo: Path, branch: str, series: list[Oid], work: Path) -> list[tuple[str, str]]:
     """Cherry-pick each commit with real git; conflicts are resolved by taking the commit's
     side (as the in-memory trial does) so the chain goes on. Returns (result, tree) pairs."""
     git(work.parent, "clone", "-q", "--no-checkout", str(repo), work.name)
@@ -311,7 +311,7 @@ def _git_trial(repo: Path, branch: str, series: list[str], work: Path) -> list[t
     return out
 
 
-def _in_memory_trial(repo_path: Path, branch: str, series: list[str]) -> list[tuple[str, str]]:
+def _in_memory_trial(repo_path: Path, branch: str, series: list[Oid]) -> list[tuple[str, str]]:
     from backportr.git.repo import Repo
 
     repo = Repo(repo_path)

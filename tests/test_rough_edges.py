@@ -131,16 +131,16 @@ def test_each_targets_status_is_the_same_alone_or_in_a_batch(demo: Path) -> None
 def test_the_graph_names_a_posting_as_a_reader_finds_it_never_by_a_made_up_id() -> None:
     """A posting is grouped by its Message-ID stem (`20230124193025.185781-`), which no mail
     has: the graph names it by its cover letter, else a member's link, else says what it is."""
-    from backportr.model import BranchReport, Member, PostingInfo, Reason
+    from backportr.model import BranchReport, Member, Oid, PostingInfo, Reason
     from backportr.output.graph import render_dot
 
     def report(cover: str | None, link: str | None) -> str:
         posting = PostingInfo("20230124193025.185781-", 3, 8, cover, (), link=link)
-        member = Member("a" * 40, "vfs: plumb", "target", (Reason("target", "", None),),
+        member = Member(Oid("a" * 40), "vfs: plumb", "target", (Reason("target", "", None),),
                         "clean", posting=posting)  # fmt: skip
         from backportr.model import Report
 
-        return render_dot(Report("a" * 40, "s", (BranchReport("b", "ready", (member,)),)))
+        return render_dot(Report(Oid("a" * 40), "s", (BranchReport("b", "ready", (member,)),)))
 
     bare = report(None, None)
     assert (
@@ -189,14 +189,15 @@ def test_the_resolve_html_links_commits_through_commit_url(demo: Path) -> None:
 def test_a_graph_of_twenty_members_is_drawn_down_within_800_px() -> None:
     """Twenty follow-ups of one target drew side by side, 1,434 pt wide: the members now
     go one a rank, in the order they apply, and the page is at most 800 px (600 pt) wide."""
-    from backportr.model import BranchReport, Member, Reason, Report
+    from backportr.model import BranchReport, Member, Oid, Reason, Report
     from backportr.output.graph import render_svg
 
-    target = "f" * 40
+    target = Oid("f" * 40)
     members = [Member(target, "drv: the target", "target", (Reason("target", "", None),), "clean")]
     for n in range(19):
         members.append(
-            Member(f"{n:02d}" + "a" * 38, f"drv: follow-up number {n} of the target", "follow-up",
+            Member(Oid(f"{n:02d}" + "a" * 38), f"drv: follow-up number {n} of the target",
+                   "follow-up",
                    (Reason("follow-up", f"Fixes: {target[:12]}", target),), "clean")
         )  # fmt: skip
     svg = render_svg(Report(target, "s", (BranchReport("linux-5.10.y", "ready", tuple(members)),)))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from backportr.examples.ima import A1175, B836C, ImaFixture
+from backportr.model import Oid
 from backportr.scan.run import _chunks
 from tests.browser import browser, dump_dom, screenshot
 from tests.resolve_scenarios import BRANCH, Kernel
@@ -217,8 +218,8 @@ def test_jobs_spread_the_targets_of_one_branch(repo: Kernel, tmp_path: Path) -> 
 def test_jobs_take_chunks_of_neighbours_every_target_once() -> None:
     """The shares of `--jobs`: runs of neighbouring targets, each once and in order, a fix
     and a backport never in one chunk, small enough for processes to end together."""
-    fixes = [f"{i:040x}" for i in range(100)]
-    backports = [(f"{i:040x}", f"{i + 500:040x}") for i in range(30)]
+    fixes = [Oid(f"{i:040x}") for i in range(100)]
+    backports = [(Oid(f"{i:040x}"), Oid(f"{i + 500:040x}")) for i in range(30)]
     chunks = _chunks((fixes, backports), 2)
     assert [c for f, _ in chunks for c in f] == fixes
     assert [b for _, bs in chunks for b in bs] == backports
@@ -391,7 +392,7 @@ def test_json_carries_the_run(repo: Kernel, tmp_path: Path) -> None:
     assert run["started"].endswith("+00:00")
 
 
-def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, str, str, list[str]]]:
+def _findings(path: Path, branch: str, *, staged: bool) -> list[tuple[str, Oid, str, list[Oid]]]:
     from backportr.resolve.workspace import open_workspace
     from backportr.scan.findings import Policy
     from backportr.scan.scanner import Scanner
@@ -539,7 +540,7 @@ def test_a_nightly_scan_resolves_only_what_moved(tmp_path: Path, monkeypatch, he
     for n, (fn, path) in fix_places.items():
         k.edit_fn(f"fix{n}", fn, f"y += {n + 10};", path=path, trailers=k.fixes(f"culprit{n}"))
 
-    def scan(index: Path) -> tuple[list[tuple[str, str, str, list[str]]], int, int]:
+    def scan(index: Path) -> tuple[list[tuple[str, Oid, str, list[Oid]]], int, int]:
         settings = Settings(repo=k.b.path, branches=(BRANCH,), index_path=index)
         with open_workspace(settings) as ws:
             result = Scanner(ws, Policy()).scan(ws.branches[0])

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from backportr.git.builder import RepoBuilder
+from backportr.model import Oid
 from tests.conftest import backportr
 
 BRANCH = "linux-5.10.y"
@@ -227,7 +228,7 @@ def test_the_run_line_quotes_a_branch_name_for_the_shell() -> None:
     from backportr.output.scan import run_line
     from backportr.scan.findings import ScanFinding
 
-    finding = ScanFinding("missing-fix", "23.11;touch$(x)", "a" * 40, "s", "ready")
+    finding = ScanFinding("missing-fix", "23.11;touch$(x)", Oid("a" * 40), "s", "ready")
     assert run_line(finding) == (
         f"backportr resolve {'a' * 12} -b '23.11;touch$(x)' -f mbox -o 'queue-23.11;touch$(x)'"
     )

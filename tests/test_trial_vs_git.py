@@ -17,6 +17,7 @@ from backportr.git.builder import RepoBuilder
 from backportr.git.merge import merge_tree_version
 from backportr.git.repo import Repo
 from backportr.git.trial import TreeState, TrialApplier
+from backportr.model import Oid
 
 pytestmark = pytest.mark.skipif(
     merge_tree_version() is None, reason="git merge-tree --write-tree needs git 2.38"
@@ -171,12 +172,12 @@ def test_a_series_follows_the_move_pick_after_pick(tmp_path: Path) -> None:
 
 def _counting_git_picks(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> tuple[TrialApplier, list[str]]:
+) -> tuple[TrialApplier, list[Oid]]:
     """A trial applier on `repo`, and the commits it asks git's merge to pick, in order."""
-    calls: list[str] = []
+    calls: list[Oid] = []
     real = repo.cherry_pick_tree
 
-    def counted(commit: str, onto: str) -> object:
+    def counted(commit: Oid, onto: Oid) -> object:
         calls.append(commit)
         return real(commit, onto)
 
@@ -207,7 +208,7 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
 
 def _three_sides(
     tmp_path: Path, base: list[str], ours: list[str], theirs: list[str]
-) -> tuple[RepoBuilder, Repo, str, bool]:
+) -> tuple[RepoBuilder, Repo, Oid, bool]:
     """A file at the fork, the branch's change of it (ours) and an upstream commit's
     (theirs): the repository, the commit, and whether libgit2's file merge alone merges."""
     b = RepoBuilder(tmp_path / "r")
@@ -269,7 +270,7 @@ def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says
 
 def _two_edits(
     tmp_path: Path, path: str, lines: list[str], ours: tuple[int, str], theirs: tuple[int, str]
-) -> tuple[RepoBuilder, str, str]:
+) -> tuple[RepoBuilder, Oid, Oid]:
     """`path` at the fork, the branch's edit of one line and an upstream commit's of one:
     the repository, the branch's tip and the commit."""
     b = RepoBuilder(tmp_path / "r")
@@ -333,7 +334,7 @@ def test_changes_among_lines_no_file_repeats_need_no_git_process(
 
 def _commit_of(
     repo: pygit2.Repository, parent: str | None, entries: dict[str, tuple[pygit2.Oid, int]]
-) -> str:
+) -> Oid:
     """A commit of exactly these tree entries (path: object id and mode), built by hand for
     what `RepoBuilder` does not write: submodule pointers, bytes that are not UTF-8."""
     index = pygit2.Index()
@@ -341,10 +342,10 @@ def _commit_of(
         index.add(pygit2.IndexEntry(path, oid, cast(pygit2.enums.FileMode, mode)))
     who = pygit2.Signature("Dev", "dev@example.org", 1_700_000_000, 0)
     parents = [pygit2.Oid(hex=parent)] if parent else []
-    return str(repo.create_commit(None, who, who, "edit\n", index.write_tree(repo), parents))
+    return Oid(str(repo.create_commit(None, who, who, "edit\n", index.write_tree(repo), parents)))
 
 
-def _pointer_commit(repo: pygit2.Repository, parent: str | None, ovs: str, text: str) -> str:
+def _pointer_commit(repo: pygit2.Repository, parent: str | None, ovs: str, text: str) -> Oid:
     """`f.c` and the submodule pointer `ovs` (OVN's own `ovs` submodule), a commit of
     another repository this one lacks."""
     return _commit_of(

@@ -15,6 +15,7 @@ import pytest
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
 from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, kept_path
+from backportr.model import Oid
 from backportr.text.citations import citations
 from backportr.text.relation_forms import LearnedPhrase, Vocabulary
 from tests.conftest import backportr
@@ -26,7 +27,7 @@ def _lines(tag: str) -> str:
     return "".join(f"{tag} line {n} = compute({n});\n" for n in range(10))
 
 
-def _xen_like(path: Path, phrase: str = "Amends:") -> tuple[RepoBuilder, list[str], list[str]]:
+def _xen_like(path: Path, phrase: str = "Amends:") -> tuple[RepoBuilder, list[Oid], list[Oid]]:
     """Upstream `master` where each of seven features is later corrected by a commit citing
     it with `phrase` (changing the lines it added), and cited again by a rebase note that
     changes other files; dozens of unrelated commits; a stable branch forked before them

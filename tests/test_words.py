@@ -20,13 +20,14 @@ from backportr.git.repo import Repo
 from backportr.git.search import Searches
 from backportr.git.tree_grep import TreeGrep
 from backportr.index.peeking import stored_forks
+from backportr.model import Oid
 from backportr.resolve.finders import symbols
 from backportr.resolve.finders import words as words_module
 from backportr.resolve.finders.symbols import SEARCHED
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 
-def _repo(path: Path) -> tuple[Repo, str]:
+def _repo(path: Path) -> tuple[Repo, Oid]:
     b = RepoBuilder(path)
     files = {
         f"drivers/f{i}.c": f"int helper_{i}(int x) {{ return x + CONST_{i}; }}\n"
@@ -65,7 +66,7 @@ def test_no_grep_takes_more_than_the_chunk(tmp_path: Path, monkeypatch) -> None:
     sizes: list[int] = []
     real = repo.search.grep_words
 
-    def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
+    def counting(tree: Oid, words: list[str], patterns: tuple[str, ...]) -> set[str]:
         sizes.append(len(words))
         return real(tree, words, patterns)
 
@@ -113,7 +114,7 @@ def test_many_questions_build_the_set_once(tmp_path: Path, monkeypatch) -> None:
     greps: list[list[str]] = []
     real = repo.search.grep_words
 
-    def counting(tree: str, words: list[str], patterns: tuple[str, ...]) -> set[str]:
+    def counting(tree: Oid, words: list[str], patterns: tuple[str, ...]) -> set[str]:
         greps.append(words)
         return real(tree, words, patterns)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from backportr.app.console import Console
 from backportr.errors import BackportrError, ExitCode
-from backportr.model import short
+from backportr.model import Oid, short
 from backportr.resolve.workspace import open_workspace
 from backportr.settings import Settings
 
@@ -51,7 +51,7 @@ def demo(
     return ExitCode.OK
 
 
-def _keep(path: Path, ids: dict[str, str]) -> None:
+def _keep(path: Path, ids: dict[str, Oid]) -> None:
     """A kept repository with a clean `git status`, the real ids as tags: the README's and
     the docs' examples run in it as written (`git show b836c4d29f27` too)."""
     from backportr.examples.ima import A1175, B836C, BP_194, BP_202, DB1D1, F8A92, OVL18

@@ -11,6 +11,7 @@ from backportr.cli.app import PatternOption, RepoOption, UpstreamOption, app, gi
 
 if TYPE_CHECKING:
     from backportr.git.repo import Repo
+    from backportr.model import Oid
 
 
 @app.command("config")
@@ -53,7 +54,7 @@ def _learned_annotations(repo: Path, upstream_name: str | None, pattern: str | N
         return  # no repository, no upstream: the settings above are all there is
 
 
-def _learned_phrases(opened: Repo, upstream: str, stable: list[str]) -> None:
+def _learned_phrases(opened: Repo, upstream: Oid, stable: list[Oid]) -> None:
     """The fix phrases learned from the history (kept beside the index; learned now where
     the index has none yet), each with its counts and an example: those read as fixes,
     those the built-in forms read already, and those weighed and not taken, with why."""

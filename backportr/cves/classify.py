@@ -72,7 +72,7 @@ class CveClassifier:
                 how = f"{short(fix)} is in the branch as {short(carrier)} (by {found.how})"
                 return outcome("fixed", how, fix=fix, as_commit=carrier)
         upstream_fix = next((f for f in known_fixes if self.ws.index.reader.is_upstream(f)), None)
-        introducing = [i for i in record.introduced if i not in BEGINNING]
+        introducing = [Oid(i) for i in record.introduced if i not in BEGINNING]
         known = [i for i in introducing if repo.has_commit(i)]
         if upstream_fix is None:
             named = ", ".join(short(f) for f in record.fixes)

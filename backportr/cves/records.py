@@ -95,12 +95,14 @@ def parse_record(text: str, name: str, sha1: str | None = None) -> CveRecord:
                     raise ValueError(f"introducing commit {introduced[:50]!r}")
                 if fixed is not None and not _HEX.fullmatch(fixed):
                     raise ValueError(f"fixing commit {fixed[:50]!r}")
-                pairs.append((introduced, fixed))
+                pairs.append((introduced, None if fixed is None else Oid(fixed)))
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise BadRecord(f"{name}: not a CVE JSON 5 record as the kernel's ({error})") from None
     if not _ID.fullmatch(cve):
         raise BadRecord(f"{name}: {cve[:40]!r} is not a CVE id")
-    mainline = tuple(line.strip().lower() for line in (sha1 or "").splitlines() if line.strip())
+    mainline = tuple(
+        Oid(line.strip().lower()) for line in (sha1 or "").splitlines() if line.strip()
+    )
     if any(not _HEX.fullmatch(m) for m in mainline):
         raise BadRecord(f"{name}: its .sha1 holds a line that is not a commit id")
     return CveRecord(
@@ -212,8 +214,8 @@ def record_from_json(data: dict[str, Any]) -> CveRecord:
     return CveRecord(
         str(data["cve"]),
         str(data["title"]),
-        tuple((str(i), None if f is None else str(f)) for i, f in data["pairs"]),
-        tuple(str(m) for m in data["mainline"]),
+        tuple((str(i), None if f is None else Oid(str(f))) for i, f in data["pairs"]),
+        tuple(Oid(str(m)) for m in data["mainline"]),
         tuple(str(f) for f in data["files"]),
         str(data["digest"]),
     )

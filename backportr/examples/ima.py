@@ -35,6 +35,7 @@ from backportr.examples.ima_sources import (
 )
 from backportr.examples.ima_upstream import edit, mainline
 from backportr.git.builder import RepoBuilder
+from backportr.model import Oid
 
 __all__ = [
     "A1175",
@@ -52,15 +53,15 @@ __all__ = [
 @dataclass(frozen=True)
 class ImaFixture:
     path: Path
-    ids: dict[str, str]
+    ids: dict[str, Oid]
 
     @property
-    def expected_incomplete(self) -> list[str]:
+    def expected_incomplete(self) -> list[Oid]:
         """At 5.10.202: the missing members of b836c4d29f27, in order."""
         return [self.ids[A1175], self.ids[DB1D1], self.ids[F8A92]]
 
     @property
-    def expected_ready(self) -> list[str]:
+    def expected_ready(self) -> list[Oid]:
         """At 5.10.194: the whole series, in order."""
         return [self.ids[A1175], self.ids[DB1D1], self.ids[B836C], self.ids[F8A92]]
 

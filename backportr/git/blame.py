@@ -26,7 +26,7 @@ from collections.abc import Callable
 import pygit2
 
 from backportr.git.proc import read_object
-from backportr.model import Oid
+from backportr.model import Oid, oids
 
 Ranges = tuple[int, int, int, int]
 """The line ranges of a diff hunk, as blame keeps them compactly: old start, old lines, new
@@ -71,7 +71,7 @@ class LineBlame:
         a blob cannot be read: git must answer."""
         parents: dict[Oid, list[Oid]] = {}
         for line in grafts:
-            commit, *rest = line.split()
+            commit, *rest = oids(line)
             parents[commit] = rest
         children: dict[Oid, int] = dict.fromkeys(parents, 0)
         for rest in parents.values():

@@ -82,7 +82,7 @@ class RepoBuilder:
         return self.repo.revparse_single(rev).peel(pygit2.Commit)
 
     def tip(self, branch: str) -> Oid:
-        return str(self.repo.references[f"refs/heads/{branch}"].target)
+        return Oid(str(self.repo.references[f"refs/heads/{branch}"].target))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -130,8 +130,8 @@ class RepoBuilder:
         if ref == "refs/heads/master" and self.repo.head_is_unborn:
             self.repo.set_head(ref)
         if name:
-            self.ids[name] = str(oid)
-        return str(oid)
+            self.ids[name] = Oid(str(oid))
+        return Oid(str(oid))
 
     def merge(self, branch: str, other: str, message: str, *, name: str | None = None) -> Oid:
         """A merge commit of `other` into `branch` (trees must merge cleanly)."""
@@ -148,8 +148,8 @@ class RepoBuilder:
             f"refs/heads/{branch}", sig, sig, message + "\n", tree, [ours.id, theirs.id]
         )
         if name:
-            self.ids[name] = str(oid)
-        return str(oid)
+            self.ids[name] = Oid(str(oid))
+        return Oid(str(oid))
 
     def branch(self, name: str, at: str) -> None:
         self.repo.references.create(f"refs/heads/{name}", self._commit(at).id, force=True)
@@ -201,8 +201,8 @@ class RepoBuilder:
             message += "\n"
         oid = self.repo.create_commit(f"refs/heads/{branch}", author, sig, message, tree, [ours.id])
         if name:
-            self.ids[name] = str(oid)
-        return str(oid)
+            self.ids[name] = Oid(str(oid))
+        return Oid(str(oid))
 
     def revert(self, commit: str, branch: str, *, name: str | None = None, body: str = "") -> Oid:
         """`git revert` of `commit` on `branch` (must be clean)."""
@@ -220,8 +220,8 @@ class RepoBuilder:
         sig = pygit2.Signature(DEFAULT_COMMITTER.name, DEFAULT_COMMITTER.email, self._clock, 0)
         oid = self.repo.create_commit(f"refs/heads/{branch}", sig, sig, message, tree, [ours.id])
         if name:
-            self.ids[name] = str(oid)
-        return str(oid)
+            self.ids[name] = Oid(str(oid))
+        return Oid(str(oid))
 
     def merge_text(self, base: str, ours: str, theirs: str) -> str:
         """A clean 3-way merge of three texts (raises ValueError on conflict)."""

@@ -34,8 +34,8 @@ def log_record(raw: bytes) -> LogRecord:
     oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
     name, email, message = rest.split(b"\n", 2)
     return LogRecord(
-        oid=oid.decode("ascii"),
-        parents=tuple(parents.decode("ascii").split()),
+        oid=Oid(oid.decode("ascii")),
+        parents=tuple(Oid(p) for p in parents.decode("ascii").split()),
         author_name=name.decode("utf-8", "replace"),
         author_email=email.decode("utf-8", "replace"),
         author_time=int(atime or 0),

@@ -51,7 +51,7 @@ class Names(GitAccess):
             commit = obj.peel(pygit2.Commit)
         except (pygit2.GitError, ValueError, TypeError):
             raise UnknownCommitError(f"'{spec}' names a {obj.type_str}, not a commit") from None
-        return str(commit.id)
+        return Oid(str(commit.id))
 
     def resolve_target(self, spec: str) -> Oid:
         """A commit to backport: `resolve_commit`, and it must be one change (one parent).
@@ -97,7 +97,7 @@ class Names(GitAccess):
             if isinstance(obj, pygit2.Commit):
                 commits.append(obj)
         if len(commits) == 1:
-            return str(commits[0].id)
+            return Oid(str(commits[0].id))
         described = [
             f"{short(str(c.id))} ({c.message.splitlines()[0] if c.message else ''})"
             for c in commits

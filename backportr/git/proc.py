@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from backportr.errors import BackportrError, MissingObjectError
+from backportr.model import Oid
 
 if TYPE_CHECKING:
     import pygit2
@@ -47,7 +48,7 @@ class GitHandle(Protocol):
         env: dict[str, str] | None = None,
     ) -> bytes: ...
 
-    def commit(self, oid: str) -> pygit2.Commit: ...
+    def commit(self, oid: Oid) -> pygit2.Commit: ...
 
 
 class GitAccess:
@@ -207,7 +208,7 @@ def missing_object(what: str, said: list[str]) -> MissingObjectError | None:
 
 def patch_id_pipeline(
     log_args: list[str], feed: bytes | None, where: Path, env: dict[str, str] | None = None
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[tuple[Oid, str]]:
     """`git log -p ... | git patch-id --stable`, streamed; `feed` (the commits for
     `--stdin`) is written from a thread so neither process can block the other. A failure
     names git's own last word; `MissingObjectError` when git could not read an object."""
@@ -236,7 +237,7 @@ def patch_id_pipeline(
             writer = feed_in_background(log.stdin, feed)
         for line in patch_id.stdout:
             value, commit = line.decode("ascii").split()
-            yield commit, value
+            yield Oid(commit), value
         if writer is not None:
             writer.join()
         if log.wait() == 0 and patch_id.wait() == 0:

@@ -281,8 +281,8 @@ def parse_changes(raw: bytes) -> tuple[Oid, tuple[Oid, ...], int, Changes] | Non
         else:
             change = status[:1]
         changes[sys.intern(_unquote(path))] = change  # a path is stored once
-    parents = tuple(fields[1].decode("ascii").split())
-    return fields[0].decode("ascii"), parents, int(fields[2] or 0), changes
+    parents = tuple(Oid(p) for p in fields[1].decode("ascii").split())
+    return Oid(fields[0].decode("ascii")), parents, int(fields[2] or 0), changes
 
 
 def _unquote(path: str) -> str:

@@ -35,7 +35,7 @@ from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
-from backportr.model import Author, Oid, short
+from backportr.model import Author, Oid, oids, short
 
 _log = logging.getLogger("backportr")
 
@@ -274,7 +274,7 @@ class Repo:
         input said in one line."""
         try:
             ref = self.git.references[refname].resolve()
-            return str(self.git[ref.target].peel(pygit2.Commit).id)
+            return Oid(str(self.git[ref.target].peel(pygit2.Commit).id))
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
             raise UnknownBranchError(
                 f"{refname} does not name a commit (a dangling or non-commit ref: {error})"
@@ -307,7 +307,7 @@ class Repo:
                 f"needs ({error}); fetch the repository's missing objects (a damaged or "
                 "partial copy)"
             ) from None
-        return str(base) if base is not None else None
+        return Oid(str(base)) if base is not None else None
 
     def newest_committed(self, bases: list[Oid]) -> Oid | None:
         """Which of several merge bases libgit2's `merge_base` answers, without its walk of
@@ -348,10 +348,10 @@ class Repo:
         for hidden in exclude:
             walker.hide(pygit2.Oid(hex=hidden))
         for commit in walker:
-            yield str(commit.id)
+            yield Oid(str(commit.id))
 
     def tree_id(self, commit: Oid) -> Oid:
-        return str(self.commit(commit).tree_id)
+        return Oid(str(self.commit(commit).tree_id))
 
     def has_commit_graph(self) -> bool:
         """Does git keep a commit-graph for this repository (one file or a split chain)?
@@ -380,20 +380,20 @@ class Repo:
         subsystem pull, not one posting)."""
         if not self._first_parent_merges(tip):
             return None  # a linear first-parent line (a rebasing project): no merge brought it
-        merges = self.run_git(
+        merges = oids(self.run_git(
             "rev-list", "--first-parent", "--merges", f"--ancestry-path={commit}",
             f"{commit}..{tip}", check=False,
-        ).split()  # fmt: skip
+        ))  # fmt: skip
         if not merges:
             return None
         merge = merges[-1]
         parents = self.parents(merge)
         if len(parents) < 2 or self.is_ancestor(commit, parents[0]):
             return None
-        brought = self.run_git(
+        brought = oids(self.run_git(
             "rev-list", "--no-merges", f"--max-count={limit + 1}", parents[1], f"^{parents[0]}",
             check=False,
-        ).split()  # fmt: skip
+        ))  # fmt: skip
         if not brought or len(brought) > limit or commit not in brought:
             return None
         return merge, brought[::-1]
@@ -413,7 +413,7 @@ class Repo:
         parsed = self.run_git("rev-parse", f"--since={date}", check=False).strip()
         if not parsed.startswith("--max-age=") or not _looks_like_a_date(date):
             raise BackportrError(f"--since {date!r} is neither a revision nor a date")
-        return self.run_git("rev-list", parsed, tip).split()
+        return oids(self.run_git("rev-list", parsed, tip))
 
     def has_commit(self, oid: Oid) -> bool:
         """Is there a commit with this full id (a rewritten ref's old tip may be gone)?"""
@@ -437,7 +437,7 @@ class Repo:
         return self.message(oid).split("\n", 1)[0].strip()
 
     def parents(self, oid: Oid) -> list[Oid]:
-        return [str(p) for p in self.commit(oid).parent_ids]
+        return [Oid(str(p)) for p in self.commit(oid).parent_ids]
 
     def author(self, oid: Oid) -> Author:
         signature = self.commit(oid).author
@@ -523,9 +523,11 @@ class Repo:
                     f"the patch does not apply to {short(base)}: {error}"
                 ) from None
             tree = self.run_git("write-tree", env=index).strip()
-            return self.run_git(
-                "commit-tree", tree, "-p", base, input=message.encode(), env=index
-            ).strip()
+            return Oid(
+                self.run_git(
+                    "commit-tree", tree, "-p", base, input=message.encode(), env=index
+                ).strip()
+            )
 
     def patch_id_of_diff(self, diff: str) -> str | None:
         """`git patch-id --stable` of a diff given as text (a mail's), None when it has none."""

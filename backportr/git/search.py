@@ -23,7 +23,7 @@ from backportr.git.range_history import Changes, RangeHistory
 from backportr.git.streams import Streams
 from backportr.git.tree_grep import WORD_SPACES, TreeGrep, whole_word
 from backportr.infra.keptfiles import prune, read_once
-from backportr.model import Oid
+from backportr.model import Oid, oids
 
 _GREP_PATTERNS = 200
 _GREPS_IN_GIT = 12
@@ -182,7 +182,7 @@ class Searches(GitAccess):
         for line in out.splitlines():
             head = line.split(" ", 3)
             if len(head) >= 3 and len(head[0]) == 40 and head[1].isdigit():
-                current = head[0]
+                current = Oid(head[0])
                 counts[current] = counts.get(current, 0) + 1
             elif line == "boundary" and current is not None:
                 boundary.add(current)
@@ -303,7 +303,7 @@ class Searches(GitAccess):
             if line.startswith("commit "):
                 if commit is not None:
                     break
-                commit = line.split()[1]
+                commit = Oid(line.split()[1])
             elif line.strip() and commit is not None and line.strip() in paths:
                 return commit, line.strip()
         return (commit, paths[0]) if commit else None
@@ -328,7 +328,7 @@ class Searches(GitAccess):
             *paths,
             check=False,
         )
-        return out.split()
+        return oids(out)
 
     def tree_words(self, commit: Oid, patterns: tuple[str, ...]) -> set[bytes]:
         """Every identifier (`[A-Za-z_][A-Za-z0-9_]*`, three characters or more, as ASCII

@@ -23,7 +23,7 @@ from backportr.git.log_records import LogRecord, log_record
 from backportr.git.proc import GitAccess, GitHandle, git_env, patch_id_pipeline
 from backportr.git.range_history import Changes, parse_changes
 from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
-from backportr.model import Oid
+from backportr.model import Oid, oids
 from backportr.text.patch_id import UNSURE, patch_id
 
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
@@ -212,9 +212,9 @@ class Streams(GitAccess):
     def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
         """The non-merge commits reachable from the tips and not from `exclude`."""
         listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
-        return self.repo.run_git(
-            "rev-list", "--no-merges", "--stdin", input=listed.encode("ascii")
-        ).split()
+        return oids(
+            self.repo.run_git("rev-list", "--no-merges", "--stdin", input=listed.encode("ascii"))
+        )
 
     def patch_ids_of(
         self, commits: list[Oid], *, env: dict[str, str] | None = None, served: bool = True
@@ -298,7 +298,7 @@ class DiffServer:
                 if line == self._end:
                     break
                 if start is not None:
-                    commit, lines, size = start[1].decode("ascii"), [], 0
+                    commit, lines, size = Oid(start[1].decode("ascii")), [], 0
                     out[commit] = None
                 elif commit is not None and (size := size + len(line)) <= _SERVED_BYTES:
                     lines.append(line)

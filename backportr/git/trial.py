@@ -100,7 +100,7 @@ class TrialApplier:
     def write_tree(self, state: TreeState) -> Oid:
         """Materialize a state as a tree object (for comparisons and for `git am` checks)."""
         if not state.overlay:
-            return str(self._tree(state.base).id)
+            return Oid(str(self._tree(state.base).id))
         index = pygit2.Index()
         index.read_tree(self._tree(state.base))
         for path, entry in state.overlay.items():
@@ -110,7 +110,7 @@ class TrialApplier:
             else:
                 self._held.store(entry[0])
                 index.add(pygit2.IndexEntry(path, entry[0], _mode(entry[1])))
-        return str(index.write_tree(self.git))
+        return Oid(str(index.write_tree(self.git)))
 
     def file_text(self, state: TreeState, path: str) -> str | None:
         """The text at `path` on the state; None where there is no file (absent, or a

@@ -85,7 +85,7 @@ def walk_step(
 
 
 def log_process(
-    git_dir: Path, starts: list[str], exclude: Sequence[str], limit: int | None, how: list[str]
+    git_dir: Path, starts: Sequence[str], exclude: Sequence[str], limit: int | None, how: list[str]
 ) -> Iterator[bytes]:
     """One `git log` process's NUL-separated records (the start points fed on stdin)."""
     args = ["log", *how, "--stdin"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from backportr.errors import BackportrError
 from backportr.index.part import IndexFile, StorePart
 from backportr.index.reader import IndexReader
-from backportr.model import Oid
+from backportr.model import Oid, oids
 
 
 class AfterFork(StorePart):
@@ -139,17 +139,15 @@ class AfterFork(StorePart):
             if fork is None:
                 steps.append((refname, None, [], []))  # no fork: nothing after it
             elif seq is None or not known:  # all from the tip
-                listed = self.repo.run_git("rev-list", upstream[0], f"^{fork}").split()
+                listed = oids(self.repo.run_git("rev-list", upstream[0], f"^{fork}"))
                 steps.append((refname, None, listed, []))
             else:
                 wanted.append((seq, fork, refname))
         for seq, fork, refname in sorted(wanted, reverse=True):  # the newest fork first
             _, base_fork, base = min(known, key=lambda k: abs(k[0] - seq))
-            d1 = self.repo.run_git("rev-list", base_fork, f"^{fork}").split()
+            d1 = oids(self.repo.run_git("rev-list", base_fork, f"^{fork}"))
             # the fork is upstream's: nothing of its history is outside the tip's
-            d2 = (
-                [] if base is None else self.repo.run_git("rev-list", fork, f"^{base_fork}").split()
-            )
+            d2 = [] if base is None else oids(self.repo.run_git("rev-list", fork, f"^{base_fork}"))
             steps.append((refname, base, d1, d2))
             known.append((seq, fork, refname))
         return steps

@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 
 from backportr.git.names import Ref
+from backportr.model import Oid
 
 
-def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, str]:
+def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, Oid]:
     """The forks the index stored for these branches, by refname, where they still hold:
     the index's upstream is `upstream` at the same tip, and the branch's stored tip is its
     tip now. Read-only and without waiting: nothing where the index cannot be read (a
@@ -26,4 +27,4 @@ def stored_forks(index: Path, upstream: Ref, branches: list[Ref]) -> dict[str, s
     if (upstream.refname, "upstream", upstream.tip) not in stored:
         return {}
     found = {b.refname: stored.get((b.refname, "branch", b.tip)) for b in branches}
-    return {refname: fork for refname, fork in found.items() if fork}
+    return {refname: Oid(fork) for refname, fork in found.items() if fork}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.index.schema import IndexedRef
-from backportr.model import Oid
+from backportr.model import Oid, oids
 from backportr.text.trailers import names_upstream
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
@@ -137,10 +137,10 @@ class ForkProbes:
         self._tips = tips
 
     def _probe(self, tip: Oid, listed: bool) -> tuple[list[Oid], list[Oid] | None]:
-        bases = self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False).split()
+        bases = oids(self._repo.run_git("merge-base", "--all", tip, self._upstream, check=False))
         after = None
         if len(bases) == 1 and listed:
-            after = self._repo.run_git("rev-list", self._upstream, f"^{bases[0]}").split()
+            after = oids(self._repo.run_git("rev-list", self._upstream, f"^{bases[0]}"))
         return bases, after
 
     def _result(self, i: int) -> tuple[list[Oid], list[Oid] | None]:
@@ -269,7 +269,7 @@ def branch_plans(
         def later(tip: Oid) -> list[Oid]:
             bases = repo.reached_first(tip, among)
             if len(bases) > 1:  # a branch that merged upstream again: the newest of them
-                bases = sorted(repo.run_git("merge-base", "--independent", *bases).split())
+                bases = sorted(oids(repo.run_git("merge-base", "--independent", *bases)))
             return bases
 
     probes = ForkProbes(repo, upstream.tip, tips, first, listed, later)

@@ -243,7 +243,7 @@ class IndexReader(StorePart):
             "WHERE p.stem=? AND c.upstream_seq IS NOT NULL ORDER BY p.number, c.upstream_seq",
             (row[0],),
         ).fetchall()
-        return row[0], [(int(n), str(o)) for n, o in members]
+        return row[0], [(int(n), Oid(str(o))) for n, o in members]
 
     def backports_in(self, refname: str) -> list[tuple[Oid, Oid]]:
         """(carrier, upstream) for the branch's commits naming an upstream commit, in branch

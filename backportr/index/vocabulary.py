@@ -154,7 +154,7 @@ class LearnedVocabulary:
             return None
         if not all(_well_typed(p) for p in phrases):
             return None  # a file backportr did not write so: learned again
-        return cls(tip, looked_at, phrases)
+        return cls(Oid(tip), looked_at, phrases)
 
 
 def _well_typed(evidence: PhraseEvidence) -> bool:
@@ -250,7 +250,7 @@ class VocabularyLearner:
             if not lowered_mentions_relations(record.raw_message.lower()):
                 continue
             for ref in parse_message(record.message, trailers=False).upstream_refs:
-                named.add(ref.oid.lower())
+                named.add(Oid(ref.oid.lower()))
         if len(named) < LEAST_COMMITS:
             return None
         return _Branch(frozenset(named), min(times), max(times))

@@ -35,7 +35,7 @@ from backportr.index.schema import (
 from backportr.index.transaction import writing
 from backportr.index.worker import BulkWorker
 from backportr.index.written import resolve_pending
-from backportr.model import Oid, ProgressCallback, no_progress, short
+from backportr.model import Oid, ProgressCallback, no_progress, oids, short
 from backportr.text.relation_forms import Vocabulary
 
 _log = logging.getLogger("backportr")
@@ -232,7 +232,7 @@ class IndexWriter(StorePart):
     def _rewind_upstream(self, old_tip: Oid, new_tip: Oid) -> None:
         """Upstream moved back to an ancestor: the commits past it stop being upstream (they
         stay stored, so moving forward again re-reads nothing). O(commits removed)."""
-        removed = self._ids_of(self.repo.run_git("rev-list", old_tip, f"^{new_tip}").split())
+        removed = self._ids_of(oids(self.repo.run_git("rev-list", old_tip, f"^{new_tip}")))
         for chunk, marks in in_chunks(removed):
             self.db.execute(f"UPDATE commits SET upstream_seq=NULL WHERE id IN ({marks})", chunk)
             self.db.execute(f"DELETE FROM after_fork WHERE commit_id IN ({marks})", chunk)
@@ -350,7 +350,7 @@ class IndexWriter(StorePart):
             assert plan.stored is not None
             self._add_after_fork(branch.refname, new_upstream_ids)
             removed = self._ids_of(
-                self.repo.run_git("rev-list", plan.stored.tip, f"^{branch.tip}").split()
+                oids(self.repo.run_git("rev-list", plan.stored.tip, f"^{branch.tip}"))
             )
             self.db.executemany(
                 "DELETE FROM branch_commits WHERE refname=? AND commit_id=?",

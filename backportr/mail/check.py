@@ -112,7 +112,7 @@ class Checker:
             ),
         )
 
-    def _pending(self, mail: Mail, members: list[Oid]) -> list[tuple[str, str, str]]:
+    def _pending(self, mail: Mail, members: list[Oid]) -> list[tuple[Oid, str, str]]:
         """Patches on the list, not merged upstream, that name a member as their culprit
         (`Fixes: <id>`, or another form of the repository's vocabulary)."""
         if self.lore is None:

@@ -11,7 +11,15 @@ import logging
 
 from backportr.mail.lore import Lore, LoreError
 from backportr.mail.message import parse_mail
-from backportr.model import BranchReport, Member, PostingInfo, Report, Sibling, SiblingState
+from backportr.model import (
+    NO_OID,
+    BranchReport,
+    Member,
+    PostingInfo,
+    Report,
+    Sibling,
+    SiblingState,
+)
 from backportr.resolve.workspace import Workspace
 
 _log = logging.getLogger("backportr")
@@ -78,7 +86,7 @@ def _with_posted(
         found = ws.index.reader.upstream_by_subject(subject)
         state: SiblingState
         if len(found) != 1:
-            out.append(Sibling("", number, subject, "not-upstream"))
+            out.append(Sibling(NO_OID, number, subject, "not-upstream"))
             continue
         commit = found[0]
         if commit in in_series:

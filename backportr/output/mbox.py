@@ -103,7 +103,7 @@ def cover_for(
     members `left_out` of a partial series last."""
     total = len(patches)
     prefix = patches[0].prefix.rsplit(" ", 1)[0] if total > 1 else patches[0].prefix
-    subjects = {m.commit: m.subject for m in branch.series}
+    subjects: dict[str, str] = {m.commit: m.subject for m in branch.series}
     if len(targets) > 1:
         lines = [f"Backport of {len(targets)} commits to {branch.branch}:"]
         lines += [f"  {short(t)} ({subjects.get(t, '')})" for t in targets]

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from backportr.model import Oid, PresentMember, Reason, Role, Suggestion
+from backportr.model import NO_OID, Oid, PresentMember, Reason, Role, Suggestion
 from backportr.resolve.finders import Context, Finding
 from backportr.resolve.finders.fixes import culprits
 from backportr.resolve.graph import SeriesGraph
@@ -173,7 +173,7 @@ class Closure:
             if not reasons or any(r.kind not in ("conflict", "adapted") for r in reasons):
                 return depth
             depth += 1
-            commit = reasons[0].related or ""
+            commit = reasons[0].related or NO_OID
         return depth
 
     def in_closure(self, commit: Oid) -> bool:
@@ -212,7 +212,7 @@ class Closure:
         return any(
             self.in_closure(c)
             or self.ctx.is_present(c)
-            or self.in_closure(self.ctx.index.reader.carried_upstream(c) or "")
+            or self.in_closure(self.ctx.index.reader.carried_upstream(c) or NO_OID)
             for c in named
         )
 

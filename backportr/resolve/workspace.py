@@ -20,7 +20,7 @@ from backportr.index import CommitIndex, UpdateStats
 from backportr.index.presence import PresenceChecker
 from backportr.index.store import default_index_path
 from backportr.index.vocabulary import learned_vocabulary
-from backportr.model import CulpritPolicy, ProgressCallback, no_progress
+from backportr.model import CulpritPolicy, Oid, ProgressCallback, no_progress
 from backportr.settings import DEFAULT_MAX_COMMITS, Settings
 from backportr.text.relation_forms import Vocabulary
 
@@ -123,7 +123,7 @@ def _open(
                 seen.add(ref.refname)
                 indexed.append(ref)
 
-    def stable_tips() -> list[str]:
+    def stable_tips() -> list[Oid]:
         """Every stable branch's tip, read only where the phrases are learned: they are
         learned from what all of them took, whichever branch a run works on."""
         tips = {b.tip for b in indexed} | {

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from backportr.errors import BackportrError
-from backportr.model import Member, Oid, Reason
+from backportr.model import NO_OID, Member, Oid, Reason
 from backportr.settings import SCAN_CONFLICT_DEPTH
 from backportr.text.trailers import parse_version
 
@@ -61,7 +61,7 @@ class Policy:
                     raise BackportrError(
                         f"{dropped_file}:{number}: expected '<X.Y> <40 hex id>', got {line!r}"
                     )
-                dropped.add((parts[0], parts[1].lower()))
+                dropped.add((parts[0], Oid(parts[1].lower())))
         return Policy(tuple(ignore), frozenset(dropped), untagged)
 
     def ignored(self, files: Iterable[str]) -> bool:
@@ -175,9 +175,9 @@ class BranchScan:
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)
     kept: int = 0  # targets whose findings an earlier scan kept (nothing moved at all)
-    tip: Oid = ""  # the branch's tip, and upstream's, when it was scanned
+    tip: Oid = NO_OID  # the branch's tip, and upstream's, when it was scanned
     upstream: str = ""
-    upstream_tip: Oid = ""
+    upstream_tip: Oid = NO_OID
 
 
 def series_to_json(series: Iterable[Member]) -> list[list[object]]:

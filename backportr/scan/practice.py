@@ -91,7 +91,7 @@ class PracticeReader:
         taken = left = 0
         for (carrier, upstream), key in zip(adapted, keys, strict=True):
             if key in known:
-                around = [str(c) for c in json.loads(known[key])]
+                around = [Oid(str(c)) for c in json.loads(known[key])]
             else:
                 around = self._around(branch, upstream, carrier)
                 fresh.append((key, json.dumps(around)))

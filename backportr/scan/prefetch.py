@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from types import TracebackType
 
@@ -71,7 +72,7 @@ class ReadAhead:
                 proc.wait()
 
 
-def prune_kept(kept: Path, trees: set[str], upstream_tip: str) -> int:
+def prune_kept(kept: Path, trees: AbstractSet[str], upstream_tip: str) -> int:
     """Forget what the index directory `kept` holds for no indexed branch: the identifier
     sets (`words/<tree>.words.gz`) of trees no branch tip has now, the histories
     (`ranges/<fork>-<upstream tip>.range`) of earlier upstream tips. Each night's scan of a

@@ -12,6 +12,7 @@ from typing import TypeVar, cast
 
 from backportr.model import (
     FixesTag,
+    Oid,
     ParsedMessage,
     StableDep,
     StableTag,
@@ -210,17 +211,17 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
     found: list[tuple[int, UpstreamRef]] = []
     if "cherry" in low:
         found += [
-            (m.start(), UpstreamRef(m.group(1).lower(), "cherry-pick"))
+            (m.start(), UpstreamRef(Oid(m.group(1).lower()), "cherry-pick"))
             for m in _CHERRY.finditer(body)
         ]
     if "commit" in low:
         found += [
-            (m.start(), UpstreamRef(m.group(1).lower(), "cherry-pick"))
+            (m.start(), UpstreamRef(Oid(m.group(1).lower()), "cherry-pick"))
             for m in _lines_matching(_MASTER_COMMIT, body, low, "commit")
         ]
     if "backported" in low:
         found += [
-            (m.start(), UpstreamRef(m.group(1).lower(), "backport"))
+            (m.start(), UpstreamRef(Oid(m.group(1).lower()), "backport"))
             for m in _BACKPORTED.finditer(body)
         ]
     if "upstream" in low:
@@ -229,16 +230,16 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
             if _NOT_A_REFERENCE.match(text) or _CHERRY.search(text) or _BACKPORTED.search(text):
                 continue
             if m := _FULL_ID.search(text):
-                found.append((line.start(), UpstreamRef(m.group(1).lower(), "upstream")))
+                found.append((line.start(), UpstreamRef(Oid(m.group(1).lower()), "upstream")))
     if (
         "mainline inclusion" in low
         and (start := _MAINLINE_INCLUSION.search(body))
         and (m := _BARE_COMMIT.search(body, start.end()))
     ):
-        found.append((m.start(), UpstreamRef(m.group(1).lower(), "mainline-inclusion")))
+        found.append((m.start(), UpstreamRef(Oid(m.group(1).lower()), "mainline-inclusion")))
     for form in ANNOTATIONS.beyond_the_readers():
         found += [
-            (at, UpstreamRef(oid.lower(), cast(UpstreamForm, form.reference)))
+            (at, UpstreamRef(Oid(oid.lower()), cast(UpstreamForm, form.reference)))
             for at, oid in form.reads(body)
         ]
     refs: list[UpstreamRef] = []
