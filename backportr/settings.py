@@ -14,7 +14,7 @@ from backportr.model import CulpritPolicy
 DEFAULT_MAX_COMMITS = 50
 DEFAULT_CONFLICT_DEPTH = 2
 """The target's conflict prerequisites, and theirs when one conflicts itself; what the second
-level finds is kept only when the series then applies (`Resolver.resolve_branch`)."""
+level finds is retained only when the series then applies (`Resolver.resolve_branch`)."""
 SCAN_CONFLICT_DEPTH = 1
 """A scan's: one level. On DPDK 23.11 the second level changed one finding's series of 562
 and cost 87 s of 308 (docs/performance.md); `resolve` of that finding searches deeper."""

@@ -36,7 +36,7 @@ def _diverged(path: Path) -> tuple[Repo, Oid, Oid, list[str]]:
     second = b.commit("second", {"f.c": _text(both)})
     both[40] = "stable 40"
     repo = Repo(b.path)
-    repo.keep_writes_apart()
+    repo.serialize_writes()
     return repo, first, second, both
 
 

@@ -158,16 +158,16 @@ def test_a_nightly_run_keeps_its_answers_and_reports_what_is_new(
     args += ("--state", str(state), "--new-only", "-f", "json")
     first = backportr(*args)
     assert first.returncode == 4, first.stderr
-    assert "1 answers anew, 0 kept" in first.stderr
+    assert "1 answers anew, 0 cached" in first.stderr
     assert [c["cve"] for c in json.loads(first.stdout)["branches"][0]["cves"]] == ["CVE-2023-52779"]
     second = backportr(*args)
     assert second.returncode == 0, second.stderr  # nothing new, though it is still missing
-    assert "0 answers anew, 1 kept" in second.stderr
+    assert "0 answers anew, 1 cached" in second.stderr
     assert json.loads(second.stdout)["branches"] == []
     pairs = [(ids[A1175], ids[DB1D1])]  # a made-up CVE: a1175 introduced, db1d1 fixed it
     write_record(mine, "CVE-2024-12345", "made up", pairs, ids[DB1D1])
     third = backportr(*args)
-    assert "1 answers anew, 1 kept" in third.stderr
+    assert "1 answers anew, 1 cached" in third.stderr
     (only,) = json.loads(third.stdout)["branches"][0]["cves"]
     assert only["cve"] == "CVE-2024-12345" and only["outcome"] == "fixed"
     assert third.returncode == 0  # fixed: nothing new is missing

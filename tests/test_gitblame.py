@@ -121,9 +121,9 @@ def test_in_process_blame_equals_gits(tmp_path: Path) -> None:
 def test_a_diff_cuts_lines_into_passed_and_kept() -> None:
     # old: a b c d e ; new: a X c d Y Z e (b replaced by X, Y Z inserted after d)
     hunks = ((2, 1, 2, 1), (4, 0, 5, 2))
-    passed, kept = _split([(1, 7)], hunks)
+    passed, cache_dir = _split([(1, 7)], hunks)
     assert passed == [(1, 1), (3, 4), (5, 5)]
-    assert kept == [(2, 2), (5, 6)]
+    assert cache_dir == [(2, 2), (5, 6)]
     # a deletion: new a c (b gone) -> c is old line 3
     assert _split([(1, 2)], ((2, 1, 1, 0),)) == ([(1, 1), (3, 3)], [])
     # an insertion at the top
@@ -138,18 +138,18 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
     the next process (the blame the same as git's, its progress line not told of a read);
     a pass from a later tip replaces it."""
     b, fork = _history(tmp_path / "r", 0)
-    kept = tmp_path / "ranges"
+    cache_dir = tmp_path / "ranges"
     tip = Repo(b.path).upstream("master").tip
     count = len(b.files(tip)["plain.c"].splitlines())
     expected = Repo(b.path).search.blame("plain.c", tip, [(1, count)], fork)
     told: list[str] = []  # what the progress line is told: reading, only when git reads
     first = Repo(b.path)
-    first.search.remember_history(tip, kept=kept, reading=lambda: told.append("first"))
+    first.search.remember_history(tip, cache_dir=cache_dir, reading=lambda: told.append("first"))
     assert first.search.blame("plain.c", tip, [(1, count)], fork) == expected
-    assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{tip}.range"]
+    assert [p.name for p in cache_dir.glob("*.range")] == [f"{fork}-{tip}.range"]
 
     second = Repo(b.path)
-    second.search.remember_history(tip, kept=kept, reading=lambda: told.append("second"))
+    second.search.remember_history(tip, cache_dir=cache_dir, reading=lambda: told.append("second"))
 
     def unread(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kept pass is loaded, not read again")
@@ -160,9 +160,9 @@ def test_the_history_since_a_fork_is_kept_for_a_scans_other_processes(
 
     later = b.commit("later", {"plain.c": b.files(tip)["plain.c"] + "more\n"})
     third = Repo(b.path)
-    third.search.remember_history(later, kept=kept)
+    third.search.remember_history(later, cache_dir=cache_dir)
     assert third.search.blame("plain.c", later, [(1, count)], fork) == expected
-    assert [p.name for p in kept.glob("*.range")] == [f"{fork}-{later}.range"]
+    assert [p.name for p in cache_dir.glob("*.range")] == [f"{fork}-{later}.range"]
 
 
 def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
@@ -186,7 +186,7 @@ def test_the_diffs_a_blame_made_are_kept_where_a_scan_keeps_them(
     def blamed(repo: Repo) -> dict[str, dict[Oid, int]]:
         index = CommitIndex(repo, tmp_path / "ix.sqlite")
         repo.search.remember_history(tip)
-        repo.search.keep_blame_diffs((index.kept.blame_hunks, index.kept.keep_blame_hunks))
+        repo.search.cache_blame_diffs((index.cache.blame_hunks, index.cache.cache_blame_hunks))
         return {
             p: repo.search.blame(p, tip, [(1, len(b.files(tip)[p].splitlines()))], fork)
             for p in _PATHS
@@ -240,18 +240,18 @@ def test_a_resolve_after_a_scan_blames_from_what_the_scan_kept(
     fresh = resolve(tmp_path / "fresh" / "index.sqlite")
     assert "blame" in asked  # the conflict search blames the target's lines
     assert not (tmp_path / "fresh" / "ranges").exists()  # nothing kept without a scan
-    kept = tmp_path / "kept" / "index.sqlite"
-    assert backportr("index", "--repo", str(s.path), "--index", str(kept)).returncode == 0
-    assert readahead.main([str(s.path), str(kept), "", BRANCH]) == 0  # as a scan keeps it
+    cache_dir = tmp_path / "kept" / "index.sqlite"
+    assert backportr("index", "--repo", str(s.path), "--index", str(cache_dir)).returncode == 0
+    assert readahead.main([str(s.path), str(cache_dir), "", BRANCH]) == 0  # as a scan keeps it
     asked.clear()
-    assert resolve(kept) == fresh
+    assert resolve(cache_dir) == fresh
     assert "blame" not in asked
     # a mail bot checks mail after mail in one workspace: asking again keeps what was loaded
     repo = Repo(s.path)
     upstream = repo.upstream().tip
     fork = repo.merge_base(repo.branch(BRANCH).tip, upstream)
-    repo.search.use_kept_history(upstream, kept.parent / "ranges")
+    repo.search.use_cached_history(upstream, cache_dir.parent / "ranges")
     loaded = repo.search.range_history(fork, upstream)
     assert loaded is not None
-    repo.search.use_kept_history(upstream, kept.parent / "ranges")
+    repo.search.use_cached_history(upstream, cache_dir.parent / "ranges")
     assert repo.search.range_history(fork, upstream) is loaded

@@ -966,6 +966,6 @@ def test_a_cache_write_is_skipped_only_where_the_index_takes_no_writes(
         pages = index.db.execute("PRAGMA page_count").fetchone()[0]
         index.db.execute(f"PRAGMA max_page_count={pages}")  # no room for one more page
         with pytest.raises(sqlite3.OperationalError) as full:
-            index.kept.keep_results([(f"key{n}", "x" * 4000) for n in range(20)])
+            index.cache.cache_results([(f"key{n}", "x" * 4000) for n in range(20)])
         assert full.value.sqlite_errorname == "SQLITE_FULL"
-        assert index.kept.cached_result("key0") is None
+        assert index.cache.cached_result("key0") is None

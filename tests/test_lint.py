@@ -105,6 +105,34 @@ def test_commit_ids_are_shortened_in_one_place() -> None:
     assert not sliced, sliced
 
 
+def _names_saying_kept(source: str) -> list[str]:
+    """The names of `source` (not its strings or comments) that say "kept" or "keep",
+    `keep` alone left out (the demo's `--keep` option and its parameter)."""
+    import io
+    import re
+    import tokenize
+
+    return [
+        f"{t.start[0]}:{t.string}"
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.NAME
+        and re.search("kept|keep", t.string, re.IGNORECASE)
+        and t.string != "keep"
+    ]
+
+
+def test_no_name_says_kept() -> None:
+    """ "Kept" meant four things; each has its word now (the README's Development section:
+    cached, retained, saved, left in place), and no name goes back to the old one."""
+    found = [
+        f"{p.relative_to(ROOT)}:{hit}"
+        for p in _modules()
+        for hit in _names_saying_kept(p.read_text(encoding="utf-8"))
+    ]
+    assert not found, found
+    assert _names_saying_kept("kept = 1\nx = 'kept' # kept\nkeep_it()\n") == ["1:kept", "3:keep_it"]
+
+
 def _callback_lengths() -> dict[str, int]:
     """Each command callback of `cli/` and the lines of its body, docstring left out."""
     import ast

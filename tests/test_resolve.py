@@ -248,13 +248,13 @@ def test_an_adapted_backports_check_is_kept_and_reused(ima: ImaFixture) -> None:
     instead of merging again, and answers the same."""
     first = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
     with open_workspace(Settings(repo=ima.path, branches=("linux-5.10.y",))) as ws:
-        kept = ws.index.kept.adapted_conflicts(ima.ids[B836C], ima.ids[BP_202])
-        ws.index.kept.keep_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], False)
+        kept = ws.index.cache.adapted_conflicts(ima.ids[B836C], ima.ids[BP_202])
+        ws.index.cache.cache_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], False)
     assert kept is True
     told_clean = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
     assert ima.ids[DB1D1] not in [m.commit for m in told_clean.series]  # the kept answer used
     with open_workspace(Settings(repo=ima.path, branches=("linux-5.10.y",))) as ws:
-        ws.index.kept.keep_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], True)
+        ws.index.cache.cache_adapted_conflicts(ima.ids[B836C], ima.ids[BP_202], True)
     again = resolve(ima.path, ima.ids[B836C], branch="linux-5.10.y")
     assert (again.status, again.series) == (first.status, first.series)
 

@@ -14,7 +14,7 @@ import pytest
 
 from backportr.git.builder import RepoBuilder
 from backportr.git.repo import Repo
-from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, kept_path
+from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, saved_path
 from backportr.model import Oid
 from backportr.text.citations import citations
 from backportr.text.relation_forms import LearnedPhrase, Vocabulary
@@ -137,7 +137,7 @@ def _series(path: Path, target: str) -> list[str]:
 def test_resolve_finds_the_follow_up_the_learned_phrase_names(tmp_path: Path) -> None:
     b, features, fixes = _xen_like(tmp_path / "r")
     assert _series(b.path, features[5]) == [features[5], fixes[5]]
-    kept = json.loads(kept_path(b.path / ".git" / "backportr" / "index.sqlite").read_text())
+    kept = json.loads(saved_path(b.path / ".git" / "backportr" / "index.sqlite").read_text())
     assert [p["phrase"] for p in kept["phrases"] if p["verdict"] == "fix"] == ["amends:"]
     config = backportr("config", "--repo", str(b.path), "--upstream", "master",
                        "--branch-pattern", "stable-*")  # fmt: skip

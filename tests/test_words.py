@@ -337,7 +337,7 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
     import threading
 
     from backportr.index.transaction import held
-    from backportr.infra.keptfiles import keep
+    from backportr.infra.filecache import store
 
     repo, tip = _repo(tmp_path / "r")
     cache = tmp_path / "cache"
@@ -353,7 +353,7 @@ def test_one_process_reads_a_set_while_another_waits_and_loads_it(tmp_path: Path
         asking.start()
         asking.join(0.5)
         assert asking.is_alive() and not answers  # it waits for the reading process
-        keep(kept, words_module.dump_words({b"marker"}))  # what it keeps (a marker only)
+        store(kept, words_module.dump_words({b"marker"}))  # what it keeps (a marker only)
     asking.join(30)
     assert answers == [{"marker"}]  # loaded, not read again from the tree
 
@@ -362,7 +362,7 @@ def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch)
     """The scan stops a read-ahead still reading at its end (SIGTERM, raised as
     SystemExit): the temporary file goes, and no kept file is half-written."""
 
-    from backportr.infra import keptfiles as keptfiles
+    from backportr.infra import filecache as filecache
 
     real = os.fdopen
 
@@ -380,9 +380,9 @@ def test_a_set_stopped_while_written_leaves_no_file(tmp_path: Path, monkeypatch)
             self.file.write(data[:10])
             raise SystemExit(1)
 
-    monkeypatch.setattr(os, "fdopen", Stopped)  # keptfiles writes through os.fdopen
+    monkeypatch.setattr(os, "fdopen", Stopped)  # filecache writes through os.fdopen
     with pytest.raises(SystemExit):
-        keptfiles.keep(tmp_path / "t.words.gz", words_module.dump_words({b"a", b"b"}))
+        filecache.store(tmp_path / "t.words.gz", words_module.dump_words({b"a", b"b"}))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -406,16 +406,20 @@ def test_a_scans_read_ahead_keeps_the_tips_set_and_the_history_since_the_fork(
     tip, upstream = repo.branch("stable-1").tip, repo.upstream().tip
     fork = repo.merge_base(tip, upstream)
     index = tmp_path / "ix" / "index.sqlite"
-    kept_set = index.parent / "words" / f"{repo.tree_id(tip)}.words.gz"
-    kept_range = index.parent / "ranges" / f"{fork}-{upstream}.range"
+    cached_set = index.parent / "words" / f"{repo.tree_id(tip)}.words.gz"
+    cached_range = index.parent / "ranges" / f"{fork}-{upstream}.range"
     settings = Settings(repo=b.path, branches=("stable-1",), index_path=index)
     with ReadAhead(settings):
         for _ in range(600):  # the process's own start and reads; not a measure of speed
-            if kept_set.exists() and kept_range.exists():
+            if cached_set.exists() and cached_range.exists():
                 break
             time.sleep(0.05)
-    assert words_module.load_words(kept_set.read_bytes()) == {b"first_name", b"second_name", b"int"}
-    assert fork is not None and _load_range(kept_range.read_bytes()) == list(
+    assert words_module.load_words(cached_set.read_bytes()) == {
+        b"first_name",
+        b"second_name",
+        b"int",
+    }
+    assert fork is not None and _load_range(cached_range.read_bytes()) == list(
         repo.streams.range_changes(fork, upstream)
     )
     assert [p.name for p in index.parent.rglob("*.tmp")] == []
@@ -467,7 +471,7 @@ def test_a_damaged_kept_file_is_read_again(tmp_path: Path) -> None:
     """A kept set or history that cannot be decompressed (a disk fault, a file cut short)
     is made again, never an error."""
     from backportr.git.search import _dump_range, _load_range
-    from backportr.infra.keptfiles import read_once
+    from backportr.infra.filecache import read_once
 
     kinds: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], object]] = [
         ("t.words.gz", words_module.dump_words, words_module.load_words, {b"abc", b"xyz"}),
@@ -488,7 +492,7 @@ def test_prune_removes_what_is_not_wanted_and_spares_held_locks(tmp_path: Path) 
     import fcntl
     import time
 
-    from backportr.infra.keptfiles import STALE_TEMPORARY, prune
+    from backportr.infra.filecache import STALE_TEMPORARY, prune
 
     kept = tmp_path / "words"
     kept.mkdir()

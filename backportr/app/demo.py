@@ -1,5 +1,5 @@
 """The demo workflow: the IMA/overlayfs example repository built (in a scratch directory,
-or kept where asked) and its backport resolved at the two states of linux-5.10.y."""
+or saved where asked) and its backport resolved at the two states of linux-5.10.y."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def demo(
         repo=path, branches=(branch,)
     ),
 ) -> ExitCode:
-    """Build the example (kept at `keep`, which must be absent or empty) and resolve it;
+    """Build the example (saved at `keep`, which must be absent or empty) and resolve it;
     `settings_for(repository, branch)` gives each resolve's settings (the command line's
     read git config too)."""
     from backportr.examples.ima import A1175, B836C, DB1D1, F8A92, OVL18, build
@@ -35,7 +35,7 @@ def demo(
         console.warn(f"building the IMA/overlayfs example in {path} ...")
         fixture = build(path)
         if keep is not None:
-            _keep(path, fixture.ids)
+            _save_repository(path, fixture.ids)
         target = fixture.ids[B836C]
         for state, branch in (("5.10.194", "v5.10.194"), ("5.10.202", "linux-5.10.y")):
             console.warn(
@@ -51,16 +51,16 @@ def demo(
     return ExitCode.OK
 
 
-def _keep(path: Path, ids: dict[str, Oid]) -> None:
-    """A kept repository with a clean `git status`, the real ids as tags: the README's and
+def _save_repository(path: Path, ids: dict[str, Oid]) -> None:
+    """A saved repository with a clean `git status`, the real ids as tags: the README's and
     the docs' examples run in it as written (`git show b836c4d29f27` too)."""
     from backportr.examples.ima import A1175, B836C, BP_194, BP_202, DB1D1, F8A92, OVL18
     from backportr.git.builder import RepoBuilder
 
-    kept = RepoBuilder.open(path)
-    kept.check_out()
+    saved = RepoBuilder.open(path)
+    saved.check_out()
     for real in (A1175, DB1D1, OVL18, B836C, F8A92, BP_194, BP_202):
-        kept.tag(real, ids[real])
+        saved.tag(real, ids[real])
 
 
 def _refuse_unless_empty(path: Path) -> None:

@@ -61,7 +61,7 @@ class ResolveRun:
 
         with ExitStack() as opening:  # closed again if anything below fails
             ws = opening.enter_context(open_workspace(self.settings, progress=self.progress))
-            ws.use_what_scans_kept()
+            ws.use_what_scans_cached()
             self._resolver = Resolver(
                 ws,
                 symbols=self.options.symbols,

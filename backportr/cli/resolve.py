@@ -90,7 +90,7 @@ def resolve_command(
             "--conflict-depth",
             min=0,
             help="How deep to look for commits that resolve conflicts (0: never; past the "
-            "first level, kept only when the series then applies).",
+            "first level, retained only when the series then applies).",
             metavar="N",
         ),
     ] = DEFAULT_CONFLICT_DEPTH,

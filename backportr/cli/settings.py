@@ -55,15 +55,15 @@ def _learned_annotations(repo: Path, upstream_name: str | None, pattern: str | N
 
 
 def _learned_phrases(opened: Repo, upstream: Oid, stable: list[Oid]) -> None:
-    """The fix phrases learned from the history (kept beside the index; learned now where
+    """The fix phrases learned from the history (saved beside the index; learned now where
     the index has none yet), each with its counts and an example: those read as fixes,
     those the built-in forms read already, and those weighed and not taken, with why."""
     from backportr.index.store import default_index_path
-    from backportr.index.vocabulary import kept_or_learned
+    from backportr.index.vocabulary import saved_or_learned
     from backportr.output.safe import terminal
 
     ignored = git_config(opened.path).values("backportr.ignoreform")
-    learned = kept_or_learned(opened, default_index_path(opened), upstream, stable)
+    learned = saved_or_learned(opened, default_index_path(opened), upstream, stable)
     for phrase in learned.phrases:
         if phrase.sampled == 0 and not phrase.verdict.startswith("known"):
             continue  # weighed on use alone (function words, another relation, no commits)

@@ -48,11 +48,11 @@ class CveClassifier:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.ws = resolver.ws
-        self.answers = Answers(self.ws, resolver)  # a scan's answers, and kept for the next
+        self.answers = Answers(self.ws, resolver)  # a scan's answers, and cached for the next
 
-    def keep(self) -> None:
-        """Keep the resolve answers made so far in the index (a scan reuses them too)."""
-        self.answers.keep()
+    def cache(self) -> None:
+        """Cache the resolve answers made so far in the index (a scan reuses them too)."""
+        self.answers.cache()
 
     def classify(self, record: CveRecord, branches: Sequence[Ref]) -> list[CveOutcome]:
         return [self._on(record, branch) for branch in branches]

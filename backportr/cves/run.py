@@ -27,7 +27,7 @@ from backportr.resolve.workspace import Workspace, open_workspace
 from backportr.settings import Settings
 
 _log = logging.getLogger("backportr")
-_KEPT_AT_ONCE = 200  # answers per transaction of the state
+_CACHED_AT_ONCE = 200  # answers per transaction of the state
 _PER_CHUNK = 8  # records on a branch: fewer to classify than this a process, one process
 _CHUNKS_PER_JOB = 4  # chunks a process takes in turn (a few records cost more than others)
 
@@ -44,8 +44,8 @@ def check_records(
 ) -> tuple[list[CveOutcome], list[tuple[str, str]]]:
     """Every record's outcome on every branch of `ws` (only the CVE ids `wanted`, when
     given), and the records that could not be read, with why: a malformed record is
-    reported and skipped, never fatal for the run. With `state`, an answer kept by an
-    earlier run is used where nothing it depends on moved, and the new ones are kept. With
+    reported and skipped, never fatal for the run. With `state`, an answer cached by an
+    earlier run is used where nothing it depends on moved, and the new ones are cached. With
     `jobs` > 1 (and the `settings` `ws` was opened with), the records to classify are
     spread over that many processes, each taking the next chunk as it finishes one."""
     records, bad = _parsed(ws, files, wanted)
@@ -54,10 +54,10 @@ def check_records(
     for record in records:
         for branch in ws.branches:
             key = f"{record.digest}:{branch.tip}:{ws.upstream.tip}"
-            kept = state.answer(branch.name, record.cve, key) if state is not None else None
-            if kept is None:
+            cached = state.answer(branch.name, record.cve, key) if state is not None else None
+            if cached is None:
                 pending.append(_Asked(len(slots), record, branch.name, key))
-            slots.append(kept)
+            slots.append(cached)
     workers = min(jobs, -(-len(pending) // _PER_CHUNK))
     if workers > 1 and settings is not None:
         answered = _in_processes(settings, pending, workers, progress)
@@ -68,10 +68,10 @@ def check_records(
         slots[asked.slot] = outcome
         fresh.append((asked.key, outcome))
     if state is not None:
-        for first in range(0, len(fresh), _KEPT_AT_ONCE):
-            state.keep(fresh[first : first + _KEPT_AT_ONCE])
+        for first in range(0, len(fresh), _CACHED_AT_ONCE):
+            state.cache(fresh[first : first + _CACHED_AT_ONCE])
     _log.info(
-        "cves: %d records, %d answers anew, %d kept by an earlier run",
+        "cves: %d records, %d answers anew, %d cached by an earlier run",
         len(records), len(pending), len(slots) - len(pending),
     )  # fmt: skip
     return [o for o in slots if o is not None], bad
@@ -94,10 +94,10 @@ def _parsed(
     key naming its content (`RecordFile.key`), so a later run reads only what changed."""
     found = list(files)
     keys = {f.name: f"cve-record:{__version__}:{f.key}" for f in found}
-    kept = ws.index.kept.cached_results(list(keys.values()))
+    cached = ws.index.cache.cached_results(list(keys.values()))
     records, bad, fresh = [], [], []
     for file in found:
-        value = kept.get(keys[file.name])
+        value = cached.get(keys[file.name])
         if value is None:
             text, sha1 = file.load()
             try:
@@ -112,7 +112,7 @@ def _parsed(
         record = record_from_json(data["record"])
         if not wanted or record.cve in wanted:
             records.append(record)
-    ws.index.kept.keep_results(fresh)
+    ws.index.cache.cache_results(fresh)
     records = _one_per_cve(records)
     _log.info("cves: %d record files, %d read anew", len(found), len(fresh))
     return records, bad
@@ -120,7 +120,7 @@ def _parsed(
 
 def _one_per_cve(records: list[CveRecord]) -> list[CveRecord]:
     """Two record files of one CVE id: the same record once; records that say different
-    things a warning naming the id (both are kept: neither is known to be the right one)."""
+    things a warning naming the id (both are cached: neither is known to be the right one)."""
     first: dict[str, CveRecord] = {}
     out = []
     for record in records:
@@ -157,7 +157,7 @@ def _classified(
     for done, one in enumerate(asked):
         progress("classifying CVE records", done, len(asked))
         out += classifier.classify(one.record, [refs[one.branch]])
-    classifier.keep()
+    classifier.cache()
     progress("classifying CVE records", len(asked), len(asked))
     return out
 

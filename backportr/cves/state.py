@@ -1,10 +1,10 @@
 """What earlier `backportr cves` runs answered and reported (SQLite, `--state FILE`), and the
 lock that keeps two scheduled runs apart.
 
-An answer is kept under a key naming everything it depends on: the record's hash, the
+An answer is cached under a key naming everything it depends on: the record's hash, the
 branch's tip and upstream's; a nightly run on a growing records repository classifies only
 the records that are new or changed, and again every record of a branch that moved. What
-was reported is kept apart (`--new-only`: an outcome not reported before), and recorded
+was reported is cached apart (`--new-only`: an outcome not reported before), and recorded
 only once the output that reports it is safely written.
 """
 
@@ -24,7 +24,7 @@ from backportr.scan.findings import series_from_json, series_to_json
 
 
 class CveState:
-    """Kept answers and reported outcomes; holds an exclusive lock while open."""
+    """Cached answers and reported outcomes; holds an exclusive lock while open."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -38,7 +38,7 @@ class CveState:
         )
 
     def answer(self, branch: str, cve: str, key: str) -> CveOutcome | None:
-        """The kept answer for a record on a branch, when nothing it depends on moved."""
+        """The cached answer for a record on a branch, when nothing it depends on moved."""
         row = self.db.execute(
             "SELECT key, answer FROM answers WHERE branch=? AND cve=?", (branch, cve)
         ).fetchone()
@@ -47,9 +47,9 @@ class CveState:
         try:
             return outcome_from_json(json.loads(row[1]))
         except (ValueError, KeyError, TypeError):
-            return None  # an answer an older version kept: classified again
+            return None  # an answer an older version cached: classified again
 
-    def keep(self, answers: Sequence[tuple[str, CveOutcome]]) -> None:
+    def cache(self, answers: Sequence[tuple[str, CveOutcome]]) -> None:
         with self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO answers VALUES(?, ?, ?, ?)",

@@ -4,9 +4,9 @@ A scan blames thousands of files at the parents of the commits it checks; each `
 of a kernel-scale repository costs about 10 ms of process start and pack reading even when
 the file's history in the range is a handful of commits (`git.range_history` already gives git that
 history as grafts). Here the same walk runs on the same grafts with libgit2's diff of the
-two blobs of each step (git's xdiff with its indent heuristic, no context), kept by blob pair:
+two blobs of each step (git's xdiff with its indent heuristic, no context), cached by blob pair:
 the next question about the same file diffs only the versions it has not seen. Where a
-scan gives it somewhere to keep them (the index: `KeptDiffs`), the pairs it diffed are kept
+scan gives it somewhere to keep them (the index: `DiffCache`), the pairs it diffed are cached
 there too, for a scan's other processes, a sibling branch's scan and the next night's.
 
 The walk is git blame's (`blame.c`, no `-M`/`-C`): a commit's lines go whole to the first
@@ -37,26 +37,26 @@ Lines = list[tuple[int, int]]
 top can reach the same line of an older version by two ways through a merge: each counts,
 as in git, so ranges may overlap."""
 
-KeptDiffs = tuple[
+DiffCache = tuple[
     Callable[[str, str], tuple[Ranges, ...] | None],
     Callable[[list[tuple[str, str, tuple[Ranges, ...]]]], None],
 ]
-"""Where blob pairs' hunks are kept between processes and runs: a lookup of one pair (None:
-not kept) and a writer of those diffed since."""
+"""Where blob pairs' hunks are cached between processes and runs: a lookup of one pair (None:
+not cached) and a writer of those diffed since."""
 
 _DIFF_FLAGS = pygit2.enums.DiffOption.INDENT_HEURISTIC | pygit2.enums.DiffOption.FORCE_TEXT
-_KEPT_DIFFS = 100_000
+_CACHED_DIFFS = 100_000
 
 
 class LineBlame:
-    """git blame over graft lines (`RangeHistory.blame_grafts`), with the diffs it made kept
-    (at most `_KEPT_DIFFS` blob pairs, the oldest forgotten first)."""
+    """git blame over graft lines (`RangeHistory.blame_grafts`), with the diffs it made cached
+    (at most `_CACHED_DIFFS` blob pairs, the oldest forgotten first)."""
 
-    def __init__(self, git: pygit2.Repository, kept: KeptDiffs | None = None) -> None:
+    def __init__(self, git: pygit2.Repository, cache: DiffCache | None = None) -> None:
         self._git = git
         self._diffs: OrderedDict[tuple[str, str], tuple[Ranges, ...]] = OrderedDict()
-        self._kept = kept
-        self._unkept: list[tuple[str, str, tuple[Ranges, ...]]] = []  # diffed, not yet kept
+        self._cache = cache
+        self._uncached: list[tuple[str, str, tuple[Ranges, ...]]] = []  # diffed, not yet cached
 
     def blame(
         self,
@@ -87,19 +87,19 @@ class LineBlame:
             for parent in parents[commit]:
                 if parent in children:
                     children[parent] -= 1
-            kept = self._pass(commit, parents[commit], lines, blob_of, pending)
-            if kept is None:
+            own = self._pass(commit, parents[commit], lines, blob_of, pending)
+            if own is None:
                 return None
-            if kept and parents[commit]:  # a root's lines are a boundary's: left out
-                counts[commit] = counts.get(commit, 0) + kept
+            if own and parents[commit]:  # a root's lines are a boundary's: left out
+                counts[commit] = counts.get(commit, 0) + own
             ready += [p for p in dict.fromkeys(parents[commit]) if children.get(p) == 0]
         return counts
 
-    def keep_diffs(self) -> None:
-        """Keep where it was given (`KeptDiffs`) the diffs made since the last call."""
-        if self._unkept and self._kept is not None:
-            self._kept[1](self._unkept)
-        self._unkept = []
+    def cache_diffs(self) -> None:
+        """Cache where it was given (`DiffCache`) the diffs made since the last call."""
+        if self._uncached and self._cache is not None:
+            self._cache[1](self._uncached)
+        self._uncached = []
 
     def _pass(
         self,
@@ -136,8 +136,8 @@ class LineBlame:
     def _hunks(self, old: str, new: str) -> tuple[Ranges, ...] | None:
         key = (old, new)
         hunks = self._diffs.get(key)
-        if hunks is None and self._kept is not None:
-            hunks = self._kept[0](old, new)
+        if hunks is None and self._cache is not None:
+            hunks = self._cache[0](old, new)
         if hunks is None:
             need = "a blame of the conflicting lines"
             try:
@@ -146,9 +146,9 @@ class LineBlame:
             except ValueError:  # not a file (a submodule): no lines
                 return None
             hunks = _diff(old_blob, new_blob)
-            self._unkept.append((old, new, hunks))
+            self._uncached.append((old, new, hunks))
         if key not in self._diffs:
-            if len(self._diffs) >= _KEPT_DIFFS:
+            if len(self._diffs) >= _CACHED_DIFFS:
                 self._diffs.popitem(last=False)
             self._diffs[key] = hunks
         return hunks
@@ -164,7 +164,7 @@ def _split(lines: Lines, hunks: tuple[Ranges, ...]) -> tuple[Lines, Lines]:
     """The new side's `lines` cut by a diff: those outside every hunk, renumbered as the old
     side's lines (what the parent had), and those the diff changed (still to be blamed)."""
     passed: Lines = []
-    kept: Lines = []
+    changed: Lines = []
     shift = 0  # old line = new line + shift, in the unchanged run being read
     start = 1  # the first new line of that run
     regions: list[tuple[int, int, int]] = []  # unchanged new-side runs: first, last, shift
@@ -183,7 +183,7 @@ def _split(lines: Lines, hunks: tuple[Ranges, ...]) -> tuple[Lines, Lines]:
             if run_first > last:
                 break
             if run_first > at:
-                kept.append((at, run_first - 1))
+                changed.append((at, run_first - 1))
                 at = run_first
             end = min(last, run_last)
             if at <= end:
@@ -192,8 +192,8 @@ def _split(lines: Lines, hunks: tuple[Ranges, ...]) -> tuple[Lines, Lines]:
             if at > last:
                 break
         if at <= last:
-            kept.append((at, last))
-    return passed, kept
+            changed.append((at, last))
+    return passed, changed
 
 
 def _union(ranges: list[tuple[int, int]]) -> Lines:

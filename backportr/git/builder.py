@@ -51,7 +51,7 @@ class RepoBuilder:
 
     def check_out(self) -> None:
         """Make the work tree and index match HEAD (the builder writes objects and refs only),
-        so `git status` in a kept repository is clean."""
+        so `git status` in a saved repository is clean."""
         if not self.repo.is_bare:
             self.repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
 

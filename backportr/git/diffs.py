@@ -1,4 +1,4 @@
-"""Diffs of commits: libgit2's diff against the first parent (kept for the last few
+"""Diffs of commits: libgit2's diff against the first parent (cached for the last few
 commits, shared by everything that reads it), the diff model built from it and the files a
 commit touches.
 
@@ -30,14 +30,14 @@ FileEntries = tuple[str, Entry | None, Entry | None]
 _TYPE_BITS = 0o170000  # of a mode: regular file, symlink
 _REGULAR, _SYMLINK = 0o100000, 0o120000
 
-_DIFF_CACHE = 256  # commits whose diffs are kept (Diffs.diff)
+_DIFF_CACHE = 256  # commits whose diffs are cached (Diffs.diff)
 _LISTED_PER_PROCESS = 5_000  # commits whose paths one `git log --no-walk` lists (learn_paths)
-_RAW_DIFFS = 64  # libgit2 diffs kept (Diffs.diff_to_parent)
+_RAW_DIFFS = 64  # libgit2 diffs cached (Diffs.diff_to_parent)
 
 
 class Diffs(GitAccess):
     """A commit's change (`repo.diffs`): the libgit2 diffs, the diff model and the paths
-    a commit touches, kept for the commits asked about."""
+    a commit touches, cached for the commits asked about."""
 
     def __init__(self, repo: GitHandle, search: Searches) -> None:
         """`search`: the repository's (whose remembered ranges hold commits' paths)."""
@@ -115,7 +115,7 @@ class Diffs(GitAccess):
 
     def diff(self, oid: Oid) -> CommitDiff:
         """The commit's change against its first parent as the diff model (the most recent
-        `_DIFF_CACHE` commits' kept: trial, blame, symbol and context finders ask for the same
+        `_DIFF_CACHE` commits' cached: trial, blame, symbol and context finders ask for the same
         ones, and a diff of a 20,000-line file costs tens of milliseconds)."""
         cached = self._diff_cache.get(oid)
         if cached is not None:

@@ -171,7 +171,7 @@ def read_ahead(
             thread.join(0.01)
 
 
-_STDERR_KEPT = 64 * 1024  # of a failed git's stderr, read for its cause
+_STDERR_READ = 64 * 1024  # of a failed git's stderr, read for its cause
 MISSING_OBJECT = re.compile(
     r"unable to read|missing (?:blob|tree|commit|object)|bad object|could not read object"
     r"|[Ff]ailed to traverse parents|unable to parse commit"
@@ -179,8 +179,8 @@ MISSING_OBJECT = re.compile(
 
 
 def stderr_tail(errors: IO[bytes]) -> list[str]:
-    """The last lines a failed git wrote to its stderr file (at most `_STDERR_KEPT` bytes)."""
-    errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_KEPT))
+    """The last lines a failed git wrote to its stderr file (at most `_STDERR_READ` bytes)."""
+    errors.seek(max(0, errors.seek(0, os.SEEK_END) - _STDERR_READ))
     return errors.read().decode("utf-8", "replace").splitlines()
 
 

@@ -443,7 +443,7 @@ class Repo:
         signature = self.commit(oid).author
         return Author(signature.name, signature.email, signature.time, signature.offset)
 
-    def keep_writes_apart(self) -> None:
+    def serialize_writes(self) -> None:
         """From now on, objects this process writes (the blobs and trees of trial merges, the
         commits of mailed patches) go to a private object directory, removed by `close`:
         a scan of thousands of targets must not leave thousands of loose objects in the

@@ -17,12 +17,12 @@ from pathlib import Path
 import pygit2
 
 from backportr.errors import BackportrError
-from backportr.git.blame import KeptDiffs, LineBlame
+from backportr.git.blame import DiffCache, LineBlame
 from backportr.git.proc import GitAccess, GitHandle
 from backportr.git.range_history import Changes, RangeHistory
 from backportr.git.streams import Streams
 from backportr.git.tree_grep import WORD_SPACES, TreeGrep, whole_word
-from backportr.infra.keptfiles import prune, read_once
+from backportr.infra.filecache import prune, read_once
 from backportr.model import Oid, oids
 
 _GREP_PATTERNS = 200
@@ -43,13 +43,13 @@ class Searches(GitAccess):
         self.streams = streams
         self._history_tip: Oid | None = None  # see remember_history
         self._history_reading: Callable[[], None] | None = None
-        self._history_kept: Path | None = None
-        self._history_only_kept = False
+        self._history_cached: Path | None = None
+        self._history_only_cached = False
         self._ranges: dict[Oid, RangeHistory] = {}
         self._tree_grep: TreeGrep | None = None
         self._tree_grep_fits: dict[tuple[str, ...], bool] = {}
         self._line_blame: LineBlame | None = None
-        self._blame_kept: KeptDiffs | None = None
+        self._blame_cached: DiffCache | None = None
         self._file_greps = 0
 
     def range_holding(self, oid: Oid) -> RangeHistory | None:
@@ -61,30 +61,33 @@ class Searches(GitAccess):
         tip: Oid,
         *,
         reading: Callable[[], None] | None = None,
-        kept: Path | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         """From now on, blame and path-limited logs bounded by a fork are answered from one
         pass over fork..tip, read at the first such question (`git.range_history`): for a scan,
         which asks them thousands of times over one range. `reading` is told when a range
         is about to be read from git (seconds at kernel scale: the caller's progress line
-        says so), not when it is loaded from where another process kept it.
-        With `kept` (a directory), the pass is kept there for the other processes of a scan
-        and read by one of them at a time (`keptfiles`)."""
+        says so), not when it is loaded from where another process cached it.
+        With `cached` (a directory), the pass is cached there for the other processes of a scan
+        and read by one of them at a time (`filecache`)."""
         self._history_tip = tip
         self._history_reading = reading
-        self._history_kept = kept
-        self._history_only_kept = False
+        self._history_cached = cache_dir
+        self._history_only_cached = False
         self._ranges.clear()
 
-    def use_kept_history(self, tip: Oid, kept: Path) -> None:
+    def use_cached_history(self, tip: Oid, cache_dir: Path) -> None:
         """From now on, blame and path-limited logs bounded by a fork are answered from the
-        pass over fork..tip that a scan kept in the directory `kept`, where there is one
+        pass over fork..tip that a scan cached in the directory `cached`, where there is one
         (`remember_history`); none is read here. A single resolve asks a few dozen such
         questions: each is a `git blame` or `git log` process of up to a second on a large
         file's history, and reading the pass would cost more than they do."""
-        if not (self._history_only_kept and (self._history_tip, self._history_kept) == (tip, kept)):
-            self.remember_history(tip, kept=kept)  # a second call keeps what was loaded
-            self._history_only_kept = True
+        if not (
+            self._history_only_cached
+            and (self._history_tip, self._history_cached) == (tip, cache_dir)
+        ):
+            self.remember_history(tip, cache_dir=cache_dir)  # a second call keeps what was loaded
+            self._history_only_cached = True
 
     def range_history(self, oldest: Oid | None, newest: Oid) -> RangeHistory | None:
         """The remembered history of oldest..tip when `newest` is in it. A range git cannot
@@ -94,11 +97,11 @@ class Searches(GitAccess):
             return None
         history = self._ranges.get(oldest)
         if history is None:
-            kept = self._history_kept
-            if self._history_only_kept and not (
-                kept and range_file(kept, oldest, self._history_tip).exists()
+            cache_dir = self._history_cached
+            if self._history_only_cached and not (
+                cache_dir and range_file(cache_dir, oldest, self._history_tip).exists()
             ):
-                return None  # not kept: each question walks it, as without a pass
+                return None  # not cached: each question walks it, as without a pass
             try:
                 history = RangeHistory(self.git, oldest, self._range_records(oldest))
             except BackportrError:
@@ -110,25 +113,25 @@ class Searches(GitAccess):
         return history if newest in history else None
 
     def _range_records(self, oldest: Oid) -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
-        """The pass over oldest..tip; kept, where a directory is given, as
+        """The pass over oldest..tip; cached, where a directory is given, as
         `<oldest>-<tip>.range` (FRR's 7,700 commits since stable/10.2's fork: 0.6 s to read,
         0.05 s to load). Each new one replaces the files of earlier tips from that fork."""
         tip = self._history_tip
         assert tip is not None
-        kept = self._history_kept
+        cache_dir = self._history_cached
 
         def read() -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
-            if self._history_reading is not None:  # not when another process kept it
+            if self._history_reading is not None:  # not when another process cached it
                 self._history_reading()
             records = list(self.streams.range_changes(oldest, tip))
-            if kept is not None:  # earlier tips' passes from this fork, their free locks
+            if cache_dir is not None:  # earlier tips' passes from this fork, their free locks
                 this, fork = f"{oldest}-{tip}.", f"{oldest}-"
-                prune(kept, lambda name: name.startswith(this) or not name.startswith(fork))
+                prune(cache_dir, lambda name: name.startswith(this) or not name.startswith(fork))
             return records
 
-        if kept is None:
+        if cache_dir is None:
             return read()
-        return read_once(range_file(kept, oldest, tip), read, _dump_range, _load_range)
+        return read_once(range_file(cache_dir, oldest, tip), read, _dump_range, _load_range)
 
     def blame(
         self, path: str, newest: Oid, ranges: list[tuple[int, int]], oldest: Oid | None = None
@@ -141,7 +144,7 @@ class Searches(GitAccess):
         Lines older than `oldest` are attributed to the boundary and left out. Where the
         range's history was read once (`repo.search.remember_history`), blame walks only the commits
         that changed the file (`git.range_history`), in-process (`git.blame`): the same answer
-        without a git process, each step's diff kept for the next question."""
+        without a git process, each step's diff cached for the next question."""
         if not ranges:
             return {}
         args = ["blame", "--porcelain", "--no-textconv"]
@@ -153,13 +156,13 @@ class Searches(GitAccess):
             if not lines:
                 return {}  # nothing in the range changed the file: every line is older
             if self._line_blame is None:
-                self._line_blame = LineBlame(self.git, self._blame_kept)
+                self._line_blame = LineBlame(self.git, self._blame_cached)
             try:
                 answer = self._line_blame.blame(
                     top, lines, functools.partial(history.blob_id, path=path), ranges
                 )
             finally:
-                self._line_blame.keep_diffs()
+                self._line_blame.cache_diffs()
             if answer is not None:
                 return answer
             out = self.repo.run_git(
@@ -215,11 +218,11 @@ class Searches(GitAccess):
         )
         return {line.rsplit(":", 1)[-1].strip() for line in out.splitlines()} & set(words)
 
-    def keep_blame_diffs(self, kept: KeptDiffs) -> None:
-        """From now on, the in-process blame's diffs of blob pairs are looked up in and kept
-        to `kept` (the index), for the other processes of a scan and the next runs."""
-        if self._blame_kept != kept:  # the same again keeps the blame's own cache
-            self._blame_kept = kept
+    def cache_blame_diffs(self, cache: DiffCache) -> None:
+        """From now on, the in-process blame's diffs of blob pairs are looked up in and cached
+        to `cached` (the index), for the other processes of a scan and the next runs."""
+        if self._blame_cached != cache:  # the same again keeps the blame's own cache
+            self._blame_cached = cache
             self._line_blame = None
 
     def expect_many_greps(self) -> None:
@@ -236,7 +239,7 @@ class Searches(GitAccess):
         mention it as a whole word, with the lines that do. One `git grep` per 200 words
         (each process reads the whole tree; the words share it), or, past the first
         `_GREPS_IN_GIT` questions, the same answer from the object database, where the
-        files searched fit in its kept word sets (`TreeGrep.fits`, decided once for each
+        files searched fit in its cached word sets (`TreeGrep.fits`, decided once for each
         kind of file: a kernel tree's C files do not, and stay with git grep)."""
         if self._file_greps < _GREPS_IN_GIT:
             self._file_greps += 1
@@ -362,10 +365,10 @@ def _dump_range(records: list[tuple[Oid, tuple[Oid, ...], int, Changes]]) -> byt
 def _load_range(data: bytes) -> list[tuple[Oid, tuple[Oid, ...], int, Changes]]:
     records = marshal.loads(zlib.decompress(data))
     if not isinstance(records, list):
-        raise ValueError("not a kept range")
+        raise ValueError("not a cached range")
     return records
 
 
-def range_file(kept: Path, oldest: Oid, tip: Oid) -> Path:
-    """Where the pass over oldest..tip is kept in the directory `kept`."""
-    return kept / f"{oldest}-{tip}.range"
+def range_file(cache_dir: Path, oldest: Oid, tip: Oid) -> Path:
+    """Where the pass over oldest..tip is cached in the directory `cached`."""
+    return cache_dir / f"{oldest}-{tip}.range"

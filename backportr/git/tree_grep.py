@@ -8,18 +8,18 @@ by its tree id (a walk reads again only the directories that changed between two
 and each file's words by blob id (a file is read again only to collect the lines of a name
 it holds). The answers are `git grep -w -F -I`'s, in its order (a test compares).
 
-A question's files (the tree's paths matching its patterns) are kept too, by directory:
+A question's files (the tree's paths matching its patterns) are cached too, by directory:
 a directory's matching files under its tree id, so a walk of the next tree reads only the
-directories that changed and joins the kept lists of the others (DPDK's scan: 197 questions
-over trees of 4,300 C files, the walks 2.9 s of a 28 s scan before they were kept).
+directories that changed and joins the cached lists of the others (DPDK's scan: 197 questions
+over trees of 4,300 C files, the walks 2.9 s of a 28 s scan before they were cached).
 
-Part of the git layer. Memory is bounded: past `_MAX_IDENTIFIERS` kept words the oldest
-files' sets are dropped (read again when asked), past `_MAX_DIRECTORIES` kept directories
-all are, and past `_MAX_LISTED` kept file names all the kept lists (a name and blob id
+Part of the git layer. Memory is bounded: past `_MAX_IDENTIFIERS` cached words the oldest
+files' sets are dropped (read again when asked), past `_MAX_DIRECTORIES` cached directories
+all are, and past `_MAX_LISTED` cached file names all the cached lists (a name and blob id
 pair is shared by the lists of every directory above it and of every tree that did not
-change it: DPDK, 100 trees, 925,000 kept names in 20 MB). A file's words are not
+change it: DPDK, 100 trees, 925,000 cached names in 20 MB). A file's words are not
 shared with other files' sets: making one object per distinct word cost more than making
-the sets (DPDK's tree: 1.2 s against 0.5 s), at about twice the memory per kept word, so the
+the sets (DPDK's tree: 1.2 s against 0.5 s), at about twice the memory per cached word, so the
 bound counts 5 million words where it counted 8 million shared ones (about 375 MB at
 most).
 """
@@ -46,7 +46,7 @@ _MAX_DIRECTORIES = 200_000
 _MAX_LISTED = 2_000_000
 FITS_BYTES = 128 << 20
 """A tree whose searched files hold more bytes than this is left to git grep. Their word
-sets would not fit under `_MAX_IDENTIFIERS` (DPDK's C files: 78 MB, 1.5 million kept words),
+sets would not fit under `_MAX_IDENTIFIERS` (DPDK's C files: 78 MB, 1.5 million cached words),
 and a walk that drops the sets it read itself reads the whole tree again at every question
 (a kernel tree's C files and headers: several hundred megabytes); git grep reads it on
 every core."""
@@ -60,7 +60,7 @@ class TreeGrep:
         self._odb = git.odb
         self._dirs: dict[pygit2.Oid, list[tuple[str, pygit2.Oid, bool]]] = {}
         self._tokens: dict[pygit2.Oid, frozenset[bytes] | None] = {}  # None: binary
-        self._kept = 0
+        self._held = 0
         # a directory's files matching a question's patterns: (tree id, its path, patterns)
         self._listed: dict[tuple[pygit2.Oid, str, str], list[tuple[str, pygit2.Oid]]] = {}
         self._listed_names = 0
@@ -75,9 +75,9 @@ class TreeGrep:
         spec = _spec(patterns)
         regexes = {w: whole_word(w) for w in words}
         names = frozenset(wanted)
-        kept = self._tokens  # looked up here: a question visits every file of the tree
+        tokens_of_blob = self._tokens  # looked up here: a question visits every file of the tree
         for path, blob in self._matching(tree.id, "", spec):
-            tokens = kept[blob] if blob in kept else self._tokens_of(blob)
+            tokens = tokens_of_blob[blob] if blob in tokens_of_blob else self._tokens_of(blob)
             if tokens is None or tokens.isdisjoint(names):
                 continue
             data = self._read(blob)
@@ -103,7 +103,7 @@ class TreeGrep:
         self, tree: pygit2.Oid, prefix: str, spec: re.Pattern[str]
     ) -> list[tuple[str, pygit2.Oid]]:
         """The files under the directory `tree` (at `prefix`) whose full path matches, in
-        git's order; kept by the directory's id, so that a walk of a close tree reads only
+        git's order; cached by the directory's id, so that a walk of a close tree reads only
         the directories that changed and joins the lists of the others."""
         key = (tree, prefix, spec.pattern)
         listed = self._listed.get(key)
@@ -118,7 +118,7 @@ class TreeGrep:
             if self._listed_names + len(listed) > _MAX_LISTED:
                 self._listed.clear()
                 self._listed_names = 0
-            if len(listed) <= _MAX_LISTED:  # a list alone past the bound is not kept
+            if len(listed) <= _MAX_LISTED:  # a list alone past the bound is not cached
                 self._listed[key] = listed
                 self._listed_names += len(listed)
         return listed
@@ -150,10 +150,10 @@ class TreeGrep:
         data = self._read(blob)
         binary = b"\0" in data[:_BINARY_PROBE]
         tokens = None if binary else frozenset(data.translate(WORD_SPACES).split())
-        self._kept += len(tokens or ())
-        while self._kept > _MAX_IDENTIFIERS and self._tokens:
+        self._held += len(tokens or ())
+        while self._held > _MAX_IDENTIFIERS and self._tokens:
             dropped = self._tokens.pop(next(iter(self._tokens)))
-            self._kept -= len(dropped or ())
+            self._held -= len(dropped or ())
         self._tokens[blob] = tokens
         return tokens
 

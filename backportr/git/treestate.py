@@ -67,7 +67,7 @@ _UNWRITTEN_BYTES = 64 << 20
 (then all are written): a loose object costs about half a millisecond of file-system calls,
 and nearly half of a kernel-scale scan's merged blobs are never read again."""
 _RECENT_BYTES = 32 << 20
-"""The bytes of recently read blobs kept (`RecentTexts`), the oldest dropped first."""
+"""The bytes of recently read blobs cached (`RecentTexts`), the oldest dropped first."""
 
 
 class HeldBlobs:
@@ -112,23 +112,23 @@ class Text:
 
 
 class RecentTexts:
-    """The blobs the last file merges read, kept up to `_RECENT_BYTES`: a merge's decision
+    """The blobs the last file merges read, cached up to `_RECENT_BYTES`: a merge's decision
     reads its three blobs several times (the commit's hunks, how close the branch's change
     is, whether the diffs are forced), and a series merges the same file again."""
 
     def __init__(self, limit: int = _RECENT_BYTES) -> None:
-        self._kept: OrderedDict[pygit2.Oid, Text] = OrderedDict()
+        self._memo: OrderedDict[pygit2.Oid, Text] = OrderedDict()
         self._bytes = 0
         self._limit = limit
 
     def get(self, oid: pygit2.Oid, read: Callable[[], bytes]) -> Text:
-        text = self._kept.get(oid)
+        text = self._memo.get(oid)
         if text is not None:
-            self._kept.move_to_end(oid)
+            self._memo.move_to_end(oid)
             return text
-        text = self._kept[oid] = Text(read())
+        text = self._memo[oid] = Text(read())
         self._bytes += len(text.data)
-        while self._bytes > self._limit and len(self._kept) > 1:
-            _, dropped = self._kept.popitem(last=False)
+        while self._bytes > self._limit and len(self._memo) > 1:
+            _, dropped = self._memo.popitem(last=False)
             self._bytes -= len(dropped.data)
         return text

@@ -319,7 +319,7 @@ class TrialApplier:
         """Where git's merge put the commit's changes to files absent from the state: a
         conflicted path whose base (stage 1) is a change's old blob is that change's file;
         in a clean merge, the one path written that the commit does not name is the one
-        moved file it changes. Kept for `_placed`."""
+        moved file it changes. Cached for `_placed`."""
         moved = [
             c
             for c in self.changes(commit)
@@ -536,7 +536,7 @@ class TrialApplier:
 
     def _forced(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
         """Are both of the merge's diffs (base to either side) the same under libgit2's
-        Myers and git's histogram (`git.forced`)? Then so is the merge. Kept per pair."""
+        Myers and git's histogram (`git.forced`)? Then so is the merge. Cached per pair."""
         if base is None:
             return False
         for side in (ours, theirs):
@@ -568,7 +568,7 @@ class TrialApplier:
 
     def _hunks_of(self, base: _Entry, theirs: _Entry) -> tuple[list[tuple[int, int]], list[bytes]]:
         """The commit's change to a file: its hunks' spans in the base, and the lines it
-        removes (kept per pair of blobs)."""
+        removes (cached per pair of blobs)."""
         key = (base[0], theirs[0])
         known = self._spans.get(key)
         if known is None:
@@ -585,7 +585,7 @@ class TrialApplier:
         """Does the branch change a file within `_CLOSE_LINES` of where the commit changes it
         (or is there no base)? Close, the diff algorithm decides where an edit among
         repeated lines sits, and with it whether the two changes overlap. The commit's
-        changes are its diff's hunks (kept per pair of blobs); the branch left the lines
+        changes are its diff's hunks (cached per pair of blobs); the branch left the lines
         around one alone when they stand in its file as they stand in the base."""
         if base is None:
             return True
@@ -607,7 +607,7 @@ class TrialApplier:
         return self._text(entry, needed_by).data
 
     def _text(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> Text:
-        """A blob's bytes and what was made of them, kept while recent (`RecentTexts`)."""
+        """A blob's bytes and what was made of them, cached while recent (`RecentTexts`)."""
 
         def read() -> bytes:
             data = self._held.get(entry[0])

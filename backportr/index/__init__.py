@@ -9,7 +9,7 @@ branch is re-read from its fork point. Writers hold a file lock; readers see a c
 database thanks to WAL.
 
 `store.py` opens, checks and closes it; each question goes to one of the store's parts
-(`reader`, `kept`, `facts`, `patch_ids`, `after_fork`, `writer`), and schema.py holds the
+(`reader`, `cache`, `facts`, `patch_ids`, `after_fork`, `writer`), and schema.py holds the
 tables and values; `presence.py` answers whether an upstream commit is in a branch, and how
 it is known, from what the store keeps. It does not decide dependencies: resolve/finders/ ask
 it questions. It may import the git layer, text/, model, errors and infra/, never what asks

@@ -109,7 +109,7 @@ class AfterFork(StorePart):
 
     def _listing_steps(self, todo: list[str]) -> list[tuple[str, str | None, list[Oid], list[Oid]]]:
         """(branch, the base branch whose rows it starts from or None, D1, D2) for each of
-        `todo`, in the order they are to be kept (a base before the branches listed from
+        `todo`, in the order they are to be stored (a base before the branches listed from
         it)."""
         upstream = self.db.execute("SELECT tip FROM refs WHERE kind='upstream'").fetchone()
         if upstream is None:

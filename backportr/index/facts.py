@@ -1,4 +1,4 @@
-"""Facts about the whole project, counted over every indexed commit and kept: does it tag
+"""Facts about the whole project, counted over every indexed commit and cached: does it tag
 its fixes for stable, do its stable branches take fixes only. The rules read them
 (`resolve/rules.py`): a missing stable tag or a commit that is no fix means something only
 where the project's practice says so."""
@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 
 from backportr import __version__
-from backportr.index.kept import KeptAnswers, result_key
+from backportr.index.cache import AnswerCache, result_key
 from backportr.index.part import IndexFile, StorePart
 from backportr.index.reader import IndexReader
 
@@ -24,10 +24,10 @@ class ProjectFacts(StorePart):
     _tagging: bool | None = None  # has_stable_tags, until the next update
     _fixes_only: bool | None = None  # takes_fixes_only, until the next update
 
-    def __init__(self, file: IndexFile, reader: IndexReader, kept: KeptAnswers) -> None:
+    def __init__(self, file: IndexFile, reader: IndexReader, cache: AnswerCache) -> None:
         super().__init__(file)
         self.reader = reader
-        self.kept = kept
+        self.cache = cache
 
     def forget(self) -> None:
         self._tagging = None
@@ -92,9 +92,9 @@ class ProjectFacts(StorePart):
             return count()  # an update is writing: the refs are not yet what they will be
         tips = ",".join(f"{r.refname}={r.tip}" for r in self.reader.refs())
         key = result_key("project-fact-v1", __version__, rule, tips)
-        kept = self.kept.cached_result(key)
-        if kept is not None:
-            return kept == "yes"
+        cached = self.cache.cached_result(key)
+        if cached is not None:
+            return cached == "yes"
         fact = count()
-        self.kept.keep_result(key, "yes" if fact else "no")
+        self.cache.cache_result(key, "yes" if fact else "no")
         return fact

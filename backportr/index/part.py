@@ -1,4 +1,4 @@
-"""What every part of the index (reader, writer, patch-ids, after-fork rows, kept answers,
+"""What every part of the index (reader, writer, patch-ids, after-fork rows, cached answers,
 project facts) shares: the open index file, and through it the connection and the
 repository. A part that needs another is handed it when the store (`store.py`) makes it."""
 

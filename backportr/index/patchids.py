@@ -1,4 +1,4 @@
-"""Patch-ids in the index: upstream commits' computed on demand and kept, branches' computed
+"""Patch-ids in the index: upstream commits' computed on demand and cached, branches' computed
 when the branch is indexed or, for a branch indexed beside the ones a command works on
 (`IndexWriter.update`'s `worked_on`), only those a question needs."""
 
@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from backportr.errors import BackportrError
-from backportr.index.kept import KeptAnswers
+from backportr.index.cache import AnswerCache
 from backportr.index.part import IndexFile, StorePart
 from backportr.infra.dbfault import unless_read_only
 from backportr.model import Oid
@@ -25,9 +25,9 @@ class PatchIds(StorePart):
     _unpatched: dict[str, dict[str, list[Oid]]] | None = None  # their commits without one,
     # by branch and the digest of their paths
 
-    def __init__(self, file: IndexFile, kept: KeptAnswers) -> None:
+    def __init__(self, file: IndexFile, cache: AnswerCache) -> None:
         super().__init__(file)
-        self.kept = kept
+        self.cache = cache
 
     def forget(self) -> None:
         self._pending = None
@@ -43,7 +43,7 @@ class PatchIds(StorePart):
         for refname in pending:
             unpatched = self._unpatched_of(refname, named=named)
             if unpatched:
-                self._keep_patch_ids(self._computed_patch_ids(unpatched), refname)
+                self._store_patch_ids(self._computed_patch_ids(unpatched), refname)
             self._unpatched = None
             if not named and self._unpatched_of(refname):
                 continue
@@ -55,7 +55,7 @@ class PatchIds(StorePart):
         """The commits of branches indexed without (all) their patch-ids (every such
         branch, or those of `refnames`) that could share `commit`'s (those that change the
         same paths: `paths_key`) get theirs, and keep them. A branch's paths are listed
-        once, by one git process, and kept (`commit_paths`: the next command reads them):
+        once, by one git process, and cached (`commit_paths`: the next command reads them):
         a branch of thousands of backports costs a listing and a few patch-ids rather than
         a `git log -p` of all."""
         refs = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
@@ -69,11 +69,11 @@ class PatchIds(StorePart):
         key = _digest(paths_key(self.repo.diffs.files_touched(commit)))
         candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
         if candidates:
-            self._keep_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
+            self._store_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
 
     def _list_unpatched(self, refnames: list[str]) -> None:
         """`_unpatched` of these branches: their commits without a patch-id by the digest of
-        their paths, as kept, or listed by git now (and kept, where the index can be
+        their paths, as cached, or listed by git now (and cached, where the index can be
         written)."""
         assert self._unpatched is not None
         rows = {
@@ -92,7 +92,7 @@ class PatchIds(StorePart):
             for cid, oid in unknown.items()
         }
         with unless_read_only():  # a read-only index: listed again
-            self.kept.write_all(
+            self.cache.write_all(
                 "INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items())
             )
         for refname, listed in rows.items():
@@ -126,9 +126,9 @@ class PatchIds(StorePart):
         )
         return [row[0] for row in rows]
 
-    def _keep_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
+    def _store_patch_ids(self, rows: list[tuple[str, Oid]], whose: str) -> None:
         try:
-            self.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.cache.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
         except sqlite3.OperationalError as error:
             raise BackportrError(
                 f"{self.file.path}: cannot keep the patch-ids of {whose}: {error}"
@@ -178,7 +178,7 @@ class PatchIds(StorePart):
         return [r[0] for r in rows]
 
     def patch_id(self, oid: Oid) -> str | None:
-        """The commit's patch-id, computed once and kept (upstream commits on demand)."""
+        """The commit's patch-id, computed once and cached (upstream commits on demand)."""
         row = self.db.execute("SELECT id, patch_id FROM commits WHERE oid=?", (oid,)).fetchone()
         if row is not None and row[1] is not None:
             return row[1] or None
@@ -196,11 +196,11 @@ class PatchIds(StorePart):
         ]
         rows = self._computed_patch_ids(missing)
         with unless_read_only():  # a read-only index: not cached
-            self.kept.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
+            self.cache.write_all("UPDATE commits SET patch_id=? WHERE oid=?", rows)
 
     def _computed_patch_ids(self, oids: list[Oid]) -> list[tuple[str, Oid]]:
         """(patch-id, commit) of these commits, '' for one that has none; a commit git
-        cannot read is left out (not kept: the copy may be mended)."""
+        cannot read is left out (not cached: the copy may be mended)."""
         rows: list[tuple[str, Oid]] = []
         for start in range(0, len(oids), _PATCH_ID_SLICE):  # no pipeline runs for minutes
             part = oids[start : start + _PATCH_ID_SLICE]

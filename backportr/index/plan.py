@@ -291,7 +291,7 @@ def branch_plans(
 
 
 def replanned(repo: Repo, plan: BranchPlan, upstream: Ref) -> BranchPlan:
-    """The plan of a branch kept `upstream-only` whose own commits upstream took: from its
+    """The plan of a branch indexed `upstream-only` whose own commits upstream took: from its
     fork now."""
     assert plan.stored is not None
     fork = repo.merge_base(plan.branch.tip, upstream.tip)

@@ -8,7 +8,7 @@ later reverted in the branch (and not re-applied) makes U absent, reported with
 `reverted_in_branch`.
 
 Answers come from the index; git is asked only for patch-ids of upstream commits (once,
-then kept) and for the files of subject candidates.
+then cached) and for the files of subject candidates.
 """
 
 from __future__ import annotations

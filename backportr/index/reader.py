@@ -1,6 +1,6 @@
 """Reading the index: the questions presence, the finders and the scan ask (who fixes X,
 which branch commit carries upstream U, what posting a commit came from, ...). Nothing here
-writes: answers kept for later are `kept.py`'s, the facts about the project `facts.py`'s."""
+writes: answers cached for later are `cache.py`'s, the facts about the project `facts.py`'s."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class SubjectSource(Protocol):
     def subject(self, oid: Oid) -> str: ...
 
 
-_ROWS_KEPT = 200_000  # commits' rows kept in memory; past it the table starts again
+_ROWS_CACHED = 200_000  # commits' rows cached in memory; past it the table starts again
 
 
 class CommitRow(NamedTuple):
@@ -72,7 +72,7 @@ class IndexReader(StorePart):
         asks for the same commits' sequence numbers, subjects and tags thousands of times."""
         if oid in self._rows:
             return self._rows[oid]
-        if len(self._rows) >= _ROWS_KEPT:
+        if len(self._rows) >= _ROWS_CACHED:
             self._rows.clear()
         row = self.db.execute(
             "SELECT id, subject, author_name, author_email, author_time, commit_time, "

@@ -14,9 +14,9 @@ from pathlib import Path
 from backportr.errors import IndexCorruptError
 from backportr.git.repo import Repo
 from backportr.index.afterfork import AfterFork
+from backportr.index.cache import AnswerCache
 from backportr.index.dropping import drop_all
 from backportr.index.facts import ProjectFacts
-from backportr.index.kept import KeptAnswers
 from backportr.index.part import IndexFile
 from backportr.index.patchids import PatchIds
 from backportr.index.reader import IndexReader
@@ -42,7 +42,7 @@ class CommitIndex:
 
     It owns the connection and the locks; what is asked of it is asked of its parts, each
     owning the state of its own questions: `reader` (what the tables say; it writes
-    nothing), `kept` (answers kept for later), `facts` (the project's practice), `patch_ids`
+    nothing), `cache` (answers cached for reuse), `facts` (the project's practice), `patch_ids`
     and `after_fork` (the rows a question computes when it first needs them), `writer`
     (updates)."""
 
@@ -54,14 +54,14 @@ class CommitIndex:
         recover: bool = False,
         vocabulary: Vocabulary = DEFAULT,
     ) -> None:
-        """With `recover`, an index file that cannot be read is moved aside (kept, renamed
+        """With `recover`, an index file that cannot be read is moved aside (saved, renamed
         `*.corrupt-<time>`) and a new one started; without, that is an error. `vocabulary`:
         the fix forms messages are read with (an index read with others is built again)."""
         self.file = IndexFile(repo, path or default_index_path(repo), vocabulary)
         self.reader = IndexReader(self.file)
-        self.kept = KeptAnswers(self.file)
-        self.facts = ProjectFacts(self.file, self.reader, self.kept)
-        self.patch_ids = PatchIds(self.file, self.kept)
+        self.cache = AnswerCache(self.file)
+        self.facts = ProjectFacts(self.file, self.reader, self.cache)
+        self.patch_ids = PatchIds(self.file, self.cache)
         self.after_fork = AfterFork(self.file, self.reader)
         self.writer = IndexWriter(
             self.file, self.reader, self.patch_ids, self.after_fork, forget_all=self.forget
@@ -105,7 +105,7 @@ class CommitIndex:
     def _open_read_only(self) -> None:
         """The index as it is, where nothing can be written (a read-only file system, an
         immutable directory): questions are answered from it when it is up to date
-        (`update` says so otherwise), and what would be kept is not."""
+        (`update` says so otherwise), and what would be stored is not."""
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro&immutable=1"
         try:
             self.file.db = sqlite3.connect(uri, uri=True, isolation_level=None)

@@ -20,7 +20,7 @@ the repository's evidence:
   a project with stable branches (in one without, nothing says a trailer is a fix's); or
   where it is a known trailer written without its colon (`Fixes <id>`).
 
-What was learned is kept beside the index (`<index>.forms.json`, written whole under the
+What was learned is saved beside the index (`<index>.forms.json`, written whole under the
 index's writers' lock) with every phrase's counts and an example, shown by `backportr
 config`; `backportr.fixesPattern` adds forms, `backportr.ignoreForm` removes learned ones.
 """
@@ -73,7 +73,7 @@ _FUNCTION_WORDS = (
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 """Words that make no phrase alone (`in <id>`, `since <id>`, `see <id>`, Xen's `c/s`)."""
 
-VERSION = 1  # of the kept file and of the rules: another version learns again
+VERSION = 1  # of the saved file and of the rules: another version learns again
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ class LearnedVocabulary:
 
     @classmethod
     def from_json(cls, text: str) -> LearnedVocabulary | None:
-        """The kept vocabulary, or None where it is another version's or unreadable (it is
+        """The saved vocabulary, or None where it is another version's or unreadable (it is
         learned again)."""
         try:
             data = json.loads(text)
@@ -168,16 +168,16 @@ def _well_typed(evidence: PhraseEvidence) -> bool:
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {"str": str, "int": int, "float": (int, float)}
-_KEPT_LIMIT = 16 << 20  # bytes of the kept file read at most (a phrase list is kilobytes)
+_SAVED_LIMIT = 16 << 20  # bytes of the saved file read at most (a phrase list is kilobytes)
 
 
-def kept_path(index_path: Path) -> Path:
+def saved_path(index_path: Path) -> Path:
     return index_path.with_suffix(".forms.json")
 
 
 def load(index_path: Path) -> LearnedVocabulary | None:
     try:
-        data = read_regular(kept_path(index_path), _KEPT_LIMIT)
+        data = read_regular(saved_path(index_path), _SAVED_LIMIT)
     except BackportrError as error:  # not a regular file, or too large: learned again
         _log.warning("%s", error)
         return None
@@ -186,10 +186,10 @@ def load(index_path: Path) -> LearnedVocabulary | None:
     return LearnedVocabulary.from_json(data.decode("utf-8", "replace"))
 
 
-def keep(index_path: Path, learned: LearnedVocabulary) -> None:
+def save(index_path: Path, learned: LearnedVocabulary) -> None:
     """Write the file whole: a temporary file beside it, renamed over it (OSError where it
     cannot be written: nothing is left half-written)."""
-    path = kept_path(index_path)
+    path = saved_path(index_path)
     fd, tmp = tempfile.mkstemp(prefix=".forms-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -409,10 +409,10 @@ def _most_written(items: list[tuple[Oid, Citation]]) -> str:
     return max(counts, key=lambda text: (counts[text], text))
 
 
-def kept_or_learned(
+def saved_or_learned(
     repo: Repo, index_path: Path, upstream: Oid, stable: Sequence[Oid]
 ) -> LearnedVocabulary:
-    """What is kept beside the index, or (none kept yet) what would be learned now; nothing
+    """What is saved beside the index, or (none saved yet) what would be learned now; nothing
     is written."""
     return load(index_path) or _learn(repo, upstream, stable, lambda *_: None)
 
@@ -426,20 +426,20 @@ def learned_vocabulary(
     *,
     relearn: bool = False,
 ) -> LearnedVocabulary:
-    """The vocabulary kept beside the index, learned first where there is none (or on a
+    """The vocabulary saved beside the index, learned first where there is none (or on a
     rebuild): under the index's writers' lock, so two first runs learn once. `stable`
     gives the stable branches' tips, asked only when learning."""
-    kept = None if relearn else load(index_path)
-    if kept is not None:
-        return kept
+    saved = None if relearn else load(index_path)
+    if saved is not None:
+        return saved
     try:
         index_path.parent.mkdir(parents=True, exist_ok=True)
         with held(index_path.with_suffix(".lock")):
-            kept = None if relearn else load(index_path)  # learned by another run meanwhile
-            if kept is not None:
-                return kept
+            saved = None if relearn else load(index_path)  # learned by another run meanwhile
+            if saved is not None:
+                return saved
             learned = _learn(repo, upstream, stable(), progress)
-            keep(index_path, learned)
+            save(index_path, learned)
     except OSError as error:  # nowhere to keep it (a read-only index): learned for this run
         _log.info("cannot keep the learned fix phrases beside %s: %s", index_path, error)
         learned = _learn(repo, upstream, stable(), progress)

@@ -1,7 +1,7 @@
 """Infrastructure every floor may use; it imports nothing of backportr but `errors`.
 
 - `files`: files read whole or refused, directories changed under a lock, all or nothing;
-- `keptfiles`: values kept beside the index, written atomically, read by one process at a time;
+- `filecache`: values cached beside the index, written atomically, read by one process at a time;
 - `statefile`: the SQLite state files of scans, CVE runs and the bot, opened under a lock;
 - `dbfault`: SQLite's faults said as one line (a full disk, a read-only file, a locked one);
 - `process`: a backportr module's `main` run in a child interpreter;

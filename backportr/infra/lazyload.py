@@ -12,7 +12,7 @@ from typing import Any
 
 def lazy_names(package: str, homes: dict[str, str]) -> Callable[[str], Any]:
     """The package's `__getattr__`: each name of `homes` imported from its module when first
-    asked for, and kept in the package."""
+    asked for, and bundled in the package."""
 
     def getattr_(name: str) -> Any:
         home = homes.get(name)

@@ -138,7 +138,7 @@ class BotState:
             self.db.execute("DELETE FROM outbox WHERE message_id=?", (message_id,))
 
     def record_possibly_sent(self, message_id: str) -> None:
-        """The send may have reached the server: kept in the outbox, never sent again by
+        """The send may have reached the server: recorded in the outbox, never sent again by
         itself (`resend` when asked)."""
         with self._writing():
             self.db.execute(

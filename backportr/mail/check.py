@@ -75,7 +75,7 @@ class Checker:
     own: str | None = None  # the bot's From: its own replies in the archive are no follow-ups
 
     def __post_init__(self) -> None:
-        self.ws.use_what_scans_kept()  # its blames, as `backportr resolve` answers them
+        self.ws.use_what_scans_cached()  # its blames, as `backportr resolve` answers them
 
     def check(self, mail: Mail, thread: list[Mail] | None = None) -> MailCheck:
         if mail.kind == "skip":

@@ -1,6 +1,6 @@
 """Postings online: a member's posting as lore has it (the cover letter's subject, how many
 patches were posted, and each posted patch), read from the thread of the member's own mail
-(`t.mbox.gz`, the bot's bounded client) and kept in the index. Each posted patch is mapped to
+(`t.mbox.gz`, the bot's bounded client) and cached in the index. Each posted patch is mapped to
 an upstream commit by its subject; one that never landed is shown as `not-upstream`. The edge
 of `resolve --lore`: the resolver itself never goes to the network."""
 
@@ -34,12 +34,12 @@ def with_covers(report: Report, lore: Lore, ws: Workspace) -> Report:
 
     def thread_of(p: PostingInfo) -> Thread:
         if p.key not in seen:
-            kept = ws.index.kept.posting_cover(p.key)
-            if kept is None and p.message_id is not None:
-                kept = _read_thread(lore, p.message_id)
-                if kept is not None:
-                    ws.index.kept.keep_posting_cover(p.key, *kept)
-            seen[p.key] = kept or (None, None, [])
+            cached = ws.index.cache.posting_cover(p.key)
+            if cached is None and p.message_id is not None:
+                cached = _read_thread(lore, p.message_id)
+                if cached is not None:
+                    ws.index.cache.cache_posting_cover(p.key, *cached)
+            seen[p.key] = cached or (None, None, [])
         return seen[p.key]
 
     def member(m: Member, branch: BranchReport) -> Member:

@@ -184,11 +184,11 @@ def applicable_prefix(
             first = member.commit
             break
         prefix.append(member)
-    kept = {m.commit for m in prefix}
+    retained = {m.commit for m in prefix}
     return prefix, {
         m.commit: left_out.get(m.commit, f"comes after {short(first)}, left out")
         for m in report.series
-        if m.commit not in kept
+        if m.commit not in retained
     }
 
 

@@ -191,10 +191,10 @@ class SeriesWriter:
         for name in result.changed:
             self.say(
                 f"{branch.branch}: {directory / name} was changed since backportr wrote it: "
-                "kept as it is, and no longer backportr's to replace"
+                "left as it is, and no longer backportr's to replace"
             )
         for upstream, name in result.already:
-            self.say(f"{branch.branch}: {short(upstream)} already queued as {name}, kept there")
+            self.say(f"{branch.branch}: {short(upstream)} already queued as {name}, left there")
         written = sum(1 for p in result.written if p.name != COVER)
         self.say(f"{branch.branch}: {written} patch{'es' if written != 1 else ''} in {directory}")
 

@@ -4,13 +4,13 @@ The directory accumulates many fixes from many runs, beside the maintainer's own
 other tools' files. A run (one target, or one batch of targets: its `owner`) adds its patches
 to `series` in series order and never removes anything but what the same owner's earlier
 run wrote and that is still as it wrote it (its size and hash are in the record); a file the
-user changed since is kept where it is and named. A patch already queued (the same upstream
-commit, by its annotation line) is reported and kept where it is. Names are the stable
+user changed since is left where it is and named. A patch already queued (the same upstream
+commit, by its annotation line) is reported and left where it is. Names are the stable
 ones `git format-patch` gives: the patch's place among the patches of `series`, then its
 sanitized subject (`0003-ima-detect-...patch`, made unique with `-2`, `-3`), so that a glob of
 the directory lists (and `git send-email dir/*.patch` sends) them in series order.
 
-What backportr wrote is kept in `.backportr-series` (JSON: each owner's files, with their
+What backportr wrote is recorded in `.backportr-series` (JSON: each owner's files, with their
 sizes and hashes, and `series` lines). A run changes the directory under a lock, all or
 nothing (`infra.files.Transaction`): concurrent runs wait and each adds its own lines; a full
 disk leaves the directory as it was; a rerun gives the same names. Everything read from the
@@ -62,7 +62,7 @@ class QueuedFile:
 @dataclass(frozen=True, slots=True)
 class WrittenFile:
     """A file a run wrote: its name, size and SHA-256 (None for a record of an older
-    backportr, which kept names only)."""
+    backportr, which recorded names only)."""
 
     name: str
     size: int | None = None
@@ -89,8 +89,8 @@ class Run:
 @dataclass(slots=True)
 class QueueResult:
     """What a run did: the files written, the patches already queued (upstream id, the
-    name of the file that holds it), kept where they are, and the files an earlier run wrote
-    that were changed since (kept, no longer backportr's)."""
+    name of the file that holds it), left where they are, and the files an earlier run wrote
+    that were changed since (left in place, no longer backportr's)."""
 
     written: list[Path] = field(default_factory=list)
     already: list[tuple[Oid, str]] = field(default_factory=list)
@@ -131,17 +131,19 @@ class QueueDirectory:
         result.changed = [f.name for f in earlier.files if f.name not in mine]
         queued = self._queued(exclude=set(mine))
         taken = {n for n in self._names_in_use() if n not in mine}  # never overwritten
-        kept: list[QueuedFile] = []
+        untouched: list[QueuedFile] = []
         for item in files:
             if item.upstream is not None and item.upstream in queued:
                 result.already.append((item.upstream, queued[item.upstream]))
                 continue
-            kept.append(item)
+            untouched.append(item)
         own_lines = set(earlier.lines) - set(result.changed)  # a changed file's line stays
         comments = [f"# left out: {one}" for one in left_out]
-        positions = self._positions(own_lines, [item for item in kept if item.listed], comments)
+        positions = self._positions(
+            own_lines, [item for item in untouched if item.listed], comments
+        )
         plan: list[tuple[str, QueuedFile]] = []
-        for item in kept:
+        for item in untouched:
             wanted = item.name
             if self.numbered and item.listed:
                 wanted = numbered(positions[id(item)], item.name)
@@ -201,7 +203,7 @@ class QueueDirectory:
     # -- the directory's files -------------------------------------------------------------
 
     def _read_series(self) -> list[str]:
-        """`series` line by line, whole; bytes that are not UTF-8 are kept as they are."""
+        """`series` line by line, whole; bytes that are not UTF-8 are left as they are."""
         data = read_regular(self.series_path, LIMIT)
         if not data:
             return []
@@ -209,7 +211,7 @@ class QueueDirectory:
 
     def _read_record(self) -> dict[str, Run]:
         """Each owner's files and lines. A plain list of names (an older backportr's) is
-        an owner nobody matches: its files are kept, never replaced."""
+        an owner nobody matches: its files are left in place, never replaced."""
         data = read_regular(self.record_path, LIMIT)
         if data is None:
             return {}
@@ -303,7 +305,7 @@ def _written(one: object) -> WrittenFile:
 
 def _placed(series: list[str], earlier: set[str], lines: list[str]) -> list[str]:
     """The owner's new lines where its earlier ones were (at the end for a first run);
-    every other line kept as it is."""
+    every other line left as it is."""
     out: list[str] = []
     placed = False
     for line in series:

@@ -31,7 +31,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 def terminal(text: str) -> str:
     """`text` with every character that acts on a terminal shown escaped (tab and newline
-    kept)."""
+    left as they are)."""
     return _TERMINAL.sub(_escaped, text)
 
 

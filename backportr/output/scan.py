@@ -77,7 +77,7 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
                 "scanned": s.scanned,
                 "resolved": s.resolved,
                 "reused": s.reused,
-                "kept": s.kept,
+                "kept": s.cached,
             }
             for s in scans
         ],
@@ -200,7 +200,7 @@ def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> s
         out.append(
             f"{s.branch}: {len(s.findings)} finding(s), {len(s.adapted)} adapted backport(s) "
             f"apart, {len(s.marked)} marked; {s.scanned} commits looked at, {s.resolved} "
-            f"resolved anew, {s.reused} earlier answers still good, {s.kept} as an earlier "
+            f"resolved anew, {s.reused} earlier answers still good, {s.cached} as an earlier "
             "scan found"
         )
         if findings:

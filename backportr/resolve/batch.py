@@ -140,7 +140,7 @@ def _joined(known: Member | None, member: Member) -> Member:
 
 
 def _order(series: Sequence[Sequence[Oid]], seq: Callable[[Oid], int]) -> list[Oid]:
-    """Every series' order kept, ties by upstream order; upstream order when they clash."""
+    """Every series' order respected, ties by upstream order; upstream order when they clash."""
     graph: nx.DiGraph[Oid] = nx.DiGraph()
     for one in series:
         graph.add_nodes_from(one)

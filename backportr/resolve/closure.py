@@ -44,7 +44,7 @@ class Closure:
     symbols_checked: set[Oid] = field(default_factory=set)
     adapt: dict[Oid, Suggestion] = field(default_factory=dict)  # member -> feature it lacks
     # the conflicting target -> what it uses that the branch lacks (whoever adapts it needs
-    # those, or a replacement: kept as suggestions, never members)
+    # those, or a replacement: retained as suggestions, never members)
     conflict_needs: dict[Oid, list[Suggestion]] = field(default_factory=dict)
     present_pending: list[Oid] = field(default_factory=list)  # present follow-ups to explore
     culprit_alternatives: list[Oid] = field(default_factory=list)  # absent, no evidence

@@ -48,11 +48,11 @@ class HandAdaptedFiles:
             if path not in paths:
                 continue
             ours = self._changes(carrier)
-            kept = ours.get(path) or next(
+            ours_change = ours.get(path) or next(
                 (c for p, c in ours.items() if PurePosixPath(p).name == name), None
             )
             touched += 1
-            adapted += kept != self._changes(upstream).get(path)
+            adapted += ours_change != self._changes(upstream).get(path)
         return adapted >= LEAST and adapted >= SHARE * touched
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid, frozenset[str]]]:

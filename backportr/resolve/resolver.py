@@ -62,17 +62,17 @@ _log = logging.getLogger("backportr")
 Finder = Callable[[Context, Oid], list[Finding]]
 Scope = Literal["any", "series", "author", "batch"]
 _SERIES_DEPTH = 8
-"""Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second kept only when the
+"""Past the conflict depth (`DEFAULT_CONFLICT_DEPTH` levels, the second retained only when the
 series then applies), a commit pulled in that conflicts itself is searched further only
 within the target's own posting, or, for a commit of the target's author, among that
-author's commits (kept only when the series then applies), up to this many levels:
+author's commits (retained only when the series then applies), up to this many levels:
 elsewhere the branch has diverged and the backport needs a human (measured on real
 history: docs/rules.md)."""
 
 
 class _DeeperInVain(Exception):
     """A search past the first conflict level left a member conflicting with nothing found
-    that makes it apply: the series will need a human, so that search is not kept."""
+    that makes it apply: the series will need a human, so that search is not retained."""
 
     def __init__(self, closure: Closure) -> None:
         super().__init__(closure.target)
@@ -143,7 +143,7 @@ class Resolver:
         return self._words[tip]
 
     def _fork(self, branch: Ref) -> Oid | None:
-        """The branch's fork point from upstream (kept by the index; computed once otherwise)."""
+        """The branch's fork point from upstream (stored by the index; computed once otherwise)."""
         if branch.refname not in self._forks:
             stored = {r.refname: r for r in self.ws.index.reader.refs()}.get(branch.refname)
             if stored is not None and stored.tip == branch.tip and stored.fork:
@@ -168,7 +168,7 @@ class Resolver:
     def resolve_branch(self, target: Oid, branch: Ref) -> BranchReport:
         """The series for `target` on `branch`. A search past the first level of conflict
         prerequisites (a helper that conflicts itself, and the commits that make it apply),
-        or past the conflict depth among the target's author's commits, is kept only when it
+        or past the conflict depth among the target's author's commits, is retained only when it
         leaves no member conflicting: a series that still needs a human is adapted by them,
         who take the first level's helpers at most (measured on real history:
         docs/rules.md); the answer is then the first level's."""
@@ -189,7 +189,7 @@ class Resolver:
         self, target: Oid, branch: Ref, depth: int, authors: bool
     ) -> tuple[BranchReport | None, Closure]:
         """One attempt, or no report when its search past the first level left a member
-        conflicting (that search is not kept)."""
+        conflicting (that search is not retained)."""
         try:
             report, closure = self._resolve_branch(target, branch, depth, authors)
         except _DeeperInVain as vain:
@@ -304,7 +304,7 @@ class Resolver:
         upstream_pid = ctx.index.patch_ids.patch_id(commit)
         if upstream_pid is not None and upstream_pid == ctx.index.patch_ids.patch_id(backport):
             return
-        known = ctx.index.kept.adapted_conflicts(commit, backport)  # kept by a scan or a resolve
+        known = ctx.index.cache.adapted_conflicts(commit, backport)  # cached by a scan or a resolve
         if known is False:
             return
         parents = ctx.repo.parents(backport)
@@ -313,7 +313,7 @@ class Resolver:
         state = TreeState(parents[0])
         result = self.applier.pick(commit, state)
         if known is None:
-            ctx.index.kept.keep_adapted_conflicts(commit, backport, result.result == "conflict")
+            ctx.index.cache.cache_adapted_conflicts(commit, backport, result.result == "conflict")
         if result.result != "conflict":
             return
         searched = self._searched(closure, commit, result.conflict_sources)
@@ -502,8 +502,8 @@ class Resolver:
         in to make it apply; past that depth, only the target's own series (the same author's
         commits applied together with it: consecutive steps of one refactoring), and for a
         commit of the target's author, that author's commits (their earlier postings build on
-        each other too), a search kept only when the series then applies. A follow-up,
-        a culprit or a declared prerequisite that conflicts gets no search: it is kept, marked
+        each other too), a search retained only when the series then applies. A follow-up,
+        a culprit or a declared prerequisite that conflicts gets no search: it is retained, marked
         `conflict`, for a human to adapt; pulling refactors for it is what maintainers never
         do (docs/rules.md)."""
         if closure.depth == 0:
@@ -529,7 +529,7 @@ class Resolver:
             and closure.near_target(commit)
         ):
             # a step of another author's series pulled in for its next step: the earlier
-            # steps of that upstream batch, kept only when the series then applies
+            # steps of that upstream batch, retained only when the series then applies
             closure.searched_deeper()
             return "batch"
         return None

@@ -40,31 +40,34 @@ class Workspace:
     max_commits: int = DEFAULT_MAX_COMMITS  # the settings' cap on a closure: the same
     branch_pattern: str = DEFAULT_BRANCH_PATTERN  # how the project names its branches
 
-    def use_what_scans_kept(self) -> None:
-        """Answer blame and file-history questions from what a scan kept under the index
+    def use_what_scans_cached(self) -> None:
+        """Answer blame and file-history questions from what a scan cached under the index
         directory, where it did: the history since a fork (for the current upstream tip)
-        and the diffs of a blame. Nothing is read here that was not kept (`Repo.use_kept_history`):
-        for a single resolve, after a nightly scan, its blames without a git process each."""
-        self.repo.search.use_kept_history(self.upstream.tip, self._ranges)
+        and the diffs of a blame. Nothing is read here that was not cached
+        (`Searches.use_cached_history`): for a single resolve, after a nightly scan, its
+        blames without a git process each."""
+        self.repo.search.use_cached_history(self.upstream.tip, self._ranges)
         self._blame_diffs_in_the_index()
 
     def search_for_a_scan(self, reading: Callable[[], None]) -> None:
         """A scan's conflict searches blame and log one range (fork..upstream) thousands of
-        times: the range read once (one `git log --name-status` pass, kept under the index
+        times: the range read once (one `git log --name-status` pass, cached under the index
         directory; `reading` is told when it starts), greps expected in numbers (the symbol
-        finder's "which files mention it"), and the diffs of blames kept."""
-        self.repo.search.remember_history(self.upstream.tip, reading=reading, kept=self._ranges)
+        finder's "which files mention it"), and the diffs of blames cached."""
+        self.repo.search.remember_history(
+            self.upstream.tip, reading=reading, cache_dir=self._ranges
+        )
         self.repo.search.expect_many_greps()
         self._blame_diffs_in_the_index()
 
     @property
     def _ranges(self) -> Path:
-        """Where the histories since a fork are kept, beside the index."""
+        """Where the histories since a fork are cached, beside the index."""
         return self.index.path.parent / "ranges"
 
     def _blame_diffs_in_the_index(self) -> None:
-        self.repo.search.keep_blame_diffs(
-            (self.index.kept.blame_hunks, self.index.kept.keep_blame_hunks)
+        self.repo.search.cache_blame_diffs(
+            (self.index.cache.blame_hunks, self.index.cache.cache_blame_hunks)
         )
 
     def close(self) -> None:
@@ -89,7 +92,7 @@ def open_workspace(
     """Open, resolve refs and update the index (`named_patch_ids`: `IndexWriter.update`'s).
     Raises BackportrError subclasses."""
     repo = Repo(settings.repo)
-    repo.keep_writes_apart()
+    repo.serialize_writes()
     try:
         return _open(
             repo,

@@ -1,6 +1,6 @@
-"""A scan's resolve answers, kept in the index with what they depend on.
+"""A scan's resolve answers, cached in the index with what they depend on.
 
-A nightly scan resolves only what the day's new commits can change: an answer is kept with
+A nightly scan resolves only what the day's new commits can change: an answer is cached with
 the tips it was computed at, the commits it looked at and their files; the next run reuses it
 when nothing that moved since touches any of them (`Answers.still_holds`).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from backportr import __version__
 from backportr.git.names import Ref
-from backportr.index.kept import result_key
+from backportr.index.cache import result_key
 from backportr.model import BranchReport, Member, Oid
 from backportr.resolve.finders.fixes import fixed_by
 from backportr.resolve.resolver import Resolver
@@ -32,7 +32,7 @@ class Resolved:
 
 @dataclass(frozen=True, slots=True)
 class _Delta:
-    """What moved on one ref since a kept answer: its new commits, the files they touch, and
+    """What moved on one ref since a cached answer: its new commits, the files they touch, and
     the upstream commits they carry (backports)."""
 
     commits: frozenset[Oid]
@@ -41,12 +41,12 @@ class _Delta:
 
 
 _MAX_DELTA = 20_000  # more new commits than this on one ref: resolve afresh
-RECORDS_HELD = 64  # answers kept together: their commits' paths listed by one git process
+RECORDS_HELD = 64  # answers cached together: their commits' paths listed by one git process
 _MOST_WEIGHED = 500  # commits an answer is known to depend on, at most (then: bounded)
 
 
 class Answers:
-    """The resolver's answers for one scanner: reused when they still hold, kept in batches."""
+    """The resolver's answers for one scanner: reused when they still hold, cached in batches."""
 
     def __init__(self, ws: Workspace, resolver: Resolver) -> None:
         self.ws = ws
@@ -54,18 +54,18 @@ class Answers:
         self.resolved = 0  # anew, since the last `count_from_zero`
         self.reused = 0  # answers of an earlier run
         self._deltas: dict[tuple[str, Oid, Oid], _Delta | None] = {}
-        self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet kept
+        self._held: list[tuple[str, Ref, Oid, BranchReport]] = []  # answers not yet cached
 
     def count_from_zero(self) -> None:
         self.resolved = self.reused = 0
 
     def resolve(self, commit: Oid, branch: Ref) -> Resolved:
-        """The resolver's answer, or the one an earlier run kept when nothing that moved
+        """The resolver's answer, or the one an earlier run cached when nothing that moved
         since can change it (see `still_holds`)."""
         scope = self._scope(branch, commit)
-        kept = self.ws.index.kept.cached_result(scope)
-        if kept is not None:
-            record = json.loads(kept)
+        cached = self.ws.index.cache.cached_result(scope)
+        if cached is not None:
+            record = json.loads(cached)
             if self.still_holds(branch, record):
                 self.reused += 1
                 return Resolved(record["status"], series_from_json(record["series"]))
@@ -73,21 +73,21 @@ class Answers:
         self.resolved += 1
         self._held.append((scope, branch, commit, report))
         if len(self._held) >= RECORDS_HELD:
-            self.keep()
+            self.cache()
         return Resolved(report.status, report.series)
 
     def drop_held(self) -> None:
-        """Forget the answers not yet kept (the scan failed: the next run resolves them)."""
+        """Forget the answers not yet cached (the scan failed: the next run resolves them)."""
         self._held.clear()
 
-    def keep(self) -> None:
-        """Keep the held answers, with what they depend on (`_record`): the paths of all
+    def cache(self) -> None:
+        """Cache the held answers, with what they depend on (`_record`): the paths of all
         their commits listed by one git process first (at kernel scale a process each cost
         as much as the resolve's own git work)."""
         held, self._held = self._held, []
         records = {scope: self._closure(commit, report) for scope, _, commit, report in held}
         self.ws.repo.diffs.learn_paths(c for closure in records.values() for c in closure)
-        self.ws.index.kept.keep_results(
+        self.ws.index.cache.cache_results(
             [
                 (scope, json.dumps(self._record(branch, records[scope], report)))
                 for scope, branch, _, report in held
@@ -147,7 +147,7 @@ class Answers:
         }
 
     def still_holds(self, branch: Ref, record: dict[str, Any]) -> bool:
-        """Nothing that moved since the answer was kept can change it: no new upstream commit
+        """Nothing that moved since the answer was cached can change it: no new upstream commit
         fixes, reverts or names a commit it looked at, or touches the files of one upstream
         reverted (`_upstream_moves_it`); no new commit of the branch or of a sibling branch
         touches their files or carries one of them. A ref that was rewritten, appeared or

@@ -1,5 +1,5 @@
 """What a scan finds, and the policy of what it must not report: the finding and branch
-result types, their priority order, their JSON form (kept between runs), and the ignore list,
+result types, their priority order, their JSON form (cached between runs), and the ignore list,
 the stable queue's dropped list and `Cc: stable # X.Y+` floors."""
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ class BranchScan:
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)
-    kept: int = 0  # targets whose findings an earlier scan kept (nothing moved at all)
+    cached: int = 0  # targets answered from findings an earlier scan cached (nothing moved)
     tip: Oid = NO_OID  # the branch's tip, and upstream's, when it was scanned
     upstream: str = ""
     upstream_tip: Oid = NO_OID

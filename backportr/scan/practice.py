@@ -79,14 +79,14 @@ class PracticeReader:
         self.ws = scanner.ws
 
     def practice(self, branch: Ref) -> Practice:
-        kept = self.ws.index.kept
+        cache = self.ws.index.cache
         adapted = [
             (carrier, upstream)
             for carrier, upstream in self.scanner.targets(branch)[1]
-            if kept.adapted_conflicts(upstream, carrier)
+            if cache.adapted_conflicts(upstream, carrier)
         ]
         keys = [f"{_KEY}:{upstream}:{carrier}" for carrier, upstream in adapted]
-        known = kept.cached_results(keys)
+        known = cache.cached_results(keys)
         fresh: list[tuple[str, str]] = []
         taken = left = 0
         for (carrier, upstream), key in zip(adapted, keys, strict=True):
@@ -101,7 +101,7 @@ class PracticeReader:
                 taken += 1
             else:
                 left += 1
-        kept.keep_results(fresh)
+        cache.cache_results(fresh)
         return Practice(taken, left)
 
     def _around(self, branch: Ref, upstream: Oid, carrier: Oid) -> list[Oid]:
@@ -155,10 +155,10 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
     if not practice.adapts_on_purpose:
         return
     pending = {id(f) for f in resting}
-    kept: list[ScanFinding] = []
+    retained: list[ScanFinding] = []
     for finding in scan.findings:
         if id(finding) not in pending or _held(reader, branch, finding):
-            kept.append(finding)
+            retained.append(finding)
             continue
         adapted = set(finding.adapted)
         apart = tuple(m for m in finding.series if m.commit in adapted)
@@ -175,8 +175,8 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
         )
         own = tuple(m for m in finding.series if m.commit not in adapted)
         if own:
-            kept.append(replace(finding, series=own, adapted=()))
-    scan.findings = kept
+            retained.append(replace(finding, series=own, adapted=()))
+    scan.findings = retained
 
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:

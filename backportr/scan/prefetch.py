@@ -7,11 +7,11 @@ the fork at its first blame (`repo.search.remember_history`: 0.6 s on FRR), ever
 worker at once. The index update leaves a core partly idle (FRR's 27 branches: 1.4 of 2
 cores), so a process of its own reads both then and keeps them under the index directory,
 where the scan's first questions find them (or wait for them: one process reads each at a
-time, `keptfiles`). What is kept makes the read-ahead a lookup; a scan that ends first stops
+time, `filecache`). What is cached makes the read-ahead a lookup; a scan that ends first stops
 it, and nothing half-written stays.
 
 It is only a cache: the process's failures are its own (the scan reads the set itself). Once
-a scan has updated the index, what no branch asks for any more goes (`prune_kept`).
+a scan has updated the index, what no branch asks for any more goes (`prune_cache`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from types import TracebackType
 
-from backportr.infra.keptfiles import prune
+from backportr.infra.filecache import prune
 from backportr.infra.process import start_main
 from backportr.settings import Settings
 
@@ -72,15 +72,15 @@ class ReadAhead:
                 proc.wait()
 
 
-def prune_kept(kept: Path, trees: AbstractSet[str], upstream_tip: str) -> int:
-    """Forget what the index directory `kept` holds for no indexed branch: the identifier
+def prune_cache(cache_dir: Path, trees: AbstractSet[str], upstream_tip: str) -> int:
+    """Forget what the index directory `cached` holds for no indexed branch: the identifier
     sets (`words/<tree>.words.gz`) of trees no branch tip has now, the histories
     (`ranges/<fork>-<upstream tip>.range`) of earlier upstream tips. Each night's scan of a
     moved branch would otherwise leave one set behind (a few MB for a large tree). Returns
     how many files went."""
-    removed = prune(kept / "words", lambda name: name.split(".", 1)[0] in trees)
+    removed = prune(cache_dir / "words", lambda name: name.split(".", 1)[0] in trees)
     tail = f"-{upstream_tip}.range"
-    return removed + prune(kept / "ranges", lambda name: name.endswith(tail))
+    return removed + prune(cache_dir / "ranges", lambda name: name.endswith(tail))
 
 
 def main(argv: list[str]) -> int:
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     from backportr.index.peeking import stored_forks
     from backportr.index.store import default_index_path
     from backportr.resolve.finders.symbols import SEARCHED
-    from backportr.resolve.finders.words import keep_identifier_set
+    from backportr.resolve.finders.words import cache_identifier_set
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(1)  # through the set's writer, which removes its temporary file
@@ -101,18 +101,18 @@ def main(argv: list[str]) -> int:
     try:
         repo = Repo(Path(repo_path))
         index = Path(index_path) if index_path else default_index_path(repo)
-        kept = index.parent
+        cache_dir = index.parent
         refs = [repo.branch(name) for name in branches]
         for ref in refs:
-            keep_identifier_set(repo, ref.tip, SEARCHED, kept / "words")
+            cache_identifier_set(repo, ref.tip, SEARCHED, cache_dir / "words")
         upstream = repo.upstream(upstream_name or None)
-        repo.search.remember_history(upstream.tip, kept=kept / "ranges")
+        repo.search.remember_history(upstream.tip, cache_dir=cache_dir / "ranges")
         forks = stored_forks(index, upstream, refs)
         for ref in refs:
             # the fork the index keeps for a branch: libgit2's merge base (seconds at kernel
             # scale, in which this process cannot be stopped), or the one stored for it
             fork = forks.get(ref.refname) or repo.merge_base(ref.tip, upstream.tip)
-            if fork and not range_file(kept / "ranges", fork, upstream.tip).exists():
+            if fork and not range_file(cache_dir / "ranges", fork, upstream.tip).exists():
                 repo.search.range_history(fork, upstream.tip)
     except (BackportrError, GitError, OSError):
         return 1  # the scan reads what it needs itself, and says what is wrong

@@ -26,7 +26,7 @@ from backportr.scan.findings import (
     prioritize,
 )
 from backportr.scan.practice import PracticeReader, settle
-from backportr.scan.prefetch import ReadAhead, prune_kept
+from backportr.scan.prefetch import ReadAhead, prune_cache
 from backportr.scan.scanner import Scanner, log_scanned
 from backportr.settings import Settings
 
@@ -87,10 +87,10 @@ def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
 
 def _forget_unasked(ws: Workspace, scanner: Scanner) -> None:
     """Remove what each night's scan would leave behind and no question of this one can
-    ask for: the kept identifier sets of trees no indexed tip has, the histories of earlier
-    upstream tips, the findings kept for the scanned branches in their earlier states."""
+    ask for: the cached identifier sets of trees no indexed tip has, the histories of earlier
+    upstream tips, the findings cached for the scanned branches in their earlier states."""
     trees = {ws.repo.tree_id(ref.tip) for ref in ws.indexed}
-    prune_kept(ws.index.path.parent, trees, ws.upstream.tip)
+    prune_cache(ws.index.path.parent, trees, ws.upstream.tip)
     scanner.forget_other_states()
 
 
@@ -114,7 +114,7 @@ on FRR's warm rescan, where one process takes 0.3-0.5 s)."""
 def processes(jobs: int, most: int, unanswered: Callable[[], int]) -> int:
     """How many processes scan branches of at most `most` targets: `jobs`, never more than
     the cores or the targets; 0 chooses (`AUTO_JOBS`, `AUTO_MIN_TARGETS`) from the most
-    targets of a branch no earlier run's kept answer covers (`unanswered`, asked only
+    targets of a branch no earlier run's cached answer covers (`unanswered`, asked only
     then)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
@@ -305,7 +305,7 @@ def _scan_in(
             merged.scanned += part.scanned
             merged.resolved += part.resolved
             merged.reused += part.reused
-            merged.kept += part.kept
+            merged.cached += part.cached
         merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
         merged.findings = prioritize(merged.findings, policy.untagged)
         log_scanned(merged)

@@ -25,7 +25,7 @@ from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.git.repo import GitError
 from backportr.git.trial import TreeState
-from backportr.index.kept import result_key
+from backportr.index.cache import result_key
 from backportr.model import (
     Member,
     Oid,
@@ -52,18 +52,18 @@ from backportr.text.trailers import parse_version
 _log = logging.getLogger("backportr")
 
 FINDINGS_HELD = 256
-"""Targets' findings kept together, one transaction each (at kernel scale a transaction per
+"""Targets' findings cached together, one transaction each (at kernel scale a transaction per
 target cost 2-6 s of 30,000)."""
 
 _LookedUp = tuple[list[Oid], list[tuple[Oid, Oid]], list[str], list[str], dict[str, str]]
-"""A branch's fixes and backports, their keys and the findings kept under them."""
+"""A branch's fixes and backports, their keys and the findings cached under them."""
 
 
 def log_scanned(result: BranchScan) -> None:
     _log.info(
-        "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run kept, "
-        "%d findings of an earlier scan kept",
-        result.branch, result.scanned, result.resolved, result.reused, result.kept,
+        "scanned %s: %d targets, %d resolved anew, %d answers of an earlier run cached, "
+        "%d findings of an earlier scan cached",
+        result.branch, result.scanned, result.resolved, result.reused, result.cached,
     )  # fmt: skip
 
 
@@ -91,10 +91,10 @@ class Scanner:
             many=True,
             conflict_depth=policy.conflict_depth,
         )
-        self.answers = Answers(ws, self.resolver)  # kept in the index, reused when they hold
+        self.answers = Answers(ws, self.resolver)  # cached in the index, reused when they hold
         self.witnesses = Witnesses(ws)
         self._states: dict[str, str] = {}  # `_state` of each branch, made once
-        self._found: list[tuple[str, str, str, str]] = []  # findings not yet kept (`_guard`)
+        self._found: list[tuple[str, str, str, str]] = []  # findings not yet cached (`_guard`)
         # what `unanswered` looked up for a branch's targets, for the scan of them after it
         self._looked_up: dict[str, _LookedUp] = {}
         ws.search_for_a_scan(lambda: progress("reading the history since the fork", 0, None))
@@ -126,26 +126,26 @@ class Scanner:
             upstream_tip=self.ws.upstream.tip,
         )  # fmt: skip
         fixes, backports = targets if targets is not None else self.targets(branch, candidates)
-        fix_keys, backport_keys, kept = self._stage1(branch, fixes, backports)
+        fix_keys, backport_keys, cached = self._stage1(branch, fixes, backports)
         total = len(fixes) + len(backports)
         self.answers.count_from_zero()
         try:
             for done, (commit, fix_key) in enumerate(zip(fixes, fix_keys, strict=True), 1):
                 self.progress(f"scanning {branch.name}", done, total)
                 work = functools.partial(self._missing_fix, branch, commit, result)
-                self._guard(result, fix_key, kept.get(fix_key), commit, work)
+                self._guard(result, fix_key, cached.get(fix_key), commit, work)
             for done, ((carrier, upstream), backport_key) in enumerate(
                 zip(backports, backport_keys, strict=True), len(fixes) + 1
             ):
                 self.progress(f"scanning {branch.name}", done, total)
                 work = functools.partial(self._backport, branch, carrier, upstream, result)
-                self._guard(result, backport_key, kept.get(backport_key), upstream, work)
+                self._guard(result, backport_key, cached.get(backport_key), upstream, work)
         except BaseException:
-            self.answers.drop_held()  # not kept: the next run resolves them again
+            self.answers.drop_held()  # not cached: the next run resolves them again
             self._found.clear()
             raise
-        self.answers.keep()
-        self._keep_found()
+        self.answers.cache()
+        self._cache_found()
         result.scanned = total
         result.resolved, result.reused = self.answers.resolved, self.answers.reused
         if targets is None:  # a whole branch (a share of one is told by its merger)
@@ -161,19 +161,19 @@ class Scanner:
             self._stage1(branch, *targets)
 
     def unanswered(self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> int:
-        """How many of the targets no earlier run's kept answer covers: the scan's work (a
+        """How many of the targets no earlier run's cached answer covers: the scan's work (a
         warm rescan has none)."""
         fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-        kept = self.ws.index.kept.kept_findings([*fix_keys, *backport_keys])
-        self._looked_up[branch.name] = (fixes, backports, fix_keys, backport_keys, kept)
-        return len(fix_keys) + len(backport_keys) - len(kept)
+        cached = self.ws.index.cache.cached_findings([*fix_keys, *backport_keys])
+        self._looked_up[branch.name] = (fixes, backports, fix_keys, backport_keys, cached)
+        return len(fix_keys) + len(backport_keys) - len(cached)
 
     def forget_other_states(self) -> None:
-        """Forget the findings kept for each branch of the workspace in another state (its
+        """Forget the findings cached for each branch of the workspace in another state (its
         tip, upstream's or a sibling's moved, another version): no key of this scan can
         name them."""
         for branch in self.ws.branches:
-            self.ws.index.kept.forget_findings(branch.name, self._state(branch.name))
+            self.ws.index.cache.forget_findings(branch.name, self._state(branch.name))
 
     def _target_keys(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
@@ -184,20 +184,20 @@ class Scanner:
     def _stage1(
         self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]
     ) -> tuple[list[str], list[str], dict[str, str]]:
-        """The targets' keys and the findings an earlier run kept under them; staged, stage
+        """The targets' keys and the findings an earlier run cached under them; staged, stage
         1's bulk work for the targets without (`prepare`)."""
         looked_up = self._looked_up.pop(branch.name, None)
         if looked_up and looked_up[0] == fixes and looked_up[1] == backports:
-            fix_keys, backport_keys, kept = looked_up[2:]  # `unanswered` asked for them
+            fix_keys, backport_keys, cached = looked_up[2:]  # `unanswered` asked for them
         else:
             fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
-            kept = self.ws.index.kept.kept_findings([*fix_keys, *backport_keys])
+            cached = self.ws.index.cache.cached_findings([*fix_keys, *backport_keys])
         if self.staged:
             self.prepare(
-                [c for c, k in zip(fixes, fix_keys, strict=True) if k not in kept],
-                [b for b, k in zip(backports, backport_keys, strict=True) if k not in kept],
+                [c for c, k in zip(fixes, fix_keys, strict=True) if k not in cached],
+                [b for b, k in zip(backports, backport_keys, strict=True) if k not in cached],
             )
-        return fix_keys, backport_keys, kept
+        return fix_keys, backport_keys, cached
 
     def _guard(
         self,
@@ -208,13 +208,13 @@ class Scanner:
         work: Callable[[], None],
     ) -> None:
         """A single target never stops the scan: its error is recorded. Its findings are
-        kept in the index under a key naming every input (`_keys`), so a rescan with nothing
+        cached in the index under a key naming every input (`_keys`), so a rescan with nothing
         new answers from there (`cached`, read with the others before the loop); they are
         written `FINDINGS_HELD` targets at a time, and those of a scan that fails are not."""
         before = len(result.findings)
         if cached is not None:
             result.findings += [finding_from_json(f) for f in json.loads(cached)]
-            result.kept += 1
+            result.cached += 1
             self._settled(result.findings[before:])
             return
         try:
@@ -227,7 +227,7 @@ class Scanner:
         found = [finding_to_json(f) for f in result.findings[before:]]
         self._found.append((key, result.branch, self._state(result.branch), json.dumps(found)))
         if len(self._found) >= FINDINGS_HELD:
-            self._keep_found()
+            self._cache_found()
 
     def _settled(self, findings: list[ScanFinding]) -> None:
         """Tell `on_settled` of each finding nothing later can change: all but those that
@@ -238,13 +238,13 @@ class Scanner:
             if not is_pending(finding):
                 self.on_settled(finding)
 
-    def _keep_found(self) -> None:
-        """Keep the targets' findings held so far, in one transaction."""
+    def _cache_found(self) -> None:
+        """Cache the targets' findings held so far, in one transaction."""
         found, self._found = self._found, []
-        self.ws.index.kept.keep_findings(found)
+        self.ws.index.cache.cache_findings(found)
 
     def _keys(self, branch: str) -> Callable[[str, Oid], str]:
-        """The key of a target's kept findings on the branch, from the check and the target:
+        """The key of a target's cached findings on the branch, from the check and the target:
         every input it depends on (the check, branch and upstream tips, the evidence of the
         indexed refs, target, policy, settings). A fix after the fork that was backported is
         checked twice, as a fix and as a backport: each check has its own key. The parts
@@ -260,7 +260,7 @@ class Scanner:
     def _state(self, branch: str) -> str:
         """What moves between two scans of the branch: the version, the branch's and
         upstream's tips, the indexed refs' tips (their evidence). Part of every target's key
-        (`_keys`); the findings kept in other states are forgotten (`forget_other_states`)."""
+        (`_keys`); the findings cached in other states are forgotten (`forget_other_states`)."""
         if branch not in self._states:
             ref = next((b for b in self.ws.branches if b.name == branch), None)
             tips = (branch, ref.tip if ref else "", self.ws.upstream.tip)
@@ -428,18 +428,18 @@ class Scanner:
         upstream_pid = index.patch_ids.patch_id(upstream)
         if upstream_pid is None or upstream_pid == index.patch_ids.patch_id(carrier):
             return False
-        conflicts = index.kept.adapted_conflicts(upstream, carrier)
+        conflicts = index.cache.adapted_conflicts(upstream, carrier)
         if conflicts is None:
             parents = self.ws.repo.parents(carrier)
             conflicts = bool(parents) and (
                 self.resolver.applier.pick(upstream, TreeState(parents[0])).result == "conflict"
             )
-            index.kept.keep_adapted_conflicts(upstream, carrier, conflicts)
+            index.cache.cache_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
 
     def prepare(self, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> None:
         """Stage 1's bulk work: the patch-ids of every fix and backported upstream commit, in
-        git pipelines (kept in the index, so the next scan pays nothing): half the fixes are
+        git pipelines (cached in the index, so the next scan pays nothing): half the fixes are
         looked for in the branch by patch-id, and one diff each in Python costs more."""
         self.ws.index.patch_ids.fill([*fixes, *(u for _, u in backports)])
 

@@ -95,11 +95,11 @@ def phrase_before(before: str) -> tuple[str, str] | None:
     # subject) makes it no phrase of this id.
     if not words or not _FILLER_GAP.fullmatch(clause[words[-1][2] :].lower()):
         return None
-    kept = words[-1:]
+    chosen = words[-1:]
     if len(words) > 1 and not clause[words[-2][2] : words[-1][1]].strip(" \t"):
-        kept = words[-2:]  # two words only where nothing but a space is between them
-    phrase = " ".join(w for w, _, _ in kept)
-    written = clause[kept[0][1] : kept[-1][2]]
+        chosen = words[-2:]  # two words only where nothing but a space is between them
+    phrase = " ".join(w for w, _, _ in chosen)
+    written = clause[chosen[0][1] : chosen[-1][2]]
     return phrase, written
 
 

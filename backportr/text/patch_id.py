@@ -59,9 +59,9 @@ def patch_id(lines: Iterable[bytes]) -> str | None:
             before -= 1
         if first in (b"+", b" "):
             after -= 1
-        kept = line.translate(None, _SPACES)
-        length += len(kept)
-        ctx.update(kept)
+        stripped = line.translate(None, _SPACES)
+        length += len(stripped)
+        ctx.update(stripped)
     if not length:
         return None
     _add(result, ctx)

@@ -64,7 +64,7 @@ _DECLARED_PREREQ = re.compile(
     rf"^(v?\d+\.\d+(?:\.[xy0-9]+)?\+?)\s*:\s*({_HEX}{{7,40}})\s*:?\s*(.*)$", re.IGNORECASE
 )
 
-# Trailer keys kept in ParsedMessage.trailers (the rest of the body is prose).
+# Trailer keys retained in ParsedMessage.trailers (the rest of the body is prose).
 _KNOWN_KEYS = {
     "fixes",
     "cc",

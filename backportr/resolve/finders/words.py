@@ -3,7 +3,7 @@ the whole tree, answered in bounded time.
 
 Few questions (a single resolve): `git grep -F -w`, at most `GREP_CHUNK` names a process.
 Many (a scan), or a cache already on disk: the tip's whole identifier
-set, read once from the object database in-process and kept by tree id under the index
+set, read once from the object database in-process and cached by tree id under the index
 directory, so a second scan, a sibling branch at the same tree, or the next run reuse it.
 Never a grep with thousands of patterns (one of those ran for more than six minutes on a
 large tree).
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backportr.git.repo import Repo
-from backportr.infra.keptfiles import read_once
+from backportr.infra.filecache import read_once
 from backportr.model import Oid
 
 GREP_CHUNK = 20
@@ -40,8 +40,8 @@ knows many are coming, builds the set at its first question (12 greps of up to 2
 cost FRR's scan 5.3 s on a tree whose set costs 0.6 s)."""
 
 
-KEPT_FILES = 1024
-"""`FileIdentifiers` keeps the sets of this many files, the least recently asked dropped."""
+CACHED_FILES = 1024
+"""`FileIdentifiers` caches the sets of this many files, the least recently asked dropped."""
 
 
 class FileIdentifiers:
@@ -50,20 +50,20 @@ class FileIdentifiers:
     touch the same few files at the same branch tip again and again: OVN's scan read 1,503
     such files, 5.4 s of splitting text into identifiers in one process."""
 
-    def __init__(self, limit: int = KEPT_FILES) -> None:
+    def __init__(self, limit: int = CACHED_FILES) -> None:
         self._limit = limit
-        self._kept: OrderedDict[object, frozenset[str]] = OrderedDict()
+        self._memo: OrderedDict[object, frozenset[str]] = OrderedDict()
 
     def of(self, blob: object, read: Callable[[], set[str]]) -> frozenset[str]:
         """The identifiers of the file whose blob id is `blob`; `read` makes them once."""
-        found = self._kept.get(blob)
+        found = self._memo.get(blob)
         if found is None:
             found = frozenset(read())
-            if len(self._kept) >= self._limit:
-                self._kept.popitem(last=False)
-            self._kept[blob] = found
+            if len(self._memo) >= self._limit:
+                self._memo.popitem(last=False)
+            self._memo[blob] = found
         else:
-            self._kept.move_to_end(blob)
+            self._memo.move_to_end(blob)
         return found
 
 
@@ -120,9 +120,9 @@ class WordLookup:
         return path is not None and path.exists()
 
     def _load_or_build(self) -> set[bytes]:
-        """The kept set, else one read now and kept. One process reads a tree's set at a
+        """The cached set, else one read now and cached. One process reads a tree's set at a
         time: another that asks meanwhile (a second `--jobs` worker, the scan's read-ahead)
-        waits and loads it (`keptfiles`)."""
+        waits and loads it (`filecache`)."""
         path = self._path()
         if path is None:
             return self.repo.search.tree_words(self.tip, self.patterns)
@@ -134,9 +134,9 @@ class WordLookup:
         )
 
 
-def keep_identifier_set(repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path) -> None:
-    """Read and keep the tip's identifier set unless it is kept already (a scan's
-    read-ahead: `scan.prefetch`). A kept one is not loaded: the scan loads it, and checks it."""
+def cache_identifier_set(repo: Repo, tip: Oid, patterns: tuple[str, ...], cache: Path) -> None:
+    """Read and keep the tip's identifier set unless it is cached already (a scan's
+    read-ahead: `scan.prefetch`). A cached one is not loaded: the scan loads it, and checks it."""
     lookup = WordLookup(repo, tip, patterns, cache, eager=True)
     if not lookup._cached_file():
         lookup._load_or_build()

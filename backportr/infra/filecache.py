@@ -1,9 +1,9 @@
-"""Values kept in files beside the index, read by one process at a time.
+"""Values cached in files beside the index, read by one process at a time.
 
 A scan's processes (its `--jobs` workers, its read-ahead) ask for the same large values at
 once: a branch tip's identifier set, the history since a fork. The first to ask makes the
 value and keeps it; one that asks meanwhile waits on a lock beside the file and loads what
-was kept. A file is written atomically, and one stopped half-way leaves nothing behind. A
+was cached. A file is written atomically, and one stopped half-way leaves nothing behind. A
 file that cannot be read, written or locked is only a cache: the value is made again.
 What no branch asks for any more goes once a scan has updated the index (`prune`), so a
 nightly run does not leave a file a night behind it.
@@ -34,7 +34,7 @@ def read_once(
     dump: Callable[[T], bytes],
     load: Callable[[bytes], T],
 ) -> T:
-    """The value kept at `path`, else `make()`'s, kept there."""
+    """The value cached at `path`, else `make()`'s, cached there."""
     found = _read(path, load)
     if found is not None:
         return found
@@ -43,15 +43,15 @@ def read_once(
             path.parent.mkdir(parents=True, exist_ok=True)
             lock = making.enter_context(open(path.with_name(path.name + ".lock"), "a+"))
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-            found = _read(path, load)  # kept by the process the lock waited for
+            found = _read(path, load)  # cached by the process the lock waited for
         if found is not None:
             return found
         value = make()
-        keep(path, dump(value))
+        store(path, dump(value))
     return value
 
 
-def keep(path: Path, data: bytes) -> None:
+def store(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically; a cache that cannot be written is only a cache."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +70,7 @@ def keep(path: Path, data: bytes) -> None:
 
 
 def _read(path: Path, load: Callable[[bytes], T]) -> T | None:
-    """The kept value, None when there is none or it cannot be read (made again)."""
+    """The cached value, None when there is none or it cannot be read (made again)."""
     try:
         return load(path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError, zlib.error):  # zlib's: not a ValueError
@@ -78,7 +78,7 @@ def _read(path: Path, load: Callable[[bytes], T]) -> T | None:
 
 
 def prune(directory: Path, wanted: Callable[[str], bool]) -> int:
-    """Remove the kept files of `directory` whose names `wanted` refuses, their lock files
+    """Remove the cached files of `directory` whose names `wanted` refuses, their lock files
     where no process holds them, and temporary files older than `STALE_TEMPORARY`. A file
     another process is reading stays readable to it (an unlinked file lives while open); one
     it is making is made again by the next that asks. Returns how many files went."""

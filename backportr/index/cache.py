@@ -1,7 +1,7 @@
-"""Answers kept in the index for later (the cache): results computed from inputs their key
+"""Answers cached in the index for later (the cache): results computed from inputs their key
 names, a scan's findings, whether an adapted backport conflicts, what lore said of a posting,
-the hunks of blob diffs. Each is kept where the index can be written; read-only, it is just
-not kept (`dbfault.unless_read_only`), and every other fault is the error it is."""
+the hunks of blob diffs. Each is cached where the index can be written; read-only, it is just
+not cached (`dbfault.unless_read_only`), and every other fault is the error it is."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from backportr.model import Oid
 
 
 def result_key(*parts: str) -> str:
-    """The key of a kept result (`cached_result`, `keep_result`): every input it depends on,
+    """The key of a cached result (`cached_result`, `cache_result`): every input it depends on,
     hashed."""
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-class KeptAnswers(StorePart):
-    """The index's kept answers: reading them, keeping them."""
+class AnswerCache(StorePart):
+    """The index's cached answers: reading them, writing them."""
 
     def write_all(self, statement: str, rows: Sequence[tuple[str, ...]]) -> None:
         """`executemany` in one transaction (unless one is open): without it each row is a
@@ -50,7 +50,7 @@ class KeptAnswers(StorePart):
         ).fetchone()
         return None if row is None else bool(row[0])
 
-    def keep_adapted_conflicts(self, upstream: Oid, carrier: Oid, conflicts: bool) -> None:
+    def cache_adapted_conflicts(self, upstream: Oid, carrier: Oid, conflicts: bool) -> None:
         with unless_read_only():
             self.db.execute(
                 "INSERT OR REPLACE INTO adapted_checks VALUES(?, ?, ?)",
@@ -70,10 +70,10 @@ class KeptAnswers(StorePart):
         patches = [(int(k), str(subject)) for k, subject in json.loads(row[2] or "[]")]
         return row[0], row[1], patches
 
-    def keep_posting_cover(
+    def cache_posting_cover(
         self, stem: str, cover: str | None, posted: int | None, patches: list[tuple[int, str]]
     ) -> None:
-        with unless_read_only():  # read-only: just not kept
+        with unless_read_only():  # read-only: just not cached
             self.db.execute(
                 "INSERT OR REPLACE INTO posting_covers VALUES(?, ?, ?, ?)",
                 (stem, cover, posted, json.dumps(patches)),
@@ -85,7 +85,7 @@ class KeptAnswers(StorePart):
         return row[0] if row else None
 
     def cached_results(self, keys: Sequence[str]) -> dict[str, str]:
-        """`cached_result` of many keys at once: those kept."""
+        """`cached_result` of many keys at once: those cached."""
         found: dict[str, str] = {}
         for chunk, marks in in_chunks(keys):
             found.update(
@@ -93,16 +93,16 @@ class KeptAnswers(StorePart):
             )
         return found
 
-    def keep_result(self, key: str, value: str) -> None:
-        self.keep_results([(key, value)])
+    def cache_result(self, key: str, value: str) -> None:
+        self.cache_results([(key, value)])
 
-    def keep_results(self, results: Sequence[tuple[str, str]]) -> None:
+    def cache_results(self, results: Sequence[tuple[str, str]]) -> None:
         """Keep answers (key, value), together."""
-        with unless_read_only():  # read-only: just not kept
+        with unless_read_only():  # read-only: just not cached
             self.write_all("INSERT OR REPLACE INTO results VALUES(?, ?)", results)
 
-    def kept_findings(self, keys: Sequence[str]) -> dict[str, str]:
-        """A scan's findings kept for targets (`keep_findings`), by key: those with any."""
+    def cached_findings(self, keys: Sequence[str]) -> dict[str, str]:
+        """A scan's findings cached for targets (`cache_findings`), by key: those with any."""
         found: dict[str, str] = {}
         for chunk, marks in in_chunks(keys):
             found.update(
@@ -112,16 +112,16 @@ class KeptAnswers(StorePart):
             )
         return found
 
-    def keep_findings(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
-        """Keep targets' findings, rows of (key, branch, state, findings), together. `state`
+    def cache_findings(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
+        """Cache targets' findings, rows of (key, branch, state, findings), together. `state`
         names what moves between nights (the tips, the version): the next scan of the
         branch in another state forgets them (`forget_findings`), as no key of its can name
         them."""
-        with unless_read_only():  # read-only: just not kept
+        with unless_read_only():  # read-only: just not cached
             self.write_all("INSERT OR REPLACE INTO scan_findings VALUES(?, ?, ?, ?)", rows)
 
     def forget_findings(self, branch: str, state: str) -> int:
-        """Remove the findings kept for `branch` in states other than `state`: what a
+        """Remove the findings cached for `branch` in states other than `state`: what a
         nightly scan of a moving branch would otherwise leave behind, one row per target
         each night. The number removed. No index on the branch: this reads the table once
         a scan (30,000 rows in 0.1 s), where an index would cost every row written."""
@@ -136,8 +136,8 @@ class KeptAnswers(StorePart):
         return cursor.rowcount
 
     def blame_hunks(self, old: str, new: str) -> tuple[tuple[int, int, int, int], ...] | None:
-        """The hunks kept for the diff of two blobs (`keep_blame_hunks`), None when none are
-        or what is kept cannot be read."""
+        """The hunks cached for the diff of two blobs (`cache_blame_hunks`), None when none are
+        or what is cached cannot be read."""
         value = self.cached_result(result_key("blame hunks", old, new))
         if value is None:
             return None
@@ -149,10 +149,12 @@ class KeptAnswers(StorePart):
             return None
         return tuple(zip(*[iter(numbers)] * 4, strict=True))
 
-    def keep_blame_hunks(self, diffs: Sequence[tuple[str, str, Sequence[tuple[int, ...]]]]) -> None:
-        """Keep the hunks of blob pairs' diffs (the in-process blame's, `git.blame`): they
+    def cache_blame_hunks(
+        self, diffs: Sequence[tuple[str, str, Sequence[tuple[int, ...]]]]
+    ) -> None:
+        """Cache the hunks of blob pairs' diffs (the in-process blame's, `git.blame`): they
         depend on the two blobs alone, so every scan of every branch can use them."""
-        self.keep_results(
+        self.cache_results(
             [
                 (result_key("blame hunks", old, new), " ".join(str(n) for h in hunks for n in h))
                 for old, new, hunks in diffs
