@@ -1,5 +1,5 @@
 """The diff model: a commit's change against its first parent, file by file and hunk by hunk,
-as plain values.
+as plain values (blob ids are pygit2's).
 
 The git layer (`repo.diffs.diff`) builds it once per commit (three lines of context, as `git diff`;
 no rename detection, so a renamed file's hunks name both paths) and keeps the most recent
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+import pygit2
 
 Origin = Literal[" ", "-", "+"]
 
@@ -43,19 +45,31 @@ class DiffHunk:
         return [line.content for line in self.lines if line.origin == "+"]
 
 
+Entry = tuple[pygit2.Oid, int]  # a file's blob and mode
+
+
 @dataclass(frozen=True, slots=True)
-class FileDiff:
-    """What the commit does to one file (a binary file has no hunks)."""
+class FileChange:
+    """What a commit does to one file: its paths before and after, its (blob, mode) before
+    and after (None: absent), and, where its text was diffed (`Diffs.diff`), its hunks (a
+    binary file has none). `named`: the path the commit names, where the change is placed
+    at another one (the branch's path of a file moved since the fork, `TrialApplier._placed`)."""
 
     old_path: str
     new_path: str
-    hunks: tuple[DiffHunk, ...]
+    old: Entry | None
+    new: Entry | None
+    named: str | None = None
+    hunks: tuple[DiffHunk, ...] = ()
 
-    def touches(self, path: str) -> bool:
+    def touches(self, paths: frozenset[str]) -> bool:
+        return self.old_path in paths or self.new_path in paths or self.named in paths
+
+    def touches_path(self, path: str) -> bool:
         return path in (self.old_path, self.new_path)
 
 
-CommitDiff = tuple[FileDiff, ...]
+CommitDiff = tuple[FileChange, ...]
 
 
 def paths_of(diff: CommitDiff) -> tuple[str, ...]:

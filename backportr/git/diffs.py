@@ -15,17 +15,15 @@ import pygit2
 from pygit2.enums import DeltaStatus
 
 from backportr.errors import BackportrError
-from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, FileDiff, paths_of
+from backportr.git.diff_model import CommitDiff, DiffHunk, DiffLine, Entry, FileChange, paths_of
 from backportr.git.proc import GitAccess, GitHandle, read_object
 from backportr.git.range_history import parse_changes
-from backportr.git.treestate import FileChange
 from backportr.model import Oid
 
 if TYPE_CHECKING:
     from backportr.git.range_history import RangeHistory
     from backportr.git.search import Searches
 
-Entry = tuple[pygit2.Oid, int]  # a file's blob and mode (as a tree diff's delta gives them)
 FileEntries = tuple[str, Entry | None, Entry | None]
 _TYPE_BITS = 0o170000  # of a mode: regular file, symlink
 _REGULAR, _SYMLINK = 0o100000, 0o120000
@@ -185,7 +183,7 @@ class Diffs(GitAccess):
         """The remembered range that holds the commit, if any."""
         return self.search.range_holding(oid)
 
-    def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileDiff:
+    def _file_diff_of(self, path: str, old: Entry | None, new: Entry | None) -> FileChange:
         """One file's change as the tree diff gives it (three lines of context). The blobs
         stay referenced until the patch is read: a patch points into their data."""
         need = f"the diff of {path}"
@@ -194,7 +192,7 @@ class Diffs(GitAccess):
         patch = pygit2.Patch.create_from(
             old_blob, new_blob, old_as_path=path, new_as_path=path, context_lines=3
         )
-        return _file_diff(patch)
+        return _file_diff(patch, old, new)
 
 
 class _NotAFile(Exception):
@@ -245,11 +243,18 @@ def _file_changes(entries: Iterable[FileEntries]) -> list[FileChange] | None:
     return [FileChange(path, path, old, new) for path, old, new in out]
 
 
-def _file_diff(patch: pygit2.Patch) -> FileDiff:
+def _file_diff(
+    patch: pygit2.Patch, old: Entry | None = None, new: Entry | None = None
+) -> FileChange:
+    """A file's change with its hunks; its blobs those given, else the patch's (None where
+    the file is absent on that side)."""
     delta = patch.delta
-    return FileDiff(
+    return FileChange(
         delta.old_file.path,
         delta.new_file.path,
+        old or _side(delta.old_file, delta.status is DeltaStatus.ADDED),
+        new or _side(delta.new_file, delta.status is DeltaStatus.DELETED),
+        None,
         tuple(
             DiffHunk(
                 hunk.old_start,
@@ -266,6 +271,10 @@ def _file_diff(patch: pygit2.Patch) -> FileDiff:
             for hunk in patch.hunks
         ),
     )
+
+
+def _side(file: pygit2.DiffFile, absent: bool) -> Entry | None:
+    return None if absent else (file.id, int(file.mode))
 
 
 _ORIGINS = frozenset(" -+")  # not git's "no newline at end of file" markers

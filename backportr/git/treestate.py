@@ -1,7 +1,6 @@
 """What a trial pick works on and answers, as values: a tree as a base commit plus changed
-paths (`TreeState`), what a commit does to one file (`FileChange`), a hunk's range, a
-pick's outcome, the merged blobs states hold before they are written (`HeldBlobs`), and the
-blobs the last file merges read (`RecentTexts`).
+paths (`TreeState`), a hunk's range, a pick's outcome, the merged blobs states hold before
+they are written (`HeldBlobs`), and the blobs the last file merges read (`RecentTexts`).
 Shared by the trial (`git/trial.py`) and the code that reads its answers.
 
 Part of the git layer (blob ids are pygit2's).
@@ -15,26 +14,9 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from backportr.git.diff_model import Entry
 from backportr.git.forced import Lines
 from backportr.model import ApplyResult, Oid
-
-_Entry = tuple[pygit2.Oid, int]  # blob id, file mode
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """What a commit does to one path: old and new (blob, mode), None for absent. `named`:
-    the path the commit names, where the change is placed at another one (the branch's
-    path of a file moved since the fork, `TrialApplier._placed`)."""
-
-    old_path: str
-    new_path: str
-    old: _Entry | None
-    new: _Entry | None
-    named: str | None = None
-
-    def touches(self, paths: frozenset[str]) -> bool:
-        return self.old_path in paths or self.new_path in paths or self.named in paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +36,9 @@ class TreeState:
     """A tree as the base commit's tree plus changed paths (None: deleted)."""
 
     base: Oid
-    overlay: dict[str, _Entry | None] = field(default_factory=dict)
+    overlay: dict[str, Entry | None] = field(default_factory=dict)
 
-    def with_changes(self, changes: dict[str, _Entry | None]) -> TreeState:
+    def with_changes(self, changes: dict[str, Entry | None]) -> TreeState:
         merged = dict(self.overlay)
         merged.update(changes)
         return TreeState(self.base, merged)

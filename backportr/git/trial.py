@@ -23,26 +23,24 @@ from typing import cast
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from backportr.git.diff_model import DiffHunk, changed_lines
+from backportr.git.diff_model import DiffHunk, Entry, FileChange, changed_lines
 from backportr.git.forced import Lines, diff_is_forced, is_binary
 from backportr.git.merge import TreeMerge, merge_tree_version
 from backportr.git.proc import read_object
 from backportr.git.repo import Repo
 from backportr.git.treestate import (
-    FileChange,
     HeldBlobs,
     PickResult,
     RecentTexts,
     Text,
     TreeState,
-    _Entry,
 )
 from backportr.model import Oid, short
 
 __all__ = ["FileChange", "PickResult", "TreeState", "TrialApplier"]
 
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
-_PickOutcome = tuple[str, dict[str, "_Entry | None"], tuple[str, ...], tuple[str, ...]]
+_PickOutcome = tuple[str, dict[str, "Entry | None"], tuple[str, ...], tuple[str, ...]]
 _DELETED: None = None
 # Changes to one file this close (lines of the base apart) are merged by git as well as by
 # libgit2. Farther apart the two merges agree but on files of nothing but a dozen repeated
@@ -78,7 +76,7 @@ class TrialApplier:
 
     # -- states ----------------------------------------------------------------------------
 
-    def lookup(self, state: TreeState, path: str) -> _Entry | None:
+    def lookup(self, state: TreeState, path: str) -> Entry | None:
         if path in state.overlay:
             return state.overlay[path]
         return self._tree_entry(state.base, path)
@@ -88,7 +86,7 @@ class TrialApplier:
             self._trees[commit] = self.repo.commit(commit).tree
         return self._trees[commit]
 
-    def _tree_entry(self, commit: Oid, path: str) -> _Entry | None:
+    def _tree_entry(self, commit: Oid, path: str) -> Entry | None:
         try:
             entry = self._tree(commit)[path]
         except KeyError:
@@ -157,7 +155,7 @@ class TrialApplier:
         return [
             (file.old_path, hunk)
             for file in self.repo.diffs.diff(commit)
-            if path is None or file.touches(path)
+            if path is None or file.touches_path(path)
             for hunk in file.hunks
         ]
 
@@ -296,7 +294,7 @@ class TrialApplier:
         before = read_object(self.git, onto, f"the tree {short(commit)} is picked onto")
         after = read_object(self.git, merge.tree, f"the tree of the pick of {short(commit)}")
         assert isinstance(before, pygit2.Tree) and isinstance(after, pygit2.Tree)
-        changes: dict[str, _Entry | None] = {}
+        changes: dict[str, Entry | None] = {}
         for delta in before.diff_to_tree(after).deltas:
             if delta.status == DeltaStatus.DELETED:
                 changes[delta.old_file.path] = _DELETED
@@ -314,7 +312,7 @@ class TrialApplier:
         return "conflict", changes, tuple(conflicts), self._sources(commit, merge, conflicts)
 
     def _learn_where(
-        self, commit: Oid, state: TreeState, merge: TreeMerge, written: dict[str, _Entry | None]
+        self, commit: Oid, state: TreeState, merge: TreeMerge, written: dict[str, Entry | None]
     ) -> None:
         """Where git's merge put the commit's changes to files absent from the state: a
         conflicted path whose base (stage 1) is a change's old blob is that change's file;
@@ -364,7 +362,7 @@ class TrialApplier:
 
     def _pick(self, placed: list[FileChange], state: TreeState) -> _PickOutcome:
         """The file-by-file pick of these changes (`_placed`) onto the state."""
-        changes: dict[str, _Entry | None] = {}
+        changes: dict[str, Entry | None] = {}
         conflicts: list[tuple[str, str]] = []  # the branch's path, the commit's
         applied_anything = False
         for change in placed:
@@ -438,7 +436,7 @@ class TrialApplier:
 
     def _merge_change(
         self, change: FileChange, state: TreeState
-    ) -> tuple[dict[str, _Entry | None], bool] | None:
+    ) -> tuple[dict[str, Entry | None], bool] | None:
         """Merge one file change: None on conflict, else (paths to set, changed?)."""
         ours = self.lookup(state, change.old_path)
         base, theirs = change.old, change.new
@@ -472,8 +470,8 @@ class TrialApplier:
         return paths, changed
 
     def _merge_blobs(
-        self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
-    ) -> tuple[dict[str, _Entry | None], bool] | None:
+        self, path: str, base: Entry | None, ours: Entry, theirs: Entry
+    ) -> tuple[dict[str, Entry | None], bool] | None:
         mode = theirs[1] if base is None or ours[1] == base[1] else ours[1]
         if base is not None and ours[0] == base[0]:
             return {path: (theirs[0], mode)}, theirs[0] != ours[0] or mode != ours[1]
@@ -494,14 +492,14 @@ class TrialApplier:
         return {path: (blob, mode)}, blob != ours[0] or mode != ours[1]
 
     def _merge_file(
-        self, path: str, base: _Entry | None, ours: _Entry, theirs: _Entry
+        self, path: str, base: Entry | None, ours: Entry, theirs: Entry
     ) -> pygit2.Oid | None:
         """The 3-way file merge (the merged blob, or None on conflict): libgit2's where it
         merges changes that lie apart, conflicts on a line both sides surely remove, or
         where both diffs are forced; git's elsewhere, where libgit2 conflicts or the changes
         are close."""
 
-        def entry(oid_mode: _Entry) -> pygit2.IndexEntry:
+        def entry(oid_mode: Entry) -> pygit2.IndexEntry:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
             return pygit2.IndexEntry(path, oid_mode[0], _mode(oid_mode[1]))
 
@@ -534,7 +532,7 @@ class TrialApplier:
         # answer is the one (measured: benchmarks/merge_fuzz.py, docs/trial.md).
         return self.repo.merge_file(path, (base, ours, theirs))
 
-    def _forced(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+    def _forced(self, base: Entry | None, ours: Entry, theirs: Entry) -> bool:
         """Are both of the merge's diffs (base to either side) the same under libgit2's
         Myers and git's histogram (`git.forced`)? Then so is the merge. Cached per pair."""
         if base is None:
@@ -547,7 +545,7 @@ class TrialApplier:
                 return False
         return True
 
-    def _both_remove(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+    def _both_remove(self, base: Entry | None, ours: Entry, theirs: Entry) -> bool:
         """Is there a line the commit removes that occurs once in the base and in neither
         side? Every diff of the base to either side removes it, so the two changes overlap
         under any alignment and git's merge conflicts where libgit2's did: no need to ask."""
@@ -566,7 +564,7 @@ class TrialApplier:
                 return True
         return False
 
-    def _hunks_of(self, base: _Entry, theirs: _Entry) -> tuple[list[tuple[int, int]], list[bytes]]:
+    def _hunks_of(self, base: Entry, theirs: Entry) -> tuple[list[tuple[int, int]], list[bytes]]:
         """The commit's change to a file: its hunks' spans in the base, and the lines it
         removes (cached per pair of blobs)."""
         key = (base[0], theirs[0])
@@ -581,7 +579,7 @@ class TrialApplier:
             )
         return known
 
-    def _close(self, base: _Entry | None, ours: _Entry, theirs: _Entry) -> bool:
+    def _close(self, base: Entry | None, ours: Entry, theirs: Entry) -> bool:
         """Does the branch change a file within `_CLOSE_LINES` of where the commit changes it
         (or is there no base)? Close, the diff algorithm decides where an edit among
         repeated lines sits, and with it whether the two changes overlap. The commit's
@@ -602,11 +600,11 @@ class TrialApplier:
                 return True
         return False
 
-    def _data(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> bytes:
+    def _data(self, entry: Entry, needed_by: str = "a file of a trial merge") -> bytes:
         """A blob's bytes: held in memory (`HeldBlobs`) or read from the object database."""
         return self._text(entry, needed_by).data
 
-    def _text(self, entry: _Entry, needed_by: str = "a file of a trial merge") -> Text:
+    def _text(self, entry: Entry, needed_by: str = "a file of a trial merge") -> Text:
         """A blob's bytes and what was made of them, cached while recent (`RecentTexts`)."""
 
         def read() -> bytes:
@@ -619,7 +617,7 @@ class TrialApplier:
 
         return self._recent.get(entry[0], read)
 
-    def _summary(self, entry: _Entry) -> Lines:
+    def _summary(self, entry: Entry) -> Lines:
         text = self._text(entry)
         if text.summary is None:
             text.summary = Lines.of(text.data)

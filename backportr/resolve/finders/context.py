@@ -82,7 +82,7 @@ def _logic_changes(ctx: Context, commit: Oid, path: str) -> set[str]:
     """Functions of `path` in which `commit` changed more than whitespace and comments."""
     out: set[str] = set()
     for file in ctx.repo.diffs.diff(commit):
-        if not file.touches(path):
+        if not file.touches_path(path):
             continue
         for hunk in file.hunks:
             removed = [_code(line) for line in hunk.removed()]
