@@ -272,6 +272,18 @@ _NEEDED = re.compile(r"(\w+) introduced by ([0-9a-f]{7,40})")
 
 
 @dataclass(frozen=True, slots=True)
+class Elsewhere:
+    """What another stable branch did with the target: backported it (as `as_commit`), with
+    which of this answer's other commits (members and suggestions), and without which of its
+    members."""
+
+    branch: str
+    as_commit: Oid
+    took: tuple[Oid, ...] = ()
+    without: tuple[Oid, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class BranchReport:
     """Everything resolve found for one branch."""
 
@@ -285,6 +297,7 @@ class BranchReport:
     alternative: str | None = None
     # a batch's: each target's own status, as a resolve of it alone answers
     each: tuple[tuple[Oid, BranchStatus], ...] = ()
+    elsewhere: tuple[Elsewhere, ...] = ()  # the other stable branches that took the target
 
     def needs(self) -> dict[Oid, tuple[tuple[str, Oid], ...]]:
         """What each member uses that the branch lacks and the series does not bring, as

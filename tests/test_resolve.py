@@ -580,3 +580,54 @@ def test_a_file_the_branch_adapts_by_hand_yields_no_prerequisite(
     assert any(
         ".mailmap, which this branch's backports adapt by hand" in w for w in report.warnings
     )
+
+
+def test_a_sibling_branch_that_took_the_target_says_with_what(tmp_path: Path) -> None:
+    """Siblings as evidence: linux-5.15.y backported the target with its follow-up `fix`
+    and without the later `fix2`; the answer on linux-5.10.y says so (JSON and text), and a
+    suggestion 5.15 took ranks before one it did not. A branch that forked after the target
+    has it by ancestry: no decision of its maintainers, not listed; nor is one of the same
+    fork as 5.10 (the same line at another state)."""
+    from dataclasses import replace
+
+    from backportr.model import Reason, Suggestion
+    from backportr.resolve.elsewhere import with_elsewhere
+    from tests.resolve_scenarios import Kernel
+
+    k = Kernel(tmp_path / "r")
+    k.b.branch("linux-5.10.9.y", BRANCH)  # the same fork as 5.10: the same line, not listed
+    k.edit_fn("v5.15", "drv_fn6", "y += 6;")  # 5.15 forks later than 5.10: another line
+    k.b.branch("linux-5.15.y", "master")
+    helper = k.edit_fn("helper", "drv_fn4", "y += 4;")
+    other = k.edit_fn("other", "drv_fn5", "y += 5;")
+    target = k.edit_fn("target", "drv_fn1", "y += 100;")
+    fix = k.edit_fn("fix", "drv_fn2", "y += 2;", trailers=k.fixes("target"))
+    fix2 = k.edit_fn("fix2", "drv_fn3", "y += 3;", trailers=k.fixes("target"))
+    k.b.branch("linux-6.1.y", "master")  # forked after all of them: ancestry, no decision
+    for name in ("helper", "target", "fix"):
+        k.b.cherry_pick(name, "linux-5.15.y", name=f"{name}-5.15")
+    k.b.cherry_pick("target", "linux-5.10.9.y", name="target-5.10.9")
+    repo = str(k.b.path)
+
+    out = backportr("resolve", target, "--repo", repo, "-b", BRANCH, "-f", "json")
+    branch = json.loads(out.stdout)["branches"][0]
+    assert [m["commit"] for m in branch["series"]] == [target, fix, fix2], out.stderr
+    assert branch["elsewhere"] == [
+        {"branch": "linux-5.15.y", "as": k.b.ids["target-5.15"], "took": [fix], "without": [fix2]}
+    ]
+    text = backportr("resolve", target, "--repo", repo, "-b", BRANCH).stdout
+    line = f"elsewhere: linux-5.15.y took it as {k.b.ids['target-5.15'][:12]} with {fix[:12]};"
+    assert f"{line} without {fix2[:12]}" in text
+
+    with open_workspace(Settings(repo=k.b.path, branches=(BRANCH,))) as ws:
+        resolver = Resolver(ws)
+        report = resolver.resolve(target, ws.branches).branches[0]
+        why = Reason("context", "changed the logic around it", target)
+        suggested = (Suggestion(other, "drv: other", why), Suggestion(helper, "drv: helper", why))
+        siblings = resolver.other_lines(ws.branches[0])
+        assert [r.name for r in siblings] == ["linux-5.15.y", "linux-6.1.y"]
+        ranked = with_elsewhere(
+            replace(report, suggestions=suggested), target, siblings, ws.presence
+        )
+    assert [s.commit for s in ranked.suggestions] == [helper, other]
+    assert [e.took for e in ranked.elsewhere] == [(fix, helper)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backportr.model import BranchReport, Member, Oid, PostingInfo, Report, short
+from backportr.model import BranchReport, Elsewhere, Member, Oid, PostingInfo, Report, short
 from backportr.output.jsontext import dumps_indented
 from backportr.output.safe import terminal
 
@@ -66,7 +66,29 @@ def branch_to_dict(b: BranchReport) -> dict[str, object]:
         "cost": cost(b),
         "alternative": b.alternative,
         "warnings": list(b.warnings),
+        "elsewhere": [
+            {
+                "branch": e.branch,
+                "as": e.as_commit,
+                "took": list(e.took),
+                "without": list(e.without),
+            }
+            for e in b.elsewhere
+        ],
     }
+
+
+def elsewhere_line(e: Elsewhere) -> str:
+    """`linux-5.15.y took it as 1f2e3d4c5b6a with db1d1e8b9867; without 8a924db2d7b5`."""
+    took = f" with {_few(e.took)}" if e.took else " alone"
+    without = f"; without {_few(e.without)}" if e.without else ""
+    return f"{e.branch} took it as {short(e.as_commit)}{took}{without}"
+
+
+def _few(commits: tuple[Oid, ...], most: int = 3) -> str:
+    """At most `most` ids, then how many more (a text line stays under 100 columns)."""
+    shown = ", ".join(short(c) for c in commits[:most])
+    return shown + (f" and {len(commits) - most} more" if len(commits) > most else "")
 
 
 def cost(b: BranchReport) -> dict[str, int]:
@@ -266,6 +288,8 @@ def render_text(report: Report) -> str:
                 out.append(f"      {short(p.commit)}  {p.subject}  ({as_}by {p.how})")
         for s in b.suggestions:
             out.append(f"  suggested (judge it): {short(s.commit)} {s.subject}: {s.reason.detail}")
+        for e in b.elsewhere:
+            out.append(f"  elsewhere: {elsewhere_line(e)}")
         if b.alternative:
             out.append(f"  alternative: {b.alternative}")
         for w in b.warnings:

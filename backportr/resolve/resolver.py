@@ -32,6 +32,7 @@ from backportr.model import (
     short,
 )
 from backportr.resolve.closure import Closure, once
+from backportr.resolve.elsewhere import with_elsewhere
 from backportr.resolve.finders import Context, Finding
 from backportr.resolve.finders.conflicts import conflict_prerequisites, possible_dependencies
 from backportr.resolve.finders.context import context_suggestions
@@ -178,12 +179,23 @@ class Resolver:
             report, closure = self._attempt(target, branch, self.conflict_depth, False)
         if report is None:
             report, _ = self._resolve_branch(target, branch, min(self.conflict_depth, 1), False)
+        report = with_elsewhere(report, target, self.other_lines(branch), self.ws.presence)
         _log.info(
             "resolved %s on %s: %s, %d to apply, %d present (%.1f s)",
             short(target), branch.name, report.status, len(report.series), len(report.present),
             time.monotonic() - began,
         )  # fmt: skip
         return report
+
+    def other_lines(self, branch: Ref) -> list[Ref]:
+        """The other indexed stable branches, their answers evidence (`elsewhere`): not one
+        of the same fork, which is this line at another state (`v5.10.194` and
+        `linux-5.10.y`), not another team's decision."""
+        skip = (branch.refname, self.ws.upstream.refname)
+        fork = self._fork(branch)
+        return [
+            r for r in self.ws.indexed if r.refname not in skip and r.tip and self._fork(r) != fork
+        ]
 
     def _attempt(
         self, target: Oid, branch: Ref, depth: int, authors: bool
