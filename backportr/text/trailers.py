@@ -43,7 +43,7 @@ _CHERRY = re.compile(
     re.IGNORECASE,
 )
 _MASTER_COMMIT = re.compile(
-    rf"^[ \t]*(?:master|main|mainline)[ \t]+commit[ \t]*:?[ \t]*({_HEX}{{40}})\b", _ML
+    rf"^[ \t]*(?:master|main|mainline)[ \t]+commit[ \t]*(?::[ \t]*)?({_HEX}{{40}})\b", _ML
 )
 _BACKPORTED = re.compile(rf"\(\s*backported from commit ({_HEX}{{40}})", re.IGNORECASE)
 _MAINLINE_INCLUSION = re.compile(r"^[ \t]*mainline inclusion[ \t]*$", _ML)
