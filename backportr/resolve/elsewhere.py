@@ -36,17 +36,13 @@ def with_elsewhere(
         carried = presence.check(target, sibling)
         if not carried.present or carried.how == "ancestor":
             continue
-        backported = {
-            c for c in dict.fromkeys([*members, *suggested]) if _took(presence, c, sibling)
-        }
-        found.append(
-            Elsewhere(
-                sibling.name,
-                carried.as_commit or target,
-                tuple(c for c in dict.fromkeys([*members, *suggested]) if c in backported),
-                tuple(c for c in members if c not in backported and not _has(presence, c, sibling)),
-            )
+        took = tuple(
+            c for c in dict.fromkeys([*members, *suggested]) if backported_to(presence, c, sibling)
         )
+        without = tuple(
+            c for c in members if c not in took and not presence.check(c, sibling).present
+        )
+        found.append(Elsewhere(sibling.name, carried.as_commit or target, took, without))
     if not found:
         return report
     taken = {c for e in found for c in e.took}
@@ -54,11 +50,7 @@ def with_elsewhere(
     return replace(report, elsewhere=tuple(found), suggestions=tuple(ranked))
 
 
-def _took(presence: PresenceChecker, commit: Oid, sibling: Ref) -> bool:
+def backported_to(presence: PresenceChecker, commit: Oid, sibling: Ref) -> bool:
     """Backported there: a decision of its maintainers (not an ancestor of its fork)."""
     found = presence.check(commit, sibling)
     return found.present and found.how != "ancestor"
-
-
-def _has(presence: PresenceChecker, commit: Oid, sibling: Ref) -> bool:
-    return presence.check(commit, sibling).present
