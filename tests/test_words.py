@@ -213,6 +213,22 @@ def test_kept_file_lists_are_bounded(tmp_path: Path, monkeypatch) -> None:  # ty
         assert grep._listed_names <= 6
 
 
+def test_postings_dropped_within_a_question_leave_the_answer_git_greps(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Past `_MAX_POSTINGS` word and file pairs every posting is dropped, also in the middle
+    of a question's walk: the files read before it still answer, and every answer, asked
+    again, is git grep's."""
+    monkeypatch.setattr(gittreegrep, "_MAX_POSTINGS", 7)
+    repo, tip = _repo(tmp_path / "r")
+    grep = TreeGrep(repo.git)
+    names = ["helper_7", "CONST_9", "CONST", "helper_1_0"]
+    for _ in range(3):
+        found = grep.grep(repo.commit(tip).tree, names, (".c", ".h"))
+        assert found == repo.search._git_grep_files(tip, names, (".c", ".h"))
+        assert grep._held <= 7 or len(grep._read_blobs) == 1
+
+
 def test_in_process_grep_of_a_tree_lacking_a_blob_is_a_missing_object(tmp_path: Path) -> None:
     """A damaged clone: a blob the tree names is gone. The in-process grep says so as the
     git layer does everywhere, `MissingObjectError` naming the blob, which a scan records as

@@ -13,15 +13,15 @@ a directory's matching files under its tree id, so a walk of the next tree reads
 directories that changed and joins the cached lists of the others (DPDK's scan: 197 questions
 over trees of 4,300 C files, the walks 2.9 s of a 28 s scan before they were cached).
 
-Part of the git layer. Memory is bounded: past `_MAX_IDENTIFIERS` cached words the oldest
-files' sets are dropped (read again when asked), past `_MAX_DIRECTORIES` cached directories
-all are, and past `_MAX_LISTED` cached file names all the cached lists (a name and blob id
-pair is shared by the lists of every directory above it and of every tree that did not
-change it: DPDK, 100 trees, 925,000 cached names in 20 MB). A file's words are not
-shared with other files' sets: making one object per distinct word cost more than making
-the sets (DPDK's tree: 1.2 s against 0.5 s), at about twice the memory per cached word, so the
-bound counts 5 million words where it counted 8 million shared ones (about 375 MB at
-most).
+Part of the git layer. Memory is bounded. The files' words are held as postings: each
+distinct word once, with the list of the cached files holding it (one list slot per word of
+a file, where a set per file held a bytes object and a hash slot for every word: DPDK's scan
+held 394 MB of sets for 10,000 files, the postings of the same files hold about a tenth).
+A question then looks up its names, not the files' words. Past `_MAX_POSTINGS` word and file
+pairs every posting is dropped (the files are read again when asked), past
+`_MAX_DIRECTORIES` cached directories all are, and past `_MAX_LISTED` cached file names all
+the cached lists (a name and blob id pair is shared by the lists of every directory above it
+and of every tree that did not change it: DPDK, 100 trees, 925,000 cached names in 20 MB).
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ WORD_SPACES = bytes(
 )
 _WORD_BYTES = frozenset(c for c in range(256) if WORD_SPACES[c] != ord(" "))
 _BINARY_PROBE = 8000  # git's -I: a NUL in the first 8000 bytes makes a file binary
-_MAX_IDENTIFIERS = 5_000_000
+_MAX_POSTINGS = 5_000_000
 _MAX_DIRECTORIES = 200_000
 _MAX_LISTED = 2_000_000
 FITS_BYTES = 128 << 20
 """A tree whose searched files hold more bytes than this is left to git grep. Their word
-sets would not fit under `_MAX_IDENTIFIERS` (DPDK's C files: 78 MB, 1.5 million cached words),
-and a walk that drops the sets it read itself reads the whole tree again at every question
-(a kernel tree's C files and headers: several hundred megabytes); git grep reads it on
-every core."""
+postings would not fit under `_MAX_POSTINGS` (DPDK's C files: 78 MB, 1.5 million words of
+files), and a walk that drops the postings it read itself reads the whole tree again at
+every question (a kernel tree's C files and headers: several hundred megabytes); git grep
+reads it on every core."""
 
 
 class TreeGrep:
@@ -59,8 +59,9 @@ class TreeGrep:
         self._git = git
         self._odb = git.odb
         self._dirs: dict[pygit2.Oid, list[tuple[str, pygit2.Oid, bool]]] = {}
-        self._tokens: dict[pygit2.Oid, frozenset[bytes] | None] = {}  # None: binary
-        self._held = 0
+        self._postings: dict[bytes, list[pygit2.Oid]] = {}  # a word: the cached files with it
+        self._read_blobs: set[pygit2.Oid] = set()  # files whose words are in the postings
+        self._held = 0  # word and file pairs in the postings
         # a directory's files matching a question's patterns: (tree id, its path, patterns)
         self._listed: dict[tuple[pygit2.Oid, str, str], list[tuple[str, pygit2.Oid]]] = {}
         self._listed_names = 0
@@ -74,15 +75,25 @@ class TreeGrep:
         wanted = {word.encode(): word for word in words}
         spec = _spec(patterns)
         regexes = {w: whole_word(w) for w in words}
-        names = frozenset(wanted)
-        tokens_of_blob = self._tokens  # looked up here: a question visits every file of the tree
-        for path, blob in self._matching(tree.id, "", spec):
-            tokens = tokens_of_blob[blob] if blob in tokens_of_blob else self._tokens_of(blob)
-            if tokens is None or tokens.isdisjoint(names):
+        files = self._matching(tree.id, "", spec)
+        holding: dict[pygit2.Oid, list[bytes]] = {}  # a file: the question's names it holds
+        for name in wanted:  # the files read before (first: reading more may drop them)
+            for blob in self._postings.get(name, ()):
+                holding.setdefault(blob, []).append(name)
+        for _, blob in files:
+            if blob not in self._read_blobs:
+                held = self._post(blob)
+                if not held.isdisjoint(wanted):
+                    holding[blob] = [name for name in wanted if name in held]
+        if not holding:
+            return found
+        for path, blob in files:
+            names = holding.get(blob)
+            if names is None:
                 continue
             data = self._read(blob)
-            for token in tokens.intersection(names):
-                word = wanted[token]
+            for name in names:
+                word = wanted[name]
                 _collect(found[word], path, data, word, regexes[word])
         return found
 
@@ -144,18 +155,27 @@ class TreeGrep:
         except pygit2.NotFoundError:
             raise MissingObjectError.lacking(str(blob), "a search of the tree") from None
 
-    def _tokens_of(self, blob: pygit2.Oid) -> frozenset[bytes] | None:
-        if blob in self._tokens:
-            return self._tokens[blob]
+    def _post(self, blob: pygit2.Oid) -> set[bytes]:
+        """Add the file's distinct words to the postings, and return them (a binary file,
+        git's -I: none); past `_MAX_POSTINGS` pairs every posting is dropped first."""
         data = self._read(blob)
-        binary = b"\0" in data[:_BINARY_PROBE]
-        tokens = None if binary else frozenset(data.translate(WORD_SPACES).split())
-        self._held += len(tokens or ())
-        while self._held > _MAX_IDENTIFIERS and self._tokens:
-            dropped = self._tokens.pop(next(iter(self._tokens)))
-            self._held -= len(dropped or ())
-        self._tokens[blob] = tokens
-        return tokens
+        words: set[bytes] = set()
+        if b"\0" not in data[:_BINARY_PROBE]:
+            words = set(data.translate(WORD_SPACES).split())
+        if self._held + len(words) > _MAX_POSTINGS:
+            self._postings.clear()
+            self._read_blobs.clear()
+            self._held = 0
+        postings = self._postings
+        for word in words:
+            files = postings.get(word)
+            if files is None:
+                postings[word] = [blob]
+            else:
+                files.append(blob)
+        self._held += len(words)
+        self._read_blobs.add(blob)
+        return words
 
 
 def _spec(patterns: tuple[str, ...]) -> re.Pattern[str]:
