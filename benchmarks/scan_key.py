@@ -15,6 +15,7 @@ backports in before..after.
 
 Timed, each in its own process: `git log --format=%H%x00%B` of upstream (the raw log), the
 grep scan (benchmarks/naive_scan.py), `backportr index` (cold: the index build), then
+`backportr scan --detect` (detection alone: the findings from the index, one process), then
 `backportr scan --format json` with that index (detection and resolution). Peak resident
 memory of each backportr process is read from its rusage.
 
@@ -178,6 +179,10 @@ def main() -> int:
     if args.work and index.exists():
         print("(warm: the index and the answers of an earlier run in --work are reused)")
     build, build_peak, _, _ = timed([*BACKPORTR, "index", *common, "-q"])
+    detect, detect_peak, detect_out, _ = timed(
+        [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--detect", "--jobs", "1"]
+    )
+    detected = score(json.loads(detect_out), key, can_find)
     scan, scan_peak, scan_out, _ = timed(
         [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--jobs", args.jobs,
          *(["--conflict-depth", args.conflict_depth] if args.conflict_depth else [])]
@@ -188,12 +193,15 @@ def main() -> int:
     scored = score(report, key, can_find)
     grep_taken = grep_found & key
     print(f"raw log {raw:.2f} s; grep scan {grep:.2f} s; index build {build:.2f} s "
-          f"({build / raw:.1f}x the raw log, peak {build_peak >> 10} MiB); scan {scan:.1f} s "
+          f"({build / raw:.1f}x the raw log, peak {build_peak >> 10} MiB); detection "
+          f"{detect:.2f} s ({detect / grep:.1f}x the grep scan, peak {detect_peak >> 10} MiB); "
+          f"scan {scan:.1f} s "
           f"({scan / grep:.1f}x the grep scan, peak {scan_peak >> 10} MiB)")  # fmt: skip
     print(f"grep scan: {len(grep_found)} missing fixes, {len(grep_taken)} taken "
           f"(precision {len(grep_taken) / max(1, len(grep_found)):.2f}, recall "
           f"{len(grep_found & can_find) / max(1, len(can_find)):.2f})")  # fmt: skip
     print(json.dumps(scored, indent=1))
+    print("detection:", json.dumps(detected))
     return 0
 
 

@@ -232,3 +232,63 @@ def test_the_run_line_quotes_a_branch_name_for_the_shell() -> None:
     assert run_line(finding) == (
         f"backportr resolve {'a' * 12} -b '23.11;touch$(x)' -f mbox -o 'queue-23.11;touch$(x)'"
     )
+
+
+def test_detection_names_the_findings_without_resolving_them(tmp_path: Path) -> None:
+    """`--detect`: what the index tells, no series resolved, no trial. A missing fix is
+    named with its culprit (status `detected`, no series), but not one upstream reverted; a
+    backport's absent follow-up, of it or of a present follow-up, is named as its member,
+    but not one upstream reverted. The same findings as the full scan's."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    b.branch(BRANCH, "master")
+    fix = b.commit("a: fix\n\nCc: stable@vger.kernel.org\n", {"a.c": _source(0, 3, 2)})
+    b.cherry_pick(fix, BRANCH)
+    first = b.commit(f'a: fix the fix\n\nFixes: {fix[:12]} ("a: fix")\n', {"a.c": _source(0, 3, 4)})
+    b.cherry_pick(first, BRANCH)
+    second = b.commit(
+        f'a: and again\n\nFixes: {first[:12]} ("a: fix the fix")\n', {"a.c": _source(0, 5, 4)}
+    )
+    dead = b.commit(f'a: a wrong turn\n\nFixes: {fix[:12]} ("a: fix")\n', {"b.c": _source(1, 9, 2)})
+    b.revert(dead, "master")
+    culprit = b.commit("b: change", {"b.c": _source(1, 7, 2)})
+    b.cherry_pick(culprit, BRANCH)
+    missing = b.commit(
+        f'b: fix it\n\nFixes: {culprit[:12]} ("b: change")\n', {"b.c": _source(1, 8, 2)}
+    )
+    detected = scan_json(b, "--detect")
+    full = scan_json(b)
+    found = detected["findings"]
+    assert isinstance(found, list)
+    assert {f["status"] for f in found} == {"detected"}
+    fixes = {f["commit"]: f for f in found if f["kind"] == "missing-fix"}
+    assert set(fixes) == {second, missing}  # not `dead`: upstream reverted it
+    assert fixes[missing]["series"] == []
+    assert f"Fixes: {culprit[:12]}" in fixes[missing]["evidence"][0]
+    incomplete = {f["commit"]: f for f in found if f["kind"] == "incomplete-backport"}
+    assert set(incomplete) == {fix, first, culprit}  # each backport lacks a follow-up
+    assert [m["commit"] for m in incomplete[fix]["series"]] == [second]  # not `dead`
+    assert [m["commit"] for m in incomplete[culprit]["series"]] == [missing]
+    assert {(f["kind"], f["commit"]) for f in full["findings"]} == {  # type: ignore[attr-defined]
+        (f["kind"], f["commit"]) for f in found
+    }
+    assert detected["untried"] == 0
+
+
+def test_detection_leaves_adapted_backports_to_a_full_scan(tmp_path: Path) -> None:
+    """Whether an adapted backport's original applies at its parent is a trial: detection
+    makes none. Before any full scan it counts the backports that differ from upstream as
+    `untried`; after one, it lists those found adapted apart (`adapted`, status
+    `detected`), and finds none of them a finding."""
+    b = adapted_repo(tmp_path / "r")
+    cold = scan_json(b, "--detect")
+    assert cold["findings"] == [] and cold["adapted"] == []
+    assert cold["untried"] == DRIVERS
+    assert "not tried" in str(cold["practice"])
+    scan_json(b)
+    warm = scan_json(b, "--detect")
+    assert warm["findings"] == [] and warm["untried"] == 0
+    assert _commits(warm["adapted"]) == {b.ids[f"T{n}"] for n in range(DRIVERS)}
+    assert {f["status"] for f in warm["adapted"]} == {"detected"}  # type: ignore[attr-defined]
+    text = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "--detect").stdout
+    assert f"adapted ({DRIVERS}): detection only" in text

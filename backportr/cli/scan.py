@@ -106,6 +106,14 @@ def scan_command(
             metavar="N",
         ),
     ] = SCAN_CONFLICT_DEPTH,
+    detect: Annotated[
+        bool,
+        typer.Option(
+            "--detect",
+            help="Detection only: each finding and its evidence from the index, no series "
+            "resolved and no trial (status 'detected'; `resolve` gives the series).",
+        ),
+    ] = False,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -133,6 +141,7 @@ def scan_command(
         policy=dataclasses.replace(
             Policy.load(ignore, dropped, untagged),  # type: ignore[arg-type]
             conflict_depth=conflict_depth,
+            detect=detect,
         ),
         marks=Marks.load(marks or _configured(config.value("backportr.marks"))),
         since=since,

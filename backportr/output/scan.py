@@ -73,6 +73,7 @@ def scan_to_dict(scans: Sequence[BranchScan], run: RunInfo | None = None) -> dic
                 "adapted": [finding_dict(f) for f in s.adapted],
                 "marked": list(s.marked),
                 "practice": s.practice,
+                "untried": s.untried,
                 "errors": list(s.errors),
                 "scanned": s.scanned,
                 "resolved": s.resolved,
@@ -174,6 +175,7 @@ class ScanStream:
                     "adapted": len(scan.adapted),
                     "marked": len(scan.marked),
                     "practice": scan.practice,
+                    "untried": scan.untried,
                     "errors": list(scan.errors),
                     "scanned": scan.scanned,
                     **({"seconds": round(run.seconds, 3)} if run is not None else {}),
@@ -208,12 +210,20 @@ def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> s
         if s.marked:
             out.append(f"  marked ({len(s.marked)}, not listed until they change)")
         if s.adapted:
-            out.append(f"  adapted, probably on purpose ({len(s.adapted)}): {s.practice}")
+            heading = (
+                "adapted"
+                if s.untried or s.practice.startswith("detection")
+                else ("adapted, probably on purpose")
+            )
+            out.append(f"  {heading} ({len(s.adapted)}): {s.practice}")
             for f in s.adapted:
                 subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
                 went = ", ".join(short(m.commit) for m in f.series[:3])
                 more = f" and {len(f.series) - 3} more" if len(f.series) > 3 else ""
-                out.append(f"    {short(f.commit)} {subject}: went without {went}{more}")
+                what = f"went without {went}{more}" if went else "not resolved"
+                out.append(f"    {short(f.commit)} {subject}: {what}")
+        elif s.untried:
+            out.append(f"  {s.practice}")
         out += [f"  error: {e}" for e in s.errors]
     return terminal("\n".join(out) + "\n")
 

@@ -39,6 +39,8 @@ class Policy:
     untagged: Untagged = "include"
     # how deep each missing fix's conflict prerequisites are searched (`resolve --conflict-depth`)
     conflict_depth: int = SCAN_CONFLICT_DEPTH
+    # detection only (`--detect`): what the index tells, no series resolved, no trial made
+    detect: bool = False
 
     @staticmethod
     def load(
@@ -86,6 +88,7 @@ class Policy:
                 if self.conflict_depth != SCAN_CONFLICT_DEPTH
                 else []
             )
+            + (["detect"] if self.detect else [])
         )
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -171,6 +174,7 @@ class BranchScan:
     adapted: list[ScanFinding] = field(default_factory=list)  # counted apart (`settle`)
     marked: list[str] = field(default_factory=list)  # findings a mark holds back, one line each
     practice: str = ""  # what the branch's history says of its adapted backports
+    untried: int = 0  # detection only: backports that differ from upstream, not tried
     scanned: int = 0
     resolved: int = 0  # targets resolved in full by this run
     reused: int = 0  # targets whose last answer still holds (nothing new touches them)

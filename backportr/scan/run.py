@@ -77,12 +77,26 @@ def run_scan(
 
 
 def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
-    """Each branch's findings judged once the branch is scanned (`practice.settle`)."""
+    """Each branch's findings judged once the branch is scanned (`practice.settle`); a
+    detection judges nothing (`detected`)."""
+    if scanner.policy.detect:
+        for scan in scans:
+            scan.practice = detected(scan)
+        return scans
     reader = PracticeReader(scanner)
     refs = {ref.name: ref for ref in scanner.ws.branches}
     for scan in scans:
         settle(scan, refs[scan.branch], reader)
     return scans
+
+
+def detected(scan: BranchScan) -> str:
+    """What a detection leaves to a full scan, in one line."""
+    return (
+        f"detection only: {len(scan.adapted)} backport(s) an earlier scan found adapted, "
+        f"{scan.untried} that differ from their upstream original not tried; a full scan "
+        "names what they went without and judges it by the branch's practice"
+    )
 
 
 def _forget_unasked(ws: Workspace, scanner: Scanner) -> None:
@@ -301,12 +315,15 @@ def _scan_in(
         rank.update({u: len(fixes) + n for n, (_, u) in enumerate(backports)})
         for part in parts:
             merged.findings += part.findings
+            merged.adapted += part.adapted
+            merged.untried += part.untried
             merged.errors += part.errors
             merged.scanned += part.scanned
             merged.resolved += part.resolved
             merged.reused += part.reused
             merged.cached += part.cached
         merged.findings.sort(key=lambda f: (rank.get(f.commit, 1 << 30), f.kind))
+        merged.adapted.sort(key=lambda f: rank.get(f.commit, 1 << 30))
         merged.findings = prioritize(merged.findings, policy.untagged)
         log_scanned(merged)
         results.append(merged)

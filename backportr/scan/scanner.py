@@ -30,6 +30,8 @@ from backportr.model import (
     Member,
     Oid,
     ProgressCallback,
+    Reason,
+    Role,
     no_progress,
     short,
 )
@@ -192,6 +194,8 @@ class Scanner:
         else:
             fix_keys, backport_keys = self._target_keys(branch, fixes, backports)
             cached = self.ws.index.cache.cached_findings([*fix_keys, *backport_keys])
+        if self.policy.detect:
+            cached = {}  # a detection reads what later full scans cache (`adapted_conflicts`)
         if self.staged:
             self.prepare(
                 [c for c, k in zip(fixes, fix_keys, strict=True) if k not in cached],
@@ -224,6 +228,8 @@ class Scanner:
             result.errors.append(f"{short(commit)}: {error}")
             return
         self._settled(result.findings[before:])
+        if self.policy.detect:
+            return  # not cached: a detection reads what later full scans cache
         found = [finding_to_json(f) for f in result.findings[before:]]
         self._found.append((key, result.branch, self._state(result.branch), json.dumps(found)))
         if len(self._found) >= FINDINGS_HELD:
@@ -311,6 +317,12 @@ class Scanner:
         tagged = self._tagged(commit)
         if not tagged and self.policy.untagged == "skip":
             return
+        if self.policy.detect:
+            if effective_upstream_reverter(self.resolver.context(branch), commit) is None:
+                result.findings.append(
+                    self._detected_fix(branch, commit, subject, evidence, tagged)
+                )
+            return
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
@@ -361,6 +373,9 @@ class Scanner:
             )
             return
         current = presence.as_commit or carrier  # the backport in force (after re-applies)
+        if self.policy.detect:
+            self._detect_backport(branch, carrier, upstream, current, result)
+            return
         if self.staged and not self._may_be_incomplete(branch, upstream, current):
             return  # stage 1 (the index, cached checks): resolving it finds nothing missing
         report = self.answers.resolve(upstream, branch)
@@ -387,6 +402,104 @@ class Scanner:
                     confidence=seen.confidence,
                 )
             )
+
+    # -- detection only (`--detect`): what the index tells, no series resolved, no trial ----
+
+    def _detected_fix(
+        self, branch: Ref, commit: Oid, subject: str, evidence: tuple[str, ...], tagged: bool
+    ) -> ScanFinding:
+        """A missing fix as detection sees it (not reverted upstream): its culprits in the
+        branch, not its series (status `detected`: `backportr resolve` gives the series)."""
+        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
+        present = [c for c in culprits if c and self.ws.presence.check(c, branch).present]
+        oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
+        seen = self.witnesses.of(branch, [commit], present)
+        return ScanFinding(
+            "missing-fix", branch.name, commit, subject, "detected", (), evidence, tagged,
+            oldest, witnesses=seen.lines, confidence=seen.confidence,
+        )  # fmt: skip
+
+    def _detect_backport(
+        self, branch: Ref, carrier: Oid, upstream: Oid, current: Oid, result: BranchScan
+    ) -> None:
+        """A present backport as detection sees it: the absent follow-ups of it and of its
+        present follow-ups (to any depth, but those upstream reverted), its absent declared
+        and recorded prerequisites, each named; else, where it differs from its upstream
+        original, whether that original applied at the backport's parent, as an earlier
+        scan tried it (`adapted-backport`, counted apart: a full scan names what it went
+        without and judges it), or `untried`."""
+        series = self._cancelled(
+            tuple(
+                m
+                for m in self._detected_members(branch, upstream)
+                if self._wanted(branch, m.commit)
+            )
+        )
+        if series:
+            seen = self.witnesses.of(branch, [m.commit for m in series], [upstream])
+            result.findings.append(
+                ScanFinding(
+                    "incomplete-backport", branch.name, upstream, self._subject(upstream),
+                    "detected", series, (_incomplete_why(carrier, series, set()),),
+                    any(self._tagged(m.commit) for m in series),
+                    self.ws.index.reader.upstream_seq(upstream) or 0,
+                    witnesses=seen.lines, confidence=seen.confidence,
+                )
+            )  # fmt: skip
+            return
+        patch_ids = self.ws.index.patch_ids
+        upstream_pid = patch_ids.patch_id(upstream)
+        if upstream_pid is None or upstream_pid == patch_ids.patch_id(current):
+            return
+        conflicts = self.ws.index.cache.adapted_conflicts(upstream, current)
+        if conflicts is None:
+            result.untried += 1
+        elif conflicts:
+            result.adapted.append(
+                ScanFinding(
+                    "adapted-backport", branch.name, upstream, self._subject(upstream),
+                    "detected", (),
+                    (f"backported as {short(carrier)}, adapted: its upstream original does "
+                     "not apply at the backport's parent (a full scan names what it went "
+                     "without and judges it)",),
+                    culprit_seq=self.ws.index.reader.upstream_seq(upstream) or 0,
+                )
+            )  # fmt: skip
+
+    def _detected_members(self, branch: Ref, upstream: Oid) -> list[Member]:
+        index, presence = self.ws.index, self.ws.presence
+        ctx = self.resolver.context(branch)
+        members: dict[Oid, Member] = {}
+
+        def add(commit: Oid, role: Role, reason: Reason) -> None:
+            if commit not in members:
+                members[commit] = Member(commit, self._subject(commit), role, (reason,))
+
+        seen: set[Oid] = set()
+        todo = [upstream]
+        while todo:
+            commit = todo.pop()
+            if commit in seen:
+                continue
+            seen.add(commit)
+            for relation in fixed_by(index, commit):
+                if presence.check(relation.commit, branch).present:
+                    todo.append(relation.commit)
+                elif effective_upstream_reverter(ctx, relation.commit) is None:
+                    why = f"Fixes: {short(commit)} ({self._subject(commit)})"
+                    add(relation.commit, "follow-up", Reason("follow-up", why, commit))
+            if commit == upstream:
+                continue  # its own revert upstream: `reverted-upstream`, never a follow-up
+            for relation in index.reader.reverted_by(commit, upstream_only=True):
+                if presence.check(relation.commit, branch).present:
+                    todo.append(relation.commit)
+                else:
+                    why = f"reverts {short(commit)} upstream"
+                    add(relation.commit, "follow-up", Reason("revert", why, commit))
+        for found in (*declared(ctx, upstream), *recorded(ctx, upstream)):
+            if not presence.check(found.commit, branch).present:
+                add(found.commit, "prerequisite", found.reason)
+        return list(members.values())
 
     def _cancelled(self, series: tuple[Member, ...]) -> tuple[Member, ...]:
         """The series without each commit whose revert it also holds, and that revert: the
