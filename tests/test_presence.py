@@ -183,9 +183,15 @@ def test_in_bulk_a_patch_id_is_computed_only_where_the_branch_changes_the_same_p
         return real(oid)
 
     monkeypatch.setattr(fresh.patch_ids, "patch_id", patch_id)
+    assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]
     assert [bulk.check(c, branch) for c in commits] == expected
     assert asked == [picked]  # a.c alone, and b.c with c.c: no branch commit changes those
-    assert [bulk.needs_patch_id(c, branch) for c in commits] == [False, True, False]
+    # computed once, it is looked up (no path asked about) by the next checker
+    assert [PresenceChecker(Repo(b.path), fresh).needs_patch_id(c, branch) for c in commits] == [
+        False,
+        False,
+        False,
+    ]
 
 
 def test_a_subject_shared_with_another_upstream_commit_is_no_evidence(tmp_path: Path) -> None:

@@ -459,7 +459,7 @@ def test_a_rescan_with_nothing_new_answers_from_the_index(
 
     monkeypatch.setattr(Resolver, "resolve_branch", no_resolving)
     prepared: list[tuple[list[str], list[tuple[str, str]]]] = []
-    monkeypatch.setattr(Scanner, "prepare", lambda self, f, b: prepared.append((f, b)))
+    monkeypatch.setattr(Scanner, "prepare", lambda self, branch, f, b: prepared.append((f, b)))
     assert scan_once() == first
     assert prepared == [([], [])]  # nor does stage 1 read patch-ids for what is answered
 

@@ -26,7 +26,7 @@ def result_key(*parts: str) -> str:
 class AnswerCache(StorePart):
     """The index's cached answers: reading them, writing them."""
 
-    def write_all(self, statement: str, rows: Sequence[tuple[str, ...]]) -> None:
+    def write_all(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
         """`executemany` in one transaction (unless one is open): without it each row is a
         transaction of its own, a commit each (half of what filling a conflict search's
         few patch-ids cost)."""

@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 from backportr.errors import BackportrError
 from backportr.index.cache import AnswerCache
 from backportr.index.part import IndexFile, StorePart
+from backportr.index.schema import in_chunks
 from backportr.infra.dbfault import unless_read_only
 from backportr.model import Oid
 from backportr.text.patch_id import paths_key
@@ -28,6 +29,7 @@ class PatchIds(StorePart):
     def __init__(self, file: IndexFile, cache: AnswerCache) -> None:
         super().__init__(file)
         self.cache = cache
+        self._digests: dict[Oid, str] = {}  # read or computed by `digests`
 
     def forget(self) -> None:
         self._pending = None
@@ -66,7 +68,7 @@ class PatchIds(StorePart):
         unlisted = [r for r in refs if r not in self._unpatched]
         if unlisted:
             self._list_unpatched(unlisted)
-        key = _digest(paths_key(self.repo.diffs.files_touched(commit)))
+        key = self.digests([commit])[commit]
         candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
         if candidates:
             self._store_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
@@ -99,6 +101,36 @@ class PatchIds(StorePart):
             by_paths = self._unpatched[refname] = {}
             for cid, oid, paths in listed:
                 by_paths.setdefault(paths or found[cid], []).append(oid)
+
+    def digests(self, oids: Sequence[Oid]) -> dict[Oid, str]:
+        """The digest of the paths each commit changes (`_digest`; two commits whose
+        digests differ cannot share a patch-id): from the index (`commit_paths`), else
+        listed by one git process (`learn_paths`) and cached there, so that a nightly scan
+        lists no commit's paths twice."""
+        out = {o: d for o in oids if (d := self._digests.get(o)) is not None}
+        wanted = [o for o in dict.fromkeys(oids) if o not in out]
+        ids: dict[Oid, int] = {}
+        for chunk, marks in in_chunks(wanted):
+            for oid, cid, paths in self.db.execute(
+                "SELECT c.oid, c.id, p.paths FROM commits c LEFT JOIN commit_paths p "
+                f"ON p.commit_id=c.id WHERE c.oid IN ({marks})",
+                chunk,
+            ):
+                if paths:
+                    out[oid] = paths
+                else:
+                    ids[oid] = cid
+        unknown = [o for o in wanted if o not in out]
+        self.repo.diffs.learn_paths(unknown)
+        fresh: list[tuple[int, str]] = []
+        for oid in unknown:
+            digest = out[oid] = _digest(paths_key(self.repo.diffs.files_touched(oid)))
+            if oid in ids:
+                fresh.append((ids[oid], digest))
+        with unless_read_only():  # a read-only index: listed again next time
+            self.cache.write_all("INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", fresh)
+        self._digests.update(out)
+        return out
 
     def mark_pending(self, refname: str) -> None:
         """The branch has commits without a patch-id (inside an update's transaction)."""
@@ -187,6 +219,16 @@ class PatchIds(StorePart):
             with unless_read_only():
                 self.db.execute("UPDATE commits SET patch_id=? WHERE id=?", (value or "", row[0]))
         return value
+
+    def looked_up(self, oid: Oid, refname: str) -> bool:
+        """Is a search of the branch by the commit's patch-id a lookup only: its patch-id
+        cached (or known to be none), and every commit of the branch's?"""
+        return refname not in self._pending_refs() and self.known(oid)
+
+    def known(self, oid: Oid) -> bool:
+        """Is the commit's patch-id computed and cached (or known to be none)?"""
+        row = self._patch_id_row(oid)
+        return row is not None and row[1] is not None
 
     def fill(self, oids: list[Oid]) -> None:
         """Compute the missing patch-ids of these commits in one git pipeline and keep them

@@ -17,7 +17,6 @@ from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.index import CommitIndex
 from backportr.model import Oid, Presence
-from backportr.text.patch_id import paths_key
 
 _MAX_REVERT_DEPTH = 8
 _LIST_PATHS_AFTER = 50  # patch-ids asked about a branch before its commits' paths are listed
@@ -31,7 +30,7 @@ class PresenceChecker:
         self.repo = repo
         self.index = index
         self._cache: dict[tuple[Oid, str], Presence] = {}
-        self._path_sets: dict[str, set[tuple[str, ...]]] = {}
+        self._path_sets: dict[str, set[str]] = {}
         self._asked: dict[str, int] = {}
         self._own: dict[str, list[Oid]] = {}
 
@@ -57,7 +56,10 @@ class PresenceChecker:
         candidates: list[tuple[Oid, str]] = [
             (c, "annotation") for c in self.index.reader.carriers(commit, branch.refname)
         ]
-        if not candidates and self._may_share_patch_id(commit, branch):
+        if not candidates and (
+            self.index.patch_ids.looked_up(commit, branch.refname)
+            or self._may_share_patch_id(commit, branch)
+        ):
             patch_id = self.index.patch_ids.patch_id(commit)
             if patch_id:
                 candidates = [
@@ -94,10 +96,12 @@ class PresenceChecker:
         )
 
     def needs_patch_id(self, commit: Oid, branch: Ref) -> bool:
-        """Would a presence check of `commit` in `branch` ask for its patch-id?"""
+        """Would a presence check of `commit` in `branch` compute a patch-id? (A search that
+        is a lookup only, `looked_up`, does not ask which paths the commit changes.)"""
         return (
             not self.contains(commit, branch)
             and not self.index.reader.carriers(commit, branch.refname)
+            and not self.index.patch_ids.looked_up(commit, branch.refname)
             and self._may_share_patch_id(commit, branch)
         )
 
@@ -120,12 +124,9 @@ class PresenceChecker:
             own = self._own[branch.refname]
             if asked < len(own) // _LIST_PATHS_SHARE:
                 return True
-            self.repo.diffs.learn_paths(own)
-            sets = self._path_sets[branch.refname] = {self._paths_key(c) for c in own}
-        return self._paths_key(commit) in sets
-
-    def _paths_key(self, commit: Oid) -> tuple[str, ...]:
-        return paths_key(self.repo.diffs.files_touched(commit))
+            digests = self.index.patch_ids.digests(own).values()
+            sets = self._path_sets[branch.refname] = set(digests)
+        return self.index.patch_ids.digests([commit])[commit] in sets
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
         """Is the commit itself in the branch's history?"""
