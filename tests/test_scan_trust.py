@@ -292,3 +292,24 @@ def test_detection_leaves_adapted_backports_to_a_full_scan(tmp_path: Path) -> No
     assert {f["status"] for f in warm["adapted"]} == {"detected"}  # type: ignore[attr-defined]
     text = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "--detect").stdout
     assert f"adapted ({DRIVERS}): detection only" in text
+
+
+def test_a_backport_naming_nothing_is_checked_for_follow_ups(tmp_path: Path) -> None:
+    """A fix applied to the stable branch as it went upstream (an embargoed security fix)
+    names no upstream commit; found by its patch-id, its follow-up is a missing fix and it
+    is an incomplete backport, as an annotated one is, in a scan and in a detection."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2)})
+    b.branch(BRANCH, "master")
+    fix = b.commit("a: fix the overflow\n\nCVE-2024-0001\n", {"a.c": _source(0, 3, 2)})
+    b.cherry_pick(fix, BRANCH, annotation=None)
+    follow = b.commit(
+        f'a: fix the fix\n\nFixes: {fix[:12]} ("a: fix the overflow")\n', {"a.c": _source(0, 3, 4)}
+    )
+    for mode in ((), ("--detect",)):
+        listed = scan_json(b, *mode)["findings"]
+        assert isinstance(listed, list)
+        kinds = {(f["kind"], f["commit"]) for f in listed}
+        assert kinds == {("missing-fix", follow), ("incomplete-backport", fix)}, mode
+        incomplete = next(f for f in listed if f["kind"] == "incomplete-backport")
+        assert [m["commit"] for m in incomplete["series"]] == [follow]

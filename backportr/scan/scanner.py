@@ -107,11 +107,13 @@ class Scanner:
         """What a scan of the branch looks at: fixes to check, backports to check. With
         `candidates` (`--since`, `--range`), only the fixes among them and the backports of
         them: the work is bounded by the range."""
+        fixes = self._fix_candidates(branch, candidates)
         backports = self._backports(branch)
+        backports += self._unannotated(branch, fixes, backports)
         if candidates is not None:
             wanted = set(candidates)
             backports = [(c, u) for c, u in backports if u in wanted]
-        return self._fix_candidates(branch, candidates), backports
+        return fixes, backports
 
     def scan(
         self,
@@ -286,6 +288,33 @@ class Scanner:
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
         return self.ws.index.reader.backports_in(branch.refname)
+
+    def _unannotated(
+        self, branch: Ref, fixes: list[Oid], annotated: list[tuple[Oid, Oid]]
+    ) -> list[tuple[Oid, Oid]]:
+        """The backports that name no upstream commit, found by patch-id or subject, of the
+        culprits the fixes after the fork name (a fix applied to every stable branch at once,
+        as an embargoed security fix is, names nothing): their follow-ups matter as those of
+        any backport. Only those culprits are asked about (after stage 1's bulk work for
+        them), not every upstream commit."""
+        reader, presence = self.ws.index.reader, self.ws.presence
+        known = {u for _, u in annotated}
+        culprits = [
+            r.target
+            for fix in fixes
+            for r in reader.fixes_of(fix)
+            if r.target and r.target not in known and reader.is_upstream(r.target)
+        ]
+        culprits = [c for c in dict.fromkeys(culprits) if not presence.contains(c, branch)]
+        if not culprits:
+            return []
+        self._bulk_presence(branch, culprits, [])
+        out = []
+        for culprit in culprits:
+            found = presence.check(culprit, branch)
+            if found.present and found.as_commit and found.how in ("patch-id", "subject"):
+                out.append((found.as_commit, culprit))
+        return out
 
     # -- the three kinds --------------------------------------------------------------------
 
@@ -553,19 +582,24 @@ class Scanner:
 
     def prepare(self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> None:
         """Stage 1's bulk work, in a few git processes whose answers the index caches (the
-        next scan pays nothing): the paths each fix and each culprit it names changes, where
-        the branch does not have it by ancestry (`digests`: a presence check first asks
-        whether a commit of the branch, or of a sibling, changes the same paths, and a tree
-        diff each cost DPDK's detection 12 of its 17 s), then the
-        patch-ids of those of them a presence check will look for by patch-id
-        (`needs_patch_id`: about half the fixes, few culprits) and of every backported
+        next scan pays nothing): what the presence checks of every fix and of the culprits
+        they name will ask (`_bulk_presence`), and the patch-ids of every backported
         upstream commit, in git pipelines (one diff each in Python costs more)."""
-        reader, presence = self.ws.index.reader, self.ws.presence
+        reader = self.ws.index.reader
         culprits = [r.target for c in fixes for r in reader.fixes_of(c) if r.target]
-        absent = [c for c in dict.fromkeys([*fixes, *culprits]) if not presence.contains(c, branch)]
-        self.ws.index.patch_ids.digests(absent)  # what `needs_patch_id` and the siblings ask
+        self._bulk_presence(branch, [*fixes, *culprits], [u for _, u in backports])
+
+    def _bulk_presence(self, branch: Ref, commits: list[Oid], patched: list[Oid]) -> None:
+        """What presence checks of `commits` will ask, in bulk: the digests of the paths of
+        those the branch lacks by ancestry (a presence check first asks whether a commit of
+        the branch, or of a sibling, changes the same paths: a tree diff each cost DPDK's
+        detection 12 of its 17 s), and the patch-ids of those it will look for by patch-id
+        (`needs_patch_id`: about half the fixes, few culprits), and of `patched`."""
+        presence = self.ws.presence
+        absent = [c for c in dict.fromkeys(commits) if not presence.contains(c, branch)]
+        self.ws.index.patch_ids.digests(absent)
         asked = [c for c in absent if presence.needs_patch_id(c, branch)]
-        self.ws.index.patch_ids.fill([*asked, *(u for _, u in backports)])
+        self.ws.index.patch_ids.fill([*asked, *patched])
 
     def _tagged(self, commit: Oid) -> bool:
         """Tagged for stable: a `Cc: stable@...` line (any project's stable address)."""
