@@ -18,23 +18,25 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Literal
 
 from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
 from backportr.git.repo import GitError
 from backportr.git.trial import TreeState
+from backportr.index import Relation
 from backportr.index.cache import result_key
 from backportr.model import (
     Member,
     Oid,
     ProgressCallback,
     Reason,
-    Role,
     no_progress,
     short,
 )
+from backportr.resolve.finders import Finding
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.resolve.finders.fixes import effective_upstream_reverter, fixed_by
 from backportr.resolve.resolver import Resolver
@@ -497,14 +499,39 @@ class Scanner:
             )  # fmt: skip
 
     def _detected_members(self, branch: Ref, upstream: Oid) -> list[Member]:
-        index, presence = self.ws.index, self.ws.presence
+        """What the branch lacks of the backport's closure, as the index tells it (no trial):
+        its absent follow-ups and reverts (but its own revert, `reverted-upstream`, and a
+        follow-up upstream reverted), its absent declared and recorded prerequisites."""
         ctx = self.resolver.context(branch)
         members: dict[Oid, Member] = {}
+        for kind, commit, related in self._absent_relations(branch, upstream):
+            if kind == "revert" and related == upstream:
+                continue
+            if kind == "follow-up" and effective_upstream_reverter(ctx, commit) is not None:
+                continue
+            why = (
+                f"Fixes: {short(related)} ({self._subject(related)})"
+                if kind == "follow-up"
+                else f"reverts {short(related)} upstream"
+            )
+            members.setdefault(
+                commit,
+                Member(commit, self._subject(commit), "follow-up", (Reason(kind, why, related),)),
+            )
+        for found in self._absent_prerequisites(branch, upstream):
+            members.setdefault(
+                found.commit,
+                Member(found.commit, self._subject(found.commit), "prerequisite", (found.reason,)),
+            )
+        return list(members.values())
 
-        def add(commit: Oid, role: Role, reason: Reason) -> None:
-            if commit not in members:
-                members[commit] = Member(commit, self._subject(commit), role, (reason,))
-
+    def _absent_relations(
+        self, branch: Ref, upstream: Oid
+    ) -> Iterator[tuple[Literal["follow-up", "revert"], Oid, Oid]]:
+        """The follow-ups and upstream reverts the branch lacks, of the backport and of its
+        present follow-ups and reverts, to any depth: (kind, the absent commit, the commit
+        it relates to), as they are found (a caller may stop at the first)."""
+        index, presence = self.ws.index, self.ws.presence
         seen: set[Oid] = set()
         todo = [upstream]
         while todo:
@@ -512,24 +539,25 @@ class Scanner:
             if commit in seen:
                 continue
             seen.add(commit)
-            for relation in fixed_by(index, commit):
-                if presence.check(relation.commit, branch).present:
-                    todo.append(relation.commit)
-                elif effective_upstream_reverter(ctx, relation.commit) is None:
-                    why = f"Fixes: {short(commit)} ({self._subject(commit)})"
-                    add(relation.commit, "follow-up", Reason("follow-up", why, commit))
-            if commit == upstream:
-                continue  # its own revert upstream: `reverted-upstream`, never a follow-up
-            for relation in index.reader.reverted_by(commit, upstream_only=True):
-                if presence.check(relation.commit, branch).present:
-                    todo.append(relation.commit)
-                else:
-                    why = f"reverts {short(commit)} upstream"
-                    add(relation.commit, "follow-up", Reason("revert", why, commit))
-        for found in (*declared(ctx, upstream), *recorded(ctx, upstream)):
-            if not presence.check(found.commit, branch).present:
-                add(found.commit, "prerequisite", found.reason)
-        return list(members.values())
+            related: tuple[tuple[Literal["follow-up", "revert"], list[Relation]], ...] = (
+                ("follow-up", fixed_by(index, commit)),
+                ("revert", list(index.reader.reverted_by(commit, upstream_only=True))),
+            )
+            for kind, relations in related:
+                for relation in relations:
+                    if presence.check(relation.commit, branch).present:
+                        todo.append(relation.commit)
+                    else:
+                        yield kind, relation.commit, commit
+
+    def _absent_prerequisites(self, branch: Ref, upstream: Oid) -> list[Finding]:
+        """The backport's declared and recorded prerequisites the branch lacks."""
+        ctx, presence = self.resolver.context(branch), self.ws.presence
+        return [
+            f
+            for f in (*declared(ctx, upstream), *recorded(ctx, upstream))
+            if not presence.check(f.commit, branch).present
+        ]
 
     def _cancelled(self, series: tuple[Member, ...]) -> tuple[Member, ...]:
         """The series without each commit whose revert it also holds, and that revert: the
@@ -548,25 +576,10 @@ class Scanner:
         an absent declared or recorded prerequisite, or, for a backport that differs from
         upstream, an upstream patch that conflicts at the backport's parent (cached by
         content: it depends on the two commits only)."""
-        index, presence = self.ws.index, self.ws.presence
-        ctx = self.resolver.context(branch)
-        seen: set[Oid] = set()
-        todo = [upstream]
-        while todo:
-            commit = todo.pop()
-            if commit in seen:
-                continue
-            seen.add(commit)
-            for relation in (
-                *fixed_by(index, commit),
-                *index.reader.reverted_by(commit, upstream_only=True),
-            ):
-                if not presence.check(relation.commit, branch).present:
-                    return True
-                todo.append(relation.commit)
-        if any(not presence.check(f.commit, branch).present for f in declared(ctx, upstream)):
+        index = self.ws.index
+        if next(self._absent_relations(branch, upstream), None) is not None:
             return True
-        if any(not presence.check(f.commit, branch).present for f in recorded(ctx, upstream)):
+        if self._absent_prerequisites(branch, upstream):
             return True
         upstream_pid = index.patch_ids.patch_id(upstream)
         if upstream_pid is None or upstream_pid == index.patch_ids.patch_id(carrier):
