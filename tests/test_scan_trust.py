@@ -161,6 +161,14 @@ def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
     assert findings[0]["witnesses"] == [f"{SIBLING} took {fix_a[:12]} as {taken[:12]}"]
     assert findings[1]["confidence"] == "low"
     assert findings[1]["witnesses"] == [f"{SIBLING} carries {culprit_b[:12]} without it"]
+    # a detection witnesses its findings in bulk, once they are all found: the same lines
+    detected = scan_json(b, "--detect")["findings"]
+    assert isinstance(detected, list)
+    assert [
+        (f["commit"], f["confidence"], f["witnesses"])
+        for f in detected
+        if f["kind"] == "missing-fix"
+    ] == [(f["commit"], f["confidence"], f["witnesses"]) for f in findings]
 
 
 def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:

@@ -60,16 +60,22 @@ class PatchIds(StorePart):
         once, by one git process, and cached (`commit_paths`: the next command reads them):
         a branch of thousands of backports costs a listing and a few patch-ids rather than
         a `git log -p` of all."""
+        self.fill_like([commit], refnames)
+
+    def fill_like(self, commits: Sequence[Oid], refnames: Collection[str] | None = None) -> None:
+        """`_patch_ids_like` of many commits, in one git question."""
         refs = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
-        if not refs:
+        if not refs or not commits:
             return
         if self._unpatched is None:
             self._unpatched = {}
         unlisted = [r for r in refs if r not in self._unpatched]
         if unlisted:
             self._list_unpatched(unlisted)
-        key = self.digests([commit])[commit]
-        candidates = dict.fromkeys(o for r in refs for o in self._unpatched[r].pop(key, []))
+        keys = set(self.digests(commits).values())
+        candidates = dict.fromkeys(
+            o for key in sorted(keys) for r in refs for o in self._unpatched[r].pop(key, [])
+        )
         if candidates:
             self._store_patch_ids(self._computed_patch_ids(list(candidates)), "a branch")
 

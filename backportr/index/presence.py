@@ -30,6 +30,7 @@ class PresenceChecker:
         self.repo = repo
         self.index = index
         self._cache: dict[tuple[Oid, str], Presence] = {}
+        self._contained: dict[tuple[Oid, str], bool] = {}  # `contains`, asked again by a scan
         self._path_sets: dict[str, set[str]] = {}
         self._asked: dict[str, int] = {}
         self._own: dict[str, list[Oid]] = {}
@@ -129,10 +130,15 @@ class PresenceChecker:
         return self.index.patch_ids.digests([commit])[commit] in sets
 
     def contains(self, commit: Oid, branch: Ref) -> bool:
-        """Is the commit itself in the branch's history?"""
-        answer = self.index.after_fork.in_branch(commit, branch.refname)
+        """Is the commit itself in the branch's history? (Remembered: a scan's stage 1 and
+        its checks ask it of the same commits.)"""
+        key = (commit, branch.tip)
+        answer = self._contained.get(key)
         if answer is None:
-            return self.repo.has_ancestor(branch.tip, commit)
+            answer = self.index.after_fork.in_branch(commit, branch.refname)
+            if answer is None:
+                answer = self.repo.has_ancestor(branch.tip, commit)
+            self._contained[key] = answer
         return answer
 
     def _effective_reverter(self, commit: Oid, branch: Ref, depth: int) -> Oid | None:

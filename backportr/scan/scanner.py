@@ -19,6 +19,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Literal
 
 from backportr import __version__
@@ -150,6 +151,9 @@ class Scanner:
             self.answers.drop_held()  # not cached: the next run resolves them again
             self._found.clear()
             raise
+        if self.policy.detect:
+            self._witness_detected(branch, result)
+            self._settled(result.findings)
         self.answers.cache()
         self._cache_found()
         result.scanned = total
@@ -232,9 +236,9 @@ class Scanner:
             del result.findings[before:]
             result.errors.append(f"{short(commit)}: {error}")
             return
-        self._settled(result.findings[before:])
         if self.policy.detect:
-            return  # not cached: a detection reads what later full scans cache
+            return  # not cached (a detection reads what full scans cache); told once witnessed
+        self._settled(result.findings[before:])
         found = [finding_to_json(f) for f in result.findings[before:]]
         self._found.append((key, result.branch, self._state(result.branch), json.dumps(found)))
         if len(self._found) >= FINDINGS_HELD:
@@ -442,14 +446,38 @@ class Scanner:
     ) -> ScanFinding:
         """A missing fix as detection sees it (not reverted upstream): its culprits in the
         branch, not its series (status `detected`: `backportr resolve` gives the series)."""
-        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
-        present = [c for c in culprits if c and self.ws.presence.check(c, branch).present]
+        present = self._present_culprits(branch, commit)
         oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
-        seen = self.witnesses.of(branch, [commit], present)
         return ScanFinding(
-            "missing-fix", branch.name, commit, subject, "detected", (), evidence, tagged,
-            oldest, witnesses=seen.lines, confidence=seen.confidence,
-        )  # fmt: skip
+            "missing-fix", branch.name, commit, subject, "detected", (), evidence, tagged, oldest
+        )  # witnessed with the others once the share is scanned (`_witness_detected`)
+
+    def _present_culprits(self, branch: Ref, commit: Oid) -> list[Oid]:
+        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
+        return [c for c in culprits if c and self.ws.presence.check(c, branch).present]
+
+    def _witness_detected(self, branch: Ref, result: BranchScan) -> None:
+        """Detection's witnesses, in bulk: the patch-ids the siblings' presence checks ask,
+        computed together (`Witnesses.prefetch`: a git question each cost DPDK's first
+        detection about 2 s), then each finding's siblings and confidence."""
+        inputs = [
+            (
+                list(f.missing),
+                self._present_culprits(branch, f.commit) if f.kind == "missing-fix" else [f.commit],
+            )
+            for f in result.findings
+        ]
+        detected = [f.status == "detected" for f in result.findings]
+        self.witnesses.prefetch(
+            branch, [c for (m, b), d in zip(inputs, detected, strict=True) if d for c in (*m, *b)]
+        )
+        witnessed = []
+        for finding, (missing, bases), fresh in zip(result.findings, inputs, detected, strict=True):
+            if fresh:
+                seen = self.witnesses.of(branch, missing, bases)
+                finding = replace(finding, witnesses=seen.lines, confidence=seen.confidence)
+            witnessed.append(finding)
+        result.findings = witnessed
 
     def _detect_backport(
         self, branch: Ref, carrier: Oid, upstream: Oid, current: Oid, result: BranchScan
@@ -468,14 +496,12 @@ class Scanner:
             )
         )
         if series:
-            seen = self.witnesses.of(branch, [m.commit for m in series], [upstream])
             result.findings.append(
                 ScanFinding(
                     "incomplete-backport", branch.name, upstream, self._subject(upstream),
                     "detected", series, (_incomplete_why(carrier, series, set()),),
                     any(self._tagged(m.commit) for m in series),
                     self.ws.index.reader.upstream_seq(upstream) or 0,
-                    witnesses=seen.lines, confidence=seen.confidence,
                 )
             )  # fmt: skip
             return

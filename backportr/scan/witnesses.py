@@ -37,15 +37,30 @@ class Witnesses:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
-    def _siblings(self, branch: Ref) -> list[Ref]:
+    def siblings(self, branch: Ref) -> list[Ref]:
+        """The indexed stable branches other than `branch`."""
         upstream = self.ws.upstream.refname
         return [r for r in self.ws.indexed if r.refname not in (branch.refname, upstream) and r.tip]
+
+    def prefetch(self, branch: Ref, commits: Sequence[Oid]) -> None:
+        """What the siblings' presence checks of `commits` will ask, in bulk: the patch-ids
+        of those a sibling will be searched by, and those of the siblings' own commits that
+        could share them (`PatchIds.fill_like`)."""
+        presence = self.ws.presence
+        siblings = self.siblings(branch)
+        asked = [
+            c
+            for c in dict.fromkeys(commits)
+            if any(presence.needs_patch_id(c, s) for s in siblings)
+        ]
+        self.ws.index.patch_ids.fill(asked)
+        self.ws.index.patch_ids.fill_like(asked, [s.refname for s in siblings])
 
     def of(self, branch: Ref, missing: Sequence[Oid], bases: Sequence[Oid]) -> Witnessed:
         """What each sibling did with `missing`, and with `bases` (the backport, or the
         culprits of a missing fix) without them."""
         presence = self.ws.presence
-        siblings = self._siblings(branch)
+        siblings = self.siblings(branch)
         lines: list[str] = []
         took = False
         skipped: list[str] = []
