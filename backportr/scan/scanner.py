@@ -328,8 +328,7 @@ class Scanner:
         presence = self.ws.presence
         if presence.check(commit, branch).present:
             return
-        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
-        present = [c for c in culprits if c and presence.check(c, branch).present]
+        present = self._present_culprits(branch, commit)
         if not present:
             return
         dropped = self.policy.is_dropped(branch.name, commit)
@@ -453,6 +452,7 @@ class Scanner:
         )  # witnessed with the others once the share is scanned (`_witness_detected`)
 
     def _present_culprits(self, branch: Ref, commit: Oid) -> list[Oid]:
+        """The `Fixes:` culprits of `commit` the branch has (in its history or backported)."""
         culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
         return [c for c in culprits if c and self.ws.presence.check(c, branch).present]
 
