@@ -48,6 +48,7 @@ class Witnesses:
         could share them (`PatchIds.fill_like`)."""
         presence = self.ws.presence
         siblings = self.siblings(branch)
+        self.ws.index.patch_ids.digests(commits)  # what `needs_patch_id` asks, in one listing
         asked = [
             c
             for c in dict.fromkeys(commits)
