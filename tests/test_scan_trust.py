@@ -321,3 +321,34 @@ def test_a_backport_naming_nothing_is_checked_for_follow_ups(tmp_path: Path) -> 
         assert kinds == {("missing-fix", follow), ("incomplete-backport", fix)}, mode
         incomplete = next(f for f in listed if f["kind"] == "incomplete-backport")
         assert [m["commit"] for m in incomplete["series"]] == [follow]
+
+
+def test_detection_reports_an_adapted_backport_where_the_branch_has_no_practice(
+    tmp_path: Path,
+) -> None:
+    """One adapted backport (the IMA case's shape): too few for a practice, so the full
+    scan reports it as `incomplete-backport`, and so does a detection once a full scan has
+    tried it (before, it is `untried`); the exit code says there is something to act on."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"drivers/d0.c": _source(0, 1, 2)})
+    b.branch(BRANCH, "master")
+    b.commit("d0: use a wider a\n\n" + SIGNED, {"drivers/d0.c": _source(0, 10, 2)}, name="Y")
+    b.commit(
+        f"d0: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
+        {"drivers/d0.c": _source(0, 10, 20)},
+        name="T",
+    )
+    b.cherry_pick(b.ids["T"], BRANCH, files={"drivers/d0.c": _source(0, 1, 20)})
+    assert scan_json(b, "--detect")["untried"] == 1
+    full = scan_json(b)
+    assert [(f["kind"], f["commit"]) for f in full["findings"]] == [  # type: ignore[attr-defined]
+        ("incomplete-backport", b.ids["T"])
+    ]
+    detected = scan_json(b, "--detect")
+    assert detected["adapted"] == []
+    listed = detected["findings"]
+    assert isinstance(listed, list)
+    assert [(f["kind"], f["commit"], f["status"]) for f in listed] == [
+        ("incomplete-backport", b.ids["T"], "detected")
+    ]
+    assert "adapted" in listed[0]["evidence"][0]

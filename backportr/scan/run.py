@@ -9,6 +9,7 @@ import os
 import queue
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
 from multiprocessing import Manager
 from multiprocessing.managers import SyncManager
 from queue import Queue
@@ -25,7 +26,7 @@ from backportr.scan.findings import (
     finding_to_json,
     prioritize,
 )
-from backportr.scan.practice import PracticeReader, settle
+from backportr.scan.practice import MIN_HISTORY, PracticeReader, settle
 from backportr.scan.prefetch import ReadAhead, prune_cache
 from backportr.scan.scanner import Scanner, log_scanned
 from backportr.settings import Settings
@@ -81,6 +82,7 @@ def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
     detection judges nothing (`detected`)."""
     if scanner.policy.detect:
         for scan in scans:
+            report_adapted(scan, scanner.policy)
             scan.practice = detected(scan)
         return scans
     reader = PracticeReader(scanner)
@@ -90,8 +92,24 @@ def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
     return scans
 
 
+def report_adapted(scan: BranchScan, policy: Policy) -> None:
+    """A detection's adapted backports on a branch with too few to have a practice (fewer
+    than `MIN_HISTORY`, counting those not tried): a full scan reports them as findings
+    (the IMA case), so the detection does too; on a branch with more they stay apart, for a
+    full scan to judge."""
+    if not scan.adapted or len(scan.adapted) + scan.untried >= MIN_HISTORY:
+        return
+    scan.findings = prioritize(
+        [*scan.findings, *(replace(f, kind="incomplete-backport") for f in scan.adapted)],
+        policy.untagged,
+    )
+    scan.adapted = []
+
+
 def detected(scan: BranchScan) -> str:
     """What a detection leaves to a full scan, in one line."""
+    if not scan.adapted and not scan.untried:
+        return ""
     return (
         f"detection only: {len(scan.adapted)} backport(s) an earlier scan found adapted, "
         f"{scan.untried} that differ from their upstream original not tried; a full scan "

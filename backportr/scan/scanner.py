@@ -517,9 +517,9 @@ class Scanner:
                 ScanFinding(
                     "adapted-backport", branch.name, upstream, self._subject(upstream),
                     "detected", (),
-                    (f"backported as {short(carrier)}, adapted: its upstream original does "
-                     "not apply at the backport's parent (a full scan names what it went "
-                     "without and judges it)",),
+                    (f"backported as {short(carrier)}, adapted: its original conflicts at "
+                     "the backport's parent",
+                     "a full scan names what it went without and judges it"),
                     culprit_seq=self.ws.index.reader.upstream_seq(upstream) or 0,
                 )
             )  # fmt: skip
