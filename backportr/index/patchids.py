@@ -86,27 +86,19 @@ class PatchIds(StorePart):
         assert self._unpatched is not None
         rows = {
             refname: self.db.execute(
-                "SELECT c.id, c.oid, p.paths FROM branch_commits b CROSS JOIN commits c "
+                "SELECT c.oid, p.paths FROM branch_commits b CROSS JOIN commits c "
                 "ON c.id=b.commit_id LEFT JOIN commit_paths p ON p.commit_id=c.id "
                 "WHERE b.refname=? AND c.patch_id IS NULL AND c.parents < 2",
                 (refname,),
             ).fetchall()
             for refname in refnames
         }
-        unknown = {cid: oid for listed in rows.values() for cid, oid, paths in listed if not paths}
-        self.repo.diffs.learn_paths(list(unknown.values()))
-        found = {
-            cid: _digest(paths_key(self.repo.diffs.files_touched(oid)))
-            for cid, oid in unknown.items()
-        }
-        with unless_read_only():  # a read-only index: listed again
-            self.cache.write_all(
-                "INSERT OR REPLACE INTO commit_paths VALUES(?, ?)", list(found.items())
-            )
+        unknown = [oid for listed in rows.values() for oid, paths in listed if not paths]
+        found = self.digests(unknown)  # listed by git now, and cached
         for refname, listed in rows.items():
             by_paths = self._unpatched[refname] = {}
-            for cid, oid, paths in listed:
-                by_paths.setdefault(paths or found[cid], []).append(oid)
+            for oid, paths in listed:
+                by_paths.setdefault(paths or found[oid], []).append(oid)
 
     def digests(self, oids: Sequence[Oid]) -> dict[Oid, str]:
         """The digest of the paths each commit changes (`_digest`; two commits whose

@@ -210,11 +210,8 @@ def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> s
         if s.marked:
             out.append(f"  marked ({len(s.marked)}, not listed until they change)")
         if s.adapted:
-            heading = (
-                "adapted"
-                if s.untried or s.practice.startswith("detection")
-                else ("adapted, probably on purpose")
-            )
+            judged = all(f.status != "detected" for f in s.adapted)  # not by a detection
+            heading = "adapted, probably on purpose" if judged else "adapted"
             out.append(f"  {heading} ({len(s.adapted)}): {s.practice}")
             for f in s.adapted:
                 subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."

@@ -352,11 +352,15 @@ class Scanner:
         tagged = self._tagged(commit)
         if not tagged and self.policy.untagged == "skip":
             return
-        if self.policy.detect:
+        oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
+        if self.policy.detect:  # not reverted upstream; no series (`resolve` gives it)
             if effective_upstream_reverter(self.resolver.context(branch), commit) is None:
                 result.findings.append(
-                    self._detected_fix(branch, commit, subject, evidence, tagged)
-                )
+                    ScanFinding(
+                        "missing-fix", branch.name, commit, subject, "detected", (), evidence,
+                        tagged, oldest,
+                    )  # witnessed with the others once the share is scanned (`_witness_detected`)
+                )  # fmt: skip
             return
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
@@ -364,7 +368,6 @@ class Scanner:
         series = self._cancelled(report.series)
         if not any(m.commit == commit for m in series):
             return  # the fix and its own revert: nothing to take
-        oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
         seen = self.witnesses.of(branch, [m.commit for m in series], present)
         result.findings.append(
             ScanFinding(
@@ -440,17 +443,6 @@ class Scanner:
 
     # -- detection only (`--detect`): what the index tells, no series resolved, no trial ----
 
-    def _detected_fix(
-        self, branch: Ref, commit: Oid, subject: str, evidence: tuple[str, ...], tagged: bool
-    ) -> ScanFinding:
-        """A missing fix as detection sees it (not reverted upstream): its culprits in the
-        branch, not its series (status `detected`: `backportr resolve` gives the series)."""
-        present = self._present_culprits(branch, commit)
-        oldest = min((self.ws.index.reader.upstream_seq(c) or 0 for c in present), default=0)
-        return ScanFinding(
-            "missing-fix", branch.name, commit, subject, "detected", (), evidence, tagged, oldest
-        )  # witnessed with the others once the share is scanned (`_witness_detected`)
-
     def _present_culprits(self, branch: Ref, commit: Oid) -> list[Oid]:
         """The `Fixes:` culprits of `commit` the branch has (in its history or backported)."""
         culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
@@ -505,9 +497,7 @@ class Scanner:
                 )
             )  # fmt: skip
             return
-        patch_ids = self.ws.index.patch_ids
-        upstream_pid = patch_ids.patch_id(upstream)
-        if upstream_pid is None or upstream_pid == patch_ids.patch_id(current):
+        if not self._differs(upstream, current):
             return
         conflicts = self.ws.index.cache.adapted_conflicts(upstream, current)
         if conflicts is None:
@@ -607,8 +597,7 @@ class Scanner:
             return True
         if self._absent_prerequisites(branch, upstream):
             return True
-        upstream_pid = index.patch_ids.patch_id(upstream)
-        if upstream_pid is None or upstream_pid == index.patch_ids.patch_id(carrier):
+        if not self._differs(upstream, carrier):
             return False
         conflicts = index.cache.adapted_conflicts(upstream, carrier)
         if conflicts is None:
@@ -618,6 +607,12 @@ class Scanner:
             )
             index.cache.cache_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
+
+    def _differs(self, upstream: Oid, carrier: Oid) -> bool:
+        """Does the backport's patch differ from its upstream original's (by patch-id)?"""
+        patch_ids = self.ws.index.patch_ids
+        upstream_pid = patch_ids.patch_id(upstream)
+        return upstream_pid is not None and upstream_pid != patch_ids.patch_id(carrier)
 
     def prepare(self, branch: Ref, fixes: list[Oid], backports: list[tuple[Oid, Oid]]) -> None:
         """Stage 1's bulk work, in a few git processes whose answers the index caches (the
