@@ -257,7 +257,9 @@ class Repo:
                     continue  # a broken ref: no branch to judge
                 if ref is None:
                     continue
-                walker = self.git.walk(pygit2.Oid(hex=ref.tip), SortMode.TIME)
+                # unsorted: a time-sorted walk reads the whole history before its first
+                # commit (0.1 s a branch on DPDK), this one only what it returns
+                walker = self.git.walk(pygit2.Oid(hex=ref.tip), SortMode.NONE)
                 looked = annotated = 0
                 for commit in walker:
                     if looked >= _ANNOTATED_LOOKED_AT:

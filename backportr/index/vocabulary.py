@@ -27,6 +27,7 @@ config`; `backportr.fixesPattern` adds forms, `backportr.ignoreForm` removes lea
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -45,7 +46,7 @@ from backportr.model import Oid
 from backportr.text.citations import Citation, citations
 from backportr.text.relation_forms import LearnedPhrase
 from backportr.text.relation_words import lowered_mentions_relations
-from backportr.text.trailers import parse_message
+from backportr.text.trailers import parse_message, upstream_refs
 
 _log = logging.getLogger(__name__)
 
@@ -231,7 +232,11 @@ class VocabularyLearner:
                 groups[citation.phrase].append((record.oid, citation))
             if looked_at % 5000 == 0:
                 progress("learning the fix phrases", looked_at, None)
-        carried = [b for tip, fork in stable if (b := self._carried(tip, fork)) is not None]
+
+        @functools.cache
+        def carried() -> list[_Branch]:  # read once a phrase is weighed against them
+            return [b for tip, fork in stable if (b := self._carried(tip, fork)) is not None]
+
         phrases = [
             self._weigh(phrase, items, carried)
             for phrase, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
@@ -249,14 +254,17 @@ class VocabularyLearner:
             times.append(record.commit_time)
             if not lowered_mentions_relations(record.raw_message.lower()):
                 continue
-            for ref in parse_message(record.message, trailers=False).upstream_refs:
+            for ref in upstream_refs(record.message):
                 named.add(Oid(ref.oid.lower()))
         if len(named) < LEAST_COMMITS:
             return None
         return _Branch(frozenset(named), min(times), max(times))
 
     def _weigh(
-        self, phrase: str, items: list[tuple[Oid, Citation]], carried: list[_Branch]
+        self,
+        phrase: str,
+        items: list[tuple[Oid, Citation]],
+        carried: Callable[[], list[_Branch]],
     ) -> PhraseEvidence:
         evidence = PhraseEvidence(
             phrase,
@@ -280,7 +288,7 @@ class VocabularyLearner:
         resolved = [(c, cited) for c, ci in items if (cited := self._resolve(ci.ref, c))]
         sample = self._random.sample(resolved, min(SAMPLE, len(resolved)))
         compared = [t for t in (self._touches(c, cited) for c, cited in sample) if t is not None]
-        pairs, taken, chance = _stable_pairs(resolved, carried, self._times)
+        pairs, taken, chance = _stable_pairs(resolved, carried(), self._times)
         evidence = replace(
             evidence,
             sampled=len(compared),
@@ -289,7 +297,7 @@ class VocabularyLearner:
             taken=taken,
             chance=round(chance, 2),
         )
-        return replace(evidence, verdict=_verdict(evidence, len(resolved), bool(carried)))
+        return replace(evidence, verdict=_verdict(evidence, len(resolved), bool(carried())))
 
     def _resolve(self, ref: str, citing: Oid) -> Oid | None:
         """The commit an id names, where it is an earlier commit than the citing one."""

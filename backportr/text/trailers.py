@@ -249,11 +249,17 @@ def _upstream_refs(body: str, low: str) -> list[UpstreamRef]:
     return refs
 
 
+def upstream_refs(message: str) -> list[UpstreamRef]:
+    """The upstream commits a message names as carried: `parse_message(...).upstream_refs`
+    alone, without the rest of the parse."""
+    body = message.partition("\n")[2]
+    return _upstream_refs(body, body.lower())
+
+
 def names_upstream(message: str) -> bool:
     """Does the message name an upstream commit it carries, in a line `parse_message` reads
     as an upstream reference?"""
-    body = message.partition("\n")[2]
-    return bool(_upstream_refs(body, body.lower()))
+    return bool(upstream_refs(message))
 
 
 def mentions_relations(message: str | bytes) -> bool:
