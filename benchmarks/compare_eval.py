@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 
+def case_key(row: dict[str, Any]) -> tuple[str, str, str, tuple[str, ...]]:
+    """A case: its branch, target and kind, and what it expects (a fix naming two culprits
+    is two cases on one branch)."""
+    return (row["branch"], row["target"], row["kind"], tuple(row["expected"]))
+
+
 def right(row: dict[str, Any]) -> bool:
     if row["kind"] == "adjusted":
         return bool(row["status"] == "conflict")
@@ -44,14 +50,11 @@ def evidence(row: dict[str, Any], other: dict[str, Any]) -> str:
 def main() -> int:
     before, after = (json.loads(Path(p).read_text()) for p in sys.argv[1:3])
     for project in after:
-        old = {
-            (r["branch"], r["target"], r["kind"]): r
-            for r in before.get(project, {}).get("rows", [])
-        }
+        old = {case_key(r): r for r in before.get(project, {}).get("rows", [])}
         gains: Counter[tuple[str, str]] = Counter()
         losses: Counter[tuple[str, str]] = Counter()
         for row in after[project]["rows"]:
-            prior = old.get((row["branch"], row["target"], row["kind"]))
+            prior = old.get(case_key(row))
             if prior is None or "skipped" in row or "skipped" in prior:
                 continue
             if right(prior) == right(row):
