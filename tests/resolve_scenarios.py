@@ -1101,6 +1101,94 @@ def smb_client_moved_after_the_fork(path: Path) -> Scenario:
     return Scenario(k.b, "fix", ["prerequisite", "fix", "follow-up"])
 
 
+def _follow_up_in_a_new_driver(path: Path, also: dict[str, str]) -> Kernel:
+    """Upstream adds a second driver after the fork (`new-driver`, never backported); the
+    target fixes the old one, and its follow-up brings the same fix to the new driver:
+    `drivers/new.c` and whatever `also` changes besides."""
+    k = Kernel(path)
+    k.b.commit(
+        "drv: add the new driver\n",
+        {
+            "drivers/new.c": c_file("new_fn0", "new_fn1"),
+            "tests/test-new.c": "int main(void) { return 0; }\n",
+        },
+        name="new-driver",
+    )
+    k.edit_in("target", "drv_fn1", "\ty += 1;", "\ty += 100;")
+    files = k.b.files("master")
+    changed = {"drivers/new.c": files["drivers/new.c"].replace("y += 1;", "y += 100;", 1)}
+    changed.update(also)
+    k.b.commit(
+        "drv: the same fix for the new driver\n\n" + k.fixes("target"),
+        changed,
+        name="follow-up",
+    )
+    return k
+
+
+def follow_up_of_a_part_never_had(path: Path) -> Scenario:
+    """A follow-up of the target that changes only a driver the branch never had (and that
+    driver's test): optional, a suggestion, not a member; the target alone is ready."""
+    k = _follow_up_in_a_new_driver(path, {"tests/test-new.c": "int main(void) { return 1; }\n"})
+    return Scenario(k.b, "target", ["target"])
+
+
+def follow_up_of_a_part_never_had_and_of_code_there(path: Path) -> Scenario:
+    """The same follow-up changing the old driver's code too: a member (it conflicts on the
+    new driver, which a human leaves out), the series `conflict`."""
+    k = _follow_up_in_a_new_driver(path, {})
+    files = k.b.files("master")
+    k.b.commit(
+        "drv: the fix in both drivers, again\n\n" + k.fixes("target"),
+        {
+            "drivers/new.c": files["drivers/new.c"].replace("y *= 2;", "y *= 3;", 1),
+            "drivers/drv.c": files["drivers/drv.c"].replace("y *= 2;", "y *= 3;", 1),
+        },
+        name="both",
+    )
+    return Scenario(k.b, "target", ["target", "both"], status="conflict")
+
+
+def conflict_resolved_beside_anothers_change(path: Path) -> Scenario:
+    """As `conflict_resolved_by_one`, `context` another author's change of a day before:
+    the target needs `enabler` alone."""
+    k = Kernel(path)
+    k.edit_in("context", "drv_fn4", "\tint y = x;", "\tint y = x; /* c */", author=OTHER)
+    k.b._clock += 86400
+    k.edit_in("enabler", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=REFACTORER)
+    k.b._clock += 86400
+    k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["enabler", "target"])
+
+
+def _cosmetic_follow_ups(path: Path, *, taken: bool) -> Scenario:
+    """Six fixes backported, each with a comment-typo follow-up upstream (`taken`: the
+    branch backported those too, else it left them), months before the branch's tip; the
+    target has such a follow-up too."""
+    k = Kernel(path)
+    for i in range(6):
+        k.edit_in(f"fix{i}", f"drv_fn{i}", "\ty += 1;", f"\t/* fix {i}: hadnle x */\n\ty += 1{i};")
+        k.b.cherry_pick(f"fix{i}", BRANCH, name=f"fix{i}-bp")
+        k.edit_in(f"typo{i}", f"drv_fn{i}", "hadnle", "handle", trailers=k.fixes(f"fix{i}"))
+        if taken:
+            k.b.cherry_pick(f"typo{i}", BRANCH, name=f"typo{i}-bp")
+    k.b._clock += 90 * 86400
+    k.edit_fn("stable-only", "drv_fn7", "y += 55;", branch=BRANCH)
+    k.edit_in("target", "drv_fn6", "\ty += 1;", "\t/* target: hadnle x */\n\ty += 100;")
+    k.edit_in("typo", "drv_fn6", "hadnle", "handle", trailers=k.fixes("target"))
+    return Scenario(k.b, "target", ["target", "typo"] if taken else ["target"])
+
+
+def cosmetic_follow_up_on_a_branch_that_leaves_them(path: Path) -> Scenario:
+    """The branch left the six comment fixes: the target's own is optional, a suggestion."""
+    return _cosmetic_follow_ups(path, taken=False)
+
+
+def cosmetic_follow_up_on_a_branch_that_takes_them(path: Path) -> Scenario:
+    """The branch took the six: the target's comment fix is a member."""
+    return _cosmetic_follow_ups(path, taken=True)
+
+
 ALL: dict[str, Callable[[Path], Scenario]] = {
     "smb_client_moved_after_the_fork": smb_client_moved_after_the_fork,
     "release_notes_conflict": release_notes_conflict,
@@ -1128,6 +1216,17 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,
     "conflict_resolved_by_one": conflict_resolved_by_one,
+    "cosmetic_follow_up_on_a_branch_that_leaves_them": (
+        cosmetic_follow_up_on_a_branch_that_leaves_them
+    ),
+    "cosmetic_follow_up_on_a_branch_that_takes_them": (
+        cosmetic_follow_up_on_a_branch_that_takes_them
+    ),
+    "conflict_resolved_beside_anothers_change": conflict_resolved_beside_anothers_change,
+    "follow_up_of_a_part_never_had": follow_up_of_a_part_never_had,
+    "follow_up_of_a_part_never_had_and_of_code_there": (
+        follow_up_of_a_part_never_had_and_of_code_there
+    ),
     "branch_only_conflict": branch_only_conflict,
     "reverted_upstream": reverted_upstream,
     "upstream_merges": upstream_merges,

@@ -13,8 +13,9 @@ import pytest
 
 from backportr.examples.ima import A1175, B836C, BP_202, DB1D1, F8A92, ImaFixture, build
 from backportr.git.trial import TreeState, TrialApplier
-from backportr.model import BranchReport, Oid
+from backportr.model import BranchReport, Oid, Reason
 from backportr.resolve.closure import Closure
+from backportr.resolve.finders import Finding
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import open_workspace
 from backportr.settings import Settings
@@ -631,3 +632,44 @@ def test_a_sibling_branch_that_took_the_target_says_with_what(tmp_path: Path) ->
         )
     assert [s.commit for s in ranked.suggestions] == [helper, other]
     assert [e.took for e in ranked.elsewhere] == [(fix, helper)]
+
+
+def test_follow_up_of_a_part_never_had_is_a_suggestion(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["follow_up_of_a_part_never_had"]
+    report = resolve(s.path, s.ids["target"])
+    optional = [x for x in report.suggestions if x.commit == s.ids["follow-up"]]
+    assert len(optional) == 1, report
+    assert optional[0].reason.kind == "follow-up"
+    assert (
+        "drivers/new.c, tests/test-new.c, which the branch does not have"
+        in optional[0].reason.detail
+    )
+    assert optional[0].reason.detail.endswith("optional")
+
+
+def test_a_helper_the_series_applies_without_leaves(scenarios: dict[str, Scenario]) -> None:
+    """Minimal by proof: a commit in a `ready` series only to resolve a conflict, which a
+    trial shows the series applies without (here `context`, which touched lines near the
+    target's, linked as if a search had found it), becomes a suggestion saying so; the
+    helper the target needs stays."""
+    s = scenarios["conflict_resolved_beside_anothers_change"]
+    target, context = s.ids["target"], s.ids["context"]
+    with open_workspace(Settings(repo=s.path, branches=(BRANCH,))) as ws:
+        resolver = Resolver(ws)
+        found, closure = resolver._attempt(target, ws.branches[0], 1, authors=False)
+        assert found is not None and found.status == "ready"
+        closure.link(
+            Finding(context, "prerequisite", Reason("conflict", "drivers/drv.c", target)), target
+        )
+        report = resolver._report(closure)
+    assert [m.commit for m in report.series] == [s.ids["enabler"], target], report
+    (left,) = [x for x in report.suggestions if x.commit == context]
+    assert "the series applies without it (a trial)" in left.reason.detail
+
+
+def test_cosmetic_follow_up_says_the_branchs_practice(scenarios: dict[str, Scenario]) -> None:
+    s = scenarios["cosmetic_follow_up_on_a_branch_that_leaves_them"]
+    report = resolve(s.path, s.ids["target"])
+    (optional,) = [x for x in report.suggestions if x.commit == s.ids["typo"]]
+    assert "only comments or documentation" in optional.reason.detail
+    assert f"{BRANCH} took 0 of the 6 such follow-ups it met: optional" in optional.reason.detail

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from backportr.git.names import Ref
-from backportr.git.trial import TreeState, TrialApplier
+from backportr.git.trial import PickResult, TreeState, TrialApplier
 from backportr.model import (
     BranchReport,
     CulpritPolicy,
@@ -32,6 +32,7 @@ from backportr.model import (
     short,
 )
 from backportr.resolve.closure import Closure, once
+from backportr.resolve.cosmetic import CosmeticFollowUps
 from backportr.resolve.elsewhere import with_elsewhere
 from backportr.resolve.finders import Context, Finding
 from backportr.resolve.finders.conflicts import conflict_prerequisites, possible_dependencies
@@ -48,9 +49,13 @@ from backportr.resolve.finders.symbols import SEARCHED, symbol_prerequisites
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 from backportr.resolve.handmade import HandAdaptedFiles
 from backportr.resolve.rules import (
+    batch_taken,
     branch_status,
     cancel_reverted_pairs,
     feature_to_adapt_instead,
+    hanging_on,
+    leave,
+    never_had,
     other_way_out,
     prune_unhelpful,
 )
@@ -115,6 +120,7 @@ class Resolver:
         self._words: dict[Oid, WordLookup] = {}  # branch tip -> which identifiers it has
         self._file_words = FileIdentifiers()
         self.handmade = HandAdaptedFiles(workspace.index, workspace.repo)
+        self.cosmetic = CosmeticFollowUps(workspace.index, workspace.repo)
 
     def effective_culprits(self) -> Literal["evidence", "always"]:
         """The culprit policy in force: `auto` is `evidence` in a project that tags fixes
@@ -561,6 +567,17 @@ class Resolver:
             unhelpful += pruned  # the series changed: its order and trial too
             order, cycle = closure.graph.order()
             results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+        if all(r.result != "conflict" for r in results):
+            while proven := self._unproven(closure, order):
+                unhelpful += proven
+                order, cycle = closure.graph.order()
+                results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+        while gone := never_had(closure, order, results, self.applier) or self._cosmetic(
+            closure, order
+        ):
+            unhelpful += gone
+            order, cycle = closure.graph.order()
+            results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
         if cycle:
             closure.warn("dependency cycle: upstream order used")
         members = []
@@ -621,6 +638,84 @@ class Resolver:
             files=tuple(files),
             alternative=alternative,
         )
+
+    def _unproven(self, closure: Closure, order: list[Oid]) -> list[Suggestion]:
+        """Minimal by proof: a series that applies keeps a commit found only to resolve a
+        conflict while a trial without it (and what is there only because of it) conflicts
+        or lacks an identifier a member uses; the first, newest first, that the rest does
+        without leaves, as a suggestion saying so. A later member (a follow-up, a deeper
+        helper, a posting's patch) can make an earlier helper needless. The target's own
+        posting and the steps of a batch are taken together, and stay."""
+        if closure.target_present:
+            return []
+        tip = TreeState(closure.ctx.branch.tip)
+        for helper in sorted(order, key=closure.seq, reverse=True):
+            reasons = closure.graph.reasons(helper)
+            if (
+                closure.roles[helper] != "prerequisite"
+                or not reasons
+                or any(r.kind != "conflict" for r in reasons)
+                or closure.same_series(helper)
+                or batch_taken(closure, helper)
+            ):
+                continue
+            leaving = {helper} | hanging_on(closure, {helper})
+            rest = [c for c in order if c not in leaving]
+            results, _ = self.applier.pick_series(rest, tip)
+            if any(r.result == "conflict" for r in results) or self._lacks_symbols(
+                closure, rest, results, tip, leaving
+            ):
+                continue
+            why = "the series applies without it (a trial), and finds every name it uses"
+            return leave(closure, leaving, why)
+        return []
+
+    def _cosmetic(self, closure: Closure, order: list[Oid]) -> list[Suggestion]:
+        """A follow-up that changes only comments and documentation, on a branch whose
+        history says it leaves such follow-ups (`resolve/cosmetic.py`), is optional: it
+        leaves the series (with what is there only because of it) as a suggestion; the
+        first such, in series order."""
+        branch = closure.ctx.branch
+        for commit in order:
+            reasons = closure.graph.reasons(commit)
+            if (
+                closure.roles.get(commit) != "follow-up"
+                or not reasons
+                or any(r.kind != "follow-up" for r in reasons)
+                or not self.cosmetic.is_cosmetic(commit)
+            ):
+                continue
+            practice = self.cosmetic.practice(branch)
+            if not practice.leaves_them:
+                return []
+            why = (
+                f"it changes only comments or documentation, and {branch.name} took "
+                f"{practice.taken} of the {practice.seen} such follow-ups it met: optional"
+            )
+            return leave(closure, {commit} | hanging_on(closure, {commit}), why)
+        return []
+
+    def _lacks_symbols(
+        self,
+        closure: Closure,
+        order: list[Oid],
+        results: list[PickResult],
+        tip: TreeState,
+        leaving: set[Oid],
+    ) -> bool:
+        """Does a member of the trial use an identifier one of the commits `leaving`
+        introduced (the tree before it lacks it without them)?"""
+        if not self.symbols:
+            return False
+        state = tip
+        for commit, result in zip(order, results, strict=True):
+            found = symbol_prerequisites(
+                closure.ctx, commit, state, self._candidates(closure, commit, "any")
+            )
+            if any(f.commit in leaving for f in found):
+                return True
+            state = result.state
+        return False
 
     def _suggestions(
         self,

@@ -10,6 +10,7 @@ from backportr.git.trial import PickResult, TreeState, TrialApplier
 from backportr.model import BranchStatus, Member, Oid, Reason, Suggestion, short
 from backportr.resolve.closure import Closure, is_rename
 from backportr.resolve.finders import Finding
+from backportr.resolve.finders.conflicts import test_or_documentation
 from backportr.resolve.finders.fixes import culprits
 
 FEATURE_FACTOR = 10
@@ -40,7 +41,7 @@ def prune_unhelpful(
         if closure.roles[commit] == "prerequisite"
         and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
         and not closure.same_series(commit)  # a posting is taken together
-        and not (batch_applies and _batch_taken(closure, commit))  # so is a batch that applies
+        and not (batch_applies and batch_taken(closure, commit))  # so is a batch that applies
     }
     optional = {  # and not a fix the branch needs in its own right
         commit
@@ -247,7 +248,7 @@ def hanging_on(closure: Closure, leaving: set[Oid]) -> set[Oid]:
     return gone - leaving
 
 
-def _batch_taken(closure: Closure, commit: Oid) -> bool:
+def batch_taken(closure: Closure, commit: Oid) -> bool:
     """Is another step of `commit`'s upstream batch in the series (`Closure.same_batch`),
     a batch recent to the target (`Closure.near_target`)? Such steps are taken together, as
     the maintainers take them."""
@@ -281,3 +282,77 @@ def cancel_reverted_pairs(closure: Closure) -> list[str]:
     for commit in gone:
         closure.drop(commit)
     return lines
+
+
+def never_had(
+    closure: Closure, order: list[Oid], results: Sequence[PickResult], applier: TrialApplier
+) -> list[Suggestion]:
+    """Follow-ups of a part the branch never had: a follow-up that conflicts because files
+    it changes are not on the branch (the part of its culprit they hold was never
+    backported), and that changes nothing else but tests and documentation, is optional.
+    It leaves the series (with what is there only because of it) as a suggestion saying
+    so; the first such, in series order."""
+    state = TreeState(closure.ctx.branch.tip)
+    for commit, result in zip(order, results, strict=True):
+        before, state = state, result.state
+        reasons = closure.graph.reasons(commit)
+        if (
+            result.result != "conflict"
+            or closure.roles.get(commit) != "follow-up"
+            or not reasons
+            or any(r.kind != "follow-up" for r in reasons)
+        ):
+            continue
+        absent = _absent_files(applier, commit, before, result)
+        if not absent:
+            continue
+        paths = {c.new_path for c in applier.changes(commit)} - set(absent)
+        if not all(test_or_documentation(p) for p in paths):
+            continue
+        shown = ", ".join(absent[:2]) + (", ..." if len(absent) > 2 else "")
+        why = (
+            f"it changes {shown}, which the branch does not have (a part never backported): "
+            "optional"
+        )
+        return leave(closure, {commit} | hanging_on(closure, {commit}), why)
+    return []
+
+
+def leave(closure: Closure, leaving: set[Oid], why: str) -> list[Suggestion]:
+    """The commits `leaving` leave the series, each a suggestion: its first reason, and why."""
+    suggestions = []
+    for gone in sorted(leaving, key=closure.seq):
+        reason = closure.graph.reasons(gone)[0]
+        suggestions.append(
+            Suggestion(
+                gone,
+                closure.ctx.subject(gone),
+                Reason(reason.kind, f"{reason.detail}; {why}", reason.related),
+            )
+        )
+        closure.drop(gone)
+    return suggestions
+
+
+def _absent_files(
+    applier: TrialApplier, commit: Oid, before: TreeState, result: PickResult
+) -> list[str]:
+    """The files a conflicting pick changes that the state before it lacks (and that git's
+    merge found nowhere else: a file moved on the branch is there)."""
+    own = applier.changes(commit)
+    absent = sorted(
+        {
+            c.old_path
+            for c in own
+            if c.old is not None
+            and c.old_path in result.conflict_files
+            and applier.lookup(before, c.old_path) is None
+        }
+    )
+    if not absent:
+        return []
+    named = {p for c in own for p in (c.old_path, c.new_path)}
+    landing = applier.landing_paths(commit, before) or ()
+    if any(p not in named and applier.lookup(before, p) is not None for p in landing):
+        return []  # git placed a change at the branch's path of a moved file
+    return absent

@@ -26,6 +26,7 @@ _MAX_CANDIDATES = 8
 _DOC_DIRECTORIES = ("doc/", "docs/", "Documentation/", "man/")
 _DOC_NAMES = ("NEWS", "ChangeLog", "CHANGES", "README", "RELEASE-NOTES")
 _DOC_SUFFIXES = (".md", ".rst", ".adoc", ".pod")
+_TEST_DIRECTORIES = {"test", "tests", "testsuite", "selftests", "testing", "unittests"}
 _BUILD_NAMES = ("CMakeLists.txt", "meson_options.txt", "requirements.txt")
 _HISTORY = 20  # commits of a conflicting file's history looked at, newest first
 _POSSIBLE = 3  # possible dependencies named for a conflict nothing was found for
@@ -71,10 +72,26 @@ def _candidates(
 
 def documentation_only(paths: tuple[str, ...]) -> bool:
     """Does a commit with these paths change documentation and nothing else?"""
-    return bool(paths) and all(_is_documentation(p) for p in paths)
+    return bool(paths) and all(is_documentation(p) for p in paths)
 
 
-def _is_documentation(path: str) -> bool:
+def test_or_documentation(path: str) -> bool:
+    """A test (a test directory's file, a `test-*`/`*_test.*` file, an autotest `.at`) or
+    documentation: what changes no code a user runs."""
+    return _is_test(path) or is_documentation(path)
+
+
+def _is_test(path: str) -> bool:
+    *directories, name = path.split("/")
+    return (
+        any(d in _TEST_DIRECTORIES for d in directories)
+        or name.startswith(("test-", "test_", "TEST-"))
+        or name.rsplit(".", 1)[0].endswith(("_test", "-test"))
+        or name.endswith(".at")
+    )
+
+
+def is_documentation(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     if name in _BUILD_NAMES:
         return False
