@@ -25,6 +25,7 @@ from backportr.index.schema import tag_from_json, tags_json
 from backportr.index.worker import BulkWorker
 from backportr.infra import process as childproc
 from backportr.model import StableTag, oids
+from backportr.text.relation_forms import LearnedPhrase, Vocabulary
 from backportr.text.trailers import (
     _CC_LINE,
     _FIXES,
@@ -173,6 +174,33 @@ def test_a_long_history_read_by_the_worker_gives_the_same_index(
     base = repo.names.resolve_commit("master~0")
     first = oids(repo.run_git("rev-list", "--max-parents=0", base))[0]
     assert split.reader.fixed_by(first) == whole.reader.fixed_by(first) != []
+
+
+def test_the_worker_parses_with_the_projects_own_vocabulary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project's own fix pattern and its learned phrases reach the worker, which reads
+    the lines only they name, as the indexing process does."""
+    b = _history(tmp_path / "repo")
+    first = oids(Repo(b.path).run_git("rev-list", "--max-parents=0", "master"))[0]
+    for i in range(6):
+        b.commit(f"amend {i}\n\nAmends: {first[:12]}", {"a.c": f"int amended{i};\n"})
+        b.commit(f"oversight {i}\n\nOverlooked by commit {first[:12]}.", {"a.c": f"int r{i};\n"})
+    repo = Repo(b.path)
+    vocabulary = Vocabulary(
+        [r"^Amends: ([0-9a-f]{7,40})"],
+        [LearnedPhrase("overlooked by", "Overlooked by", "Overlooked by commit 0123456789ab.")],
+    )
+    whole = CommitIndex(repo, tmp_path / "whole.sqlite", vocabulary=vocabulary)
+    whole.writer.update(repo.upstream("master"))
+    monkeypatch.setattr(writer_module, "_LOG_SLICE", 3)
+    split = CommitIndex(repo, tmp_path / "split.sqlite", vocabulary=vocabulary)
+    split.writer.worker_after = 4  # the newest 4 commits here, the rest by the worker
+    split.writer.update(repo.upstream("master"))
+    expected = _dump(whole.path)
+    forms = {row[-1] for row in sqlite3.connect(whole.path).execute("SELECT form FROM fixes")}
+    assert {"fixesPattern 1", "Overlooked by"} <= forms
+    assert _dump(split.path) == expected
 
 
 def test_a_worker_that_cannot_read_the_history_is_a_one_line_error(tmp_path: Path) -> None:
