@@ -79,13 +79,7 @@ def prune_unhelpful(
             "the series needs a human anyway (a member conflicts, or this commit does not "
             "apply either): adapt instead, or take it"
         )
-        suggestions.append(
-            Suggestion(
-                commit,
-                closure.ctx.subject(commit),
-                Reason(reason.kind, f"{reason.detail}; {why}", reason.related),
-            )
-        )
+        suggestions.append(left_out(closure, commit, why))
         closure.drop(commit)
     return suggestions
 
@@ -322,16 +316,19 @@ def leave(closure: Closure, leaving: set[Oid], why: str) -> list[Suggestion]:
     """The commits `leaving` leave the series, each a suggestion: its first reason, and why."""
     suggestions = []
     for gone in sorted(leaving, key=closure.seq):
-        reason = closure.graph.reasons(gone)[0]
-        suggestions.append(
-            Suggestion(
-                gone,
-                closure.ctx.subject(gone),
-                Reason(reason.kind, f"{reason.detail}; {why}", reason.related),
-            )
-        )
+        suggestions.append(left_out(closure, gone, why))
         closure.drop(gone)
     return suggestions
+
+
+def left_out(closure: Closure, commit: Oid, why: str) -> Suggestion:
+    """A member leaving the series, as a suggestion: its first reason, and why it left."""
+    reason = closure.graph.reasons(commit)[0]
+    return Suggestion(
+        commit,
+        closure.ctx.subject(commit),
+        Reason(reason.kind, f"{reason.detail}; {why}", reason.related),
+    )
 
 
 def _absent_files(
