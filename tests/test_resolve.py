@@ -267,6 +267,19 @@ def test_ima_at_5_10_194_is_ready(ima: ImaFixture) -> None:
     assert all(m.apply == "clean" for m in report.series)
 
 
+def test_ima_at_5_10_194_keeps_four_members_each_with_its_evidence(ima: ImaFixture) -> None:
+    """Minimal by proof leaves the IMA series whole: every member has evidence of need, and
+    nothing left it as a suggestion."""
+    report = resolve(ima.path, ima.ids[B836C], branch="v5.10.194")
+    assert len(report.series) == 4
+    evidence = {"target", "declared", "stable-dep-of", "follow-up", "culprit", "symbol"}
+    evidence |= {"conflict", "posting", "adapted"}
+    for member in report.series:
+        assert member.reasons and all(r.kind in evidence for r in member.reasons), member
+    assert not any("applies without it" in x.reason.detail for x in report.suggestions)
+    assert not any(x.reason.detail.endswith("optional") for x in report.suggestions)
+
+
 def test_ima_fixture_is_deterministic(ima: ImaFixture, tmp_path: Path) -> None:
     assert build(tmp_path / "again").ids == ima.ids
 
