@@ -56,6 +56,7 @@ from backportr.resolve.rules import (
     hanging_on,
     leave,
     never_had,
+    only_a_follow_up,
     other_way_out,
     prune_unhelpful,
 )
@@ -558,26 +559,28 @@ class Resolver:
         ctx = closure.ctx
         for line in cancel_reverted_pairs(closure):
             closure.warn(line)
-        order, cycle = closure.graph.order()
-        results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+
+        def trial() -> tuple[list[Oid], bool, list[PickResult]]:
+            """The series in order and its trial, again after members left it."""
+            order, cycle = closure.graph.order()
+            return order, cycle, self.applier.pick_series(order, TreeState(ctx.branch.tip))[0]
+
+        order, cycle, results = trial()
         unhelpful: list[Suggestion] = []
         # To a fixpoint: without a commit that did not apply, a member that applied thanks
         # to it may conflict now, and then the other helpers are no help either.
         while pruned := prune_unhelpful(closure, order, results):
             unhelpful += pruned  # the series changed: its order and trial too
-            order, cycle = closure.graph.order()
-            results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+            order, cycle, results = trial()
         if all(r.result != "conflict" for r in results):
             while proven := self._unproven(closure, order):
                 unhelpful += proven
-                order, cycle = closure.graph.order()
-                results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+                order, cycle, results = trial()
         while gone := never_had(closure, order, results, self.applier) or self._cosmetic(
             closure, order
         ):
             unhelpful += gone
-            order, cycle = closure.graph.order()
-            results, _ = self.applier.pick_series(order, TreeState(ctx.branch.tip))
+            order, cycle, results = trial()
         if cycle:
             closure.warn("dependency cycle: upstream order used")
         members = []
@@ -677,13 +680,7 @@ class Resolver:
         first such, in series order."""
         branch = closure.ctx.branch
         for commit in order:
-            reasons = closure.graph.reasons(commit)
-            if (
-                closure.roles.get(commit) != "follow-up"
-                or not reasons
-                or any(r.kind != "follow-up" for r in reasons)
-                or not self.cosmetic.is_cosmetic(commit)
-            ):
+            if not only_a_follow_up(closure, commit) or not self.cosmetic.is_cosmetic(commit):
                 continue
             practice = self.cosmetic.practice(branch)
             if not practice.leaves_them:

@@ -289,13 +289,7 @@ def never_had(
     state = TreeState(closure.ctx.branch.tip)
     for commit, result in zip(order, results, strict=True):
         before, state = state, result.state
-        reasons = closure.graph.reasons(commit)
-        if (
-            result.result != "conflict"
-            or closure.roles.get(commit) != "follow-up"
-            or not reasons
-            or any(r.kind != "follow-up" for r in reasons)
-        ):
+        if result.result != "conflict" or not only_a_follow_up(closure, commit):
             continue
         absent = _absent_files(applier, commit, before, result)
         if not absent:
@@ -310,6 +304,17 @@ def never_had(
         )
         return leave(closure, {commit} | hanging_on(closure, {commit}), why)
     return []
+
+
+def only_a_follow_up(closure: Closure, commit: Oid) -> bool:
+    """Is the member there only as a follow-up (a `Fixes:` or another fix form naming a
+    member, not a revert, not needed by anything else)?"""
+    reasons = closure.graph.reasons(commit)
+    return (
+        closure.roles.get(commit) == "follow-up"
+        and bool(reasons)
+        and all(r.kind == "follow-up" for r in reasons)
+    )
 
 
 def leave(closure: Closure, leaving: set[Oid], why: str) -> list[Suggestion]:
