@@ -13,6 +13,7 @@ from typing import cast
 import pygit2
 import pytest
 
+import backportr.git.merge as gitmerge
 from backportr.git.builder import RepoBuilder
 from backportr.git.merge import merge_tree_version
 from backportr.git.repo import Repo
@@ -204,6 +205,30 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
     )
     theirs, _ = _git_pick(b.path, b.tip("stable"), b.ids["conflicting"], tmp_path / "wt")
     assert theirs == "conflict"
+
+
+def test_the_tree_picked_onto_is_dated_as_the_pick_so_git_finds_the_base_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git merge-tree finds the merge base of the commit made for the state and the picked
+    one by a walk newest first: made with the date 0 it was reached after the whole history
+    (0.3 s a pick on DPDK's, the merge itself 0.02 s). It is dated as the picked commit and
+    its parent is the picked commit's, so the base is found at once, and is that parent."""
+    b = _moved_upstream(tmp_path / "r")
+    repo = Repo(b.path)
+    seen: list[pygit2.Oid] = []
+    real = gitmerge._merge_tree
+
+    def merge_tree(git, ours, theirs, env, what):  # type: ignore[no-untyped-def]
+        seen.append(ours)
+        return real(git, ours, theirs, env, what)
+
+    monkeypatch.setattr(gitmerge, "_merge_tree", merge_tree)
+    assert TrialApplier(repo).pick(b.ids["clean"], TreeState(b.tip("stable"))).result == "clean"
+    picked = repo.commit(b.ids["clean"])
+    onto = repo.commit(Oid(str(seen[0])))
+    assert onto.parent_ids == [picked.parent_ids[0]]
+    assert onto.commit_time >= picked.commit_time > 0
 
 
 def _three_sides(

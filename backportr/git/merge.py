@@ -126,8 +126,14 @@ def cherry_pick_tree(
     """`commit` cherry-picked onto the tree `onto_tree` by git's merge-ort (the caller checks
     `merge_tree_version` first). `env` lets git see the objects the caller wrote (and
     write its own beside them)."""
-    base = commit.parents[0].id
-    onto = git.create_commit(None, _SIGNATURE, _SIGNATURE, "backportr trial\n", onto_tree, [base])
+    base = commit.parents[0]
+    # Dated as the picked commit: git merge-tree finds the merge base (the parent) by a walk
+    # newest first, and a commit dated 1970 is reached last, after the whole history
+    # (0.3 s a pick on DPDK's, against 0.02 s for the merge itself).
+    when = pygit2.Signature(
+        "backportr", "backportr@localhost", max(commit.commit_time, base.commit_time), 0
+    )
+    onto = git.create_commit(None, when, when, "backportr trial\n", onto_tree, [base.id])
     return _merge_tree(git, onto, commit.id, env, short(str(commit.id)))
 
 
