@@ -229,6 +229,42 @@ def test_postings_dropped_within_a_question_leave_the_answer_git_greps(  # type:
         assert grep._held <= 7 or len(grep._read_blobs) == 1
 
 
+def test_past_the_bound_the_postings_of_the_asked_tree_are_retained(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Past `_MAX_POSTINGS` pairs only the files the question's tree does not hold are
+    dropped: the next tree of a scan reads the words of just the files that changed (every
+    posting dropped, it read f1.c again), and answers as git grep."""
+    monkeypatch.setattr(gittreegrep, "_MAX_POSTINGS", 20)  # one tree's 18 pairs and a little
+    b = RepoBuilder(tmp_path / "r")
+    first = b.commit("init", {f"f{i}.c": f"int helper_{i} = CONST;\n" for i in range(6)})
+    second = b.commit(
+        "change one, add one, remove four",
+        {
+            "f0.c": "int other = CONST;\n",
+            "f6.c": "int x6;\n",
+            **{f"f{i}.c": None for i in range(2, 6)},
+        },
+    )
+    repo = Repo(b.path)
+    grep = TreeGrep(repo.git)
+    posted: list[str] = []
+    real = grep._post
+
+    def counted(blob):  # type: ignore[no-untyped-def]
+        posted.append(str(blob))
+        return real(blob)
+
+    grep._post = counted  # type: ignore[method-assign]
+    names = ["CONST", "helper_3", "other", "x6"]
+    for tip in (first, second):
+        found = grep.grep(repo.commit(tip).tree, names, (".c",))
+        assert found == repo.search._git_grep_files(tip, names, (".c",))
+        assert grep._held <= 20
+    tree = repo.commit(second).tree
+    assert posted[6:] == [str(tree["f0.c"].id), str(tree["f6.c"].id)]
+
+
 def test_in_process_grep_of_a_tree_lacking_a_blob_is_a_missing_object(tmp_path: Path) -> None:
     """A damaged clone: a blob the tree names is gone. The in-process grep says so as the
     git layer does everywhere, `MissingObjectError` naming the blob, which a scan records as
