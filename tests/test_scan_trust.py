@@ -84,6 +84,34 @@ def test_adapted_backports_of_a_branch_that_adapts_on_purpose_are_counted_apart(
     assert "adapted, probably on purpose (12)" in text.stdout
 
 
+def test_a_follow_up_left_a_finding_is_tried_as_the_finding_lists_it(tmp_path: Path) -> None:
+    """An adapted backport's own follow-up stays a finding when what the backport went
+    without goes apart; it conflicts after that commit (taken as its side) but applies on
+    the branch alone, as the finding lists it: the finding says `clean`, as `git
+    cherry-pick` of it does, and the adapted entry's member still conflicts."""
+    b = adapted_repo(tmp_path / "r")
+    t4 = b.ids["T4"]
+    fixed = _source(4, 10, 20).replace("return a + b + x;", "return a + b + 2 * x;")
+    follow = b.commit(
+        f'd4: fix the return\n\nFixes: {t4[:12]} ("d4: fix b")\n{SIGNED}', {"drivers/d4.c": fixed}
+    )
+    found = scan_json(b)
+    listed, adapted = found["findings"], found["adapted"]
+    assert isinstance(listed, list) and isinstance(adapted, list)
+    findings = {(f["kind"], f["commit"]): f for f in listed}
+    assert set(findings) == {("incomplete-backport", t4), ("missing-fix", follow)}
+    for finding in findings.values():
+        assert [(m["commit"], m["apply"]) for m in finding["series"]] == [(follow, "clean")]
+    apart = next(e for e in adapted if e["commit"] == t4)
+    assert [(m["commit"], m["apply"]) for m in apart["series"]] == [(b.ids["Y4"], "conflict")]
+    work = tmp_path / "wt"
+    subprocess.run(
+        ["git", "-C", str(b.path), "worktree", "add", "-q", str(work), BRANCH], check=True
+    )
+    picked = subprocess.run(["git", "-C", str(work), "cherry-pick", "--no-commit", follow])
+    assert picked.returncode == 0
+
+
 def test_a_branch_that_takes_what_it_went_without_keeps_the_findings(tmp_path: Path) -> None:
     """The same branch, where eight of twelve adapted backports had their refactor
     backported later: the four still without it are findings, as in the IMA case."""

@@ -22,11 +22,12 @@ such history (the demo's) is reported as before.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from backportr.git.names import Ref
 from backportr.git.trial import TreeState
-from backportr.model import Oid
+from backportr.model import Member, Oid
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.scan.findings import BranchScan, ScanFinding
@@ -161,7 +162,8 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
             retained.append(finding)
             continue
         adapted = set(finding.adapted)
-        apart = tuple(m for m in finding.series if m.commit in adapted)
+        tried = _tried_alone(reader, branch)
+        apart = tried(tuple(m for m in finding.series if m.commit in adapted))
         scan.adapted.append(
             replace(
                 finding,
@@ -173,10 +175,29 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
                 ),
             )
         )
-        own = tuple(m for m in finding.series if m.commit not in adapted)
+        own = tried(tuple(m for m in finding.series if m.commit not in adapted))
         if own:
             retained.append(replace(finding, series=own, adapted=()))
     scan.findings = retained
+
+
+def _tried_alone(
+    reader: PracticeReader, branch: Ref
+) -> Callable[[tuple[Member, ...]], tuple[Member, ...]]:
+    """Each part of a split series tried again as it is listed: its members picked in order
+    onto the branch, a conflicting one taking its side (the trial's rule). A follow-up that
+    conflicted only after the commits the backport went without applies alone, and a
+    maintainer picking the finding's members meets what the finding says."""
+    applier = reader.scanner.resolver.applier
+
+    def tried(series: tuple[Member, ...]) -> tuple[Member, ...]:
+        results, _ = applier.pick_series([m.commit for m in series], TreeState(branch.tip))
+        return tuple(
+            replace(m, apply=r.result, conflict_files=r.conflict_files)
+            for m, r in zip(series, results, strict=True)
+        )
+
+    return tried
 
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
