@@ -22,12 +22,11 @@ such history (the demo's) is reported as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from backportr.git.names import Ref
 from backportr.git.trial import TreeState
-from backportr.model import Member, Oid
+from backportr.model import Oid
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.scan.findings import BranchScan, ScanFinding
@@ -162,8 +161,8 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
             retained.append(finding)
             continue
         adapted = set(finding.adapted)
-        tried = _tried_alone(reader, branch)
-        apart = tried(tuple(m for m in finding.series if m.commit in adapted))
+        apart = tuple(m for m in finding.series if m.commit in adapted)
+        apart = reader.scanner.tried_as_listed(branch, finding.series, apart)
         scan.adapted.append(
             replace(
                 finding,
@@ -175,29 +174,11 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
                 ),
             )
         )
-        own = tried(tuple(m for m in finding.series if m.commit not in adapted))
+        own = tuple(m for m in finding.series if m.commit not in adapted)
+        own = reader.scanner.tried_as_listed(branch, finding.series, own)
         if own:
             retained.append(replace(finding, series=own, adapted=()))
     scan.findings = retained
-
-
-def _tried_alone(
-    reader: PracticeReader, branch: Ref
-) -> Callable[[tuple[Member, ...]], tuple[Member, ...]]:
-    """Each part of a split series tried again as it is listed: its members picked in order
-    onto the branch, a conflicting one taking its side (the trial's rule). A follow-up that
-    conflicted only after the commits the backport went without applies alone, and a
-    maintainer picking the finding's members meets what the finding says."""
-    applier = reader.scanner.resolver.applier
-
-    def tried(series: tuple[Member, ...]) -> tuple[Member, ...]:
-        results, _ = applier.pick_series([m.commit for m in series], TreeState(branch.tip))
-        return tuple(
-            replace(m, apply=r.result, conflict_files=r.conflict_files)
-            for m, r in zip(series, results, strict=True)
-        )
-
-    return tried
 
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:

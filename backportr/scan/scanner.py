@@ -365,7 +365,7 @@ class Scanner:
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
-        series = self._cancelled(report.series)
+        series = self.tried_as_listed(branch, report.series, self._cancelled(report.series))
         if not any(m.commit == commit for m in series):
             return  # the fix and its own revert: nothing to take
         seen = self.witnesses.of(branch, [m.commit for m in series], present)
@@ -419,7 +419,8 @@ class Scanner:
         report = self.answers.resolve(upstream, branch)
         if report.status != "incomplete":
             return
-        series = self._cancelled(tuple(m for m in report.series if self._wanted(branch, m.commit)))
+        listed = self._cancelled(tuple(m for m in report.series if self._wanted(branch, m.commit)))
+        series = self.tried_as_listed(branch, report.series, listed)
         tagged = any(self._tagged(m.commit) for m in series)
         if series:
             adapted = adapted_members(series)
@@ -574,6 +575,23 @@ class Scanner:
             for f in (*declared(ctx, upstream), *recorded(ctx, upstream))
             if not presence.check(f.commit, branch).present
         ]
+
+    def tried_as_listed(
+        self, branch: Ref, resolved: tuple[Member, ...], listed: tuple[Member, ...]
+    ) -> tuple[Member, ...]:
+        """The members a finding lists, as a maintainer picking them meets them: where the
+        listing left members of the resolved series out (a commit and its revert, a dropped
+        or ignored one, what an adapted backport went without), tried again in order onto
+        the branch, a conflicting one taking its side (the trial's rule): a member that
+        conflicted only after one left out applies."""
+        if [m.commit for m in listed] == [m.commit for m in resolved]:
+            return listed
+        applier = self.resolver.applier
+        results, _ = applier.pick_series([m.commit for m in listed], TreeState(branch.tip))
+        return tuple(
+            replace(m, apply=r.result, conflict_files=r.conflict_files)
+            for m, r in zip(listed, results, strict=True)
+        )
 
     def _cancelled(self, series: tuple[Member, ...]) -> tuple[Member, ...]:
         """The series without each commit whose revert it also holds, and that revert: the
