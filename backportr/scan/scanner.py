@@ -365,9 +365,10 @@ class Scanner:
         report = self.answers.resolve(commit, branch)
         if report.status in ("reverted-upstream", "not-needed", "already-present"):
             return
-        series = self.tried_as_listed(branch, report.series, self._cancelled(report.series))
-        if not any(m.commit == commit for m in series):
+        listed = self._cancelled(report.series)
+        if not any(m.commit == commit for m in listed):
             return  # the fix and its own revert: nothing to take
+        series = self.tried_as_listed(branch, report.series, listed)
         seen = self.witnesses.of(branch, [m.commit for m in series], present)
         result.findings.append(
             ScanFinding(
