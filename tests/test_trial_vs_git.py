@@ -231,6 +231,34 @@ def test_the_tree_picked_onto_is_dated_as_the_pick_so_git_finds_the_base_at_once
     assert onto.commit_time >= picked.commit_time > 0
 
 
+def test_another_version_of_a_moved_file_is_asked_of_git_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git found fs/smb/client/connect.c at fs/cifs/connect.c for one pick; upstream then
+    rewrote the file, and rename detection compares the version a commit changes: the
+    rewritten one is like no file of the branch, and git's cherry-pick of a fix to it is a
+    modify/delete conflict at the commit's path. The trial asks git again for that version
+    (the moved path learned from the other version would place the change at
+    fs/cifs/connect.c) and answers as git does."""
+    b = _moved_upstream(tmp_path / "r")
+    rewritten = [f"rewritten {i}" for i in range(len(CONNECT))]
+    b.commit("smb: rewrite connect", {"fs/smb/client/connect.c": _text(rewritten)}, name="rw")
+    b.commit("fix the rewrite", {"fs/smb/client/connect.c": _edit(rewritten, 7, "fixed 7")},
+             name="late")  # fmt: skip
+    applier, calls = _counting_git_picks(Repo(b.path), monkeypatch)
+    tip = TreeState(b.tip("stable"))
+    assert applier.pick(b.ids["clean"], tip).result == "clean"
+    late = applier.pick(b.ids["late"], tip)
+    assert calls == [b.ids["clean"], b.ids["late"]]
+    assert (late.result, late.conflict_files) == ("conflict", ("fs/smb/client/connect.c",))
+    theirs, _ = _git_pick(b.path, b.tip("stable"), b.ids["late"], tmp_path / "wt")
+    unmerged = subprocess.run(
+        ["git", "diff", "--name-only", "--diff-filter=U"],
+        cwd=tmp_path / "wt", capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert (theirs, unmerged) == ("conflict", ["fs/smb/client/connect.c"])
+
+
 def _three_sides(
     tmp_path: Path, base: list[str], ours: list[str], theirs: list[str]
 ) -> tuple[RepoBuilder, Repo, Oid, bool]:

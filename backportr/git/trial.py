@@ -65,8 +65,10 @@ class TrialApplier:
             tuple[pygit2.Oid, pygit2.Oid], tuple[list[tuple[int, int]], list[bytes]]
         ] = {}
         self._forced_pairs: dict[tuple[pygit2.Oid, pygit2.Oid], bool] = {}
-        # Where git's merge found a file a commit names, on a base it had moved away from.
-        self._found_at: dict[tuple[Oid, str], str] = {}
+        # Where git's merge found a file a commit names, on a base it had moved away from:
+        # by the base, the path and the file's blob before the commit (rename detection
+        # compares that blob: another version of the file may be found nowhere).
+        self._found_at: dict[tuple[Oid, str, pygit2.Oid], str] = {}
         # Where it found such a file nowhere (a modify/delete conflict): the base, the path
         # and the file's blob before the commit, as rename detection compares that blob.
         self._nowhere: set[tuple[Oid, str, pygit2.Oid]] = set()
@@ -232,17 +234,20 @@ class TrialApplier:
         where git's merge must answer: a path the commit changes or deletes is absent there,
         or it adds a file to a directory the state lacks (git's directory-rename detection
         looks for it elsewhere). A change of a file's content whose path git's merge found
-        moved on the same base before (`_found_at`) is placed at the branch's path instead:
-        the same three-way merge of the same three blobs, without a git process (a scan
-        asks for thousands of such picks). Never None where the installed git cannot merge
-        in memory: then every pick is file by file at the paths the commit names."""
+        moved on the same base before, from the same blob (`_found_at`), is placed at the
+        branch's path instead: the same three-way merge of the same three blobs, without a
+        git process (a scan asks for thousands of such picks; the fewest-prerequisites
+        search picks a commit onto many states of one base). Another version of the file
+        asks git again: rename detection compares that version, and may find it nowhere.
+        Never None where the installed git cannot merge in memory: then every pick is file
+        by file at the paths the commit names."""
         out: list[FileChange] = []
         for change in self.changes(commit):
             if only is not None and not change.touches(only):
                 out.append(change)
                 continue
             if change.old is not None and self.lookup(state, change.old_path) is None:
-                found = self._found_at.get((state.base, change.old_path))
+                found = self._found_at.get((state.base, change.old_path, change.old[0]))
                 if (
                     found is not None
                     and change.new is not None
@@ -331,7 +336,7 @@ class TrialApplier:
         by_old = {c.old[0]: c.old_path for c in moved if c.old is not None}
         for staged in merge.staged:
             if staged.stage == 1 and staged.blob in by_old:
-                self._found_at[(state.base, by_old[staged.blob])] = staged.path
+                self._found_at[(state.base, by_old[staged.blob], staged.blob)] = staged.path
         if not self._adds_files(state):
             ours = {s.path for s in merge.staged if s.stage == 2}
             for change in moved:
@@ -343,7 +348,8 @@ class TrialApplier:
         named = self.paths(commit)
         elsewhere = [p for p, e in written.items() if e is not None and p not in named]
         if merge.clean and len(moved) == 1 and len(elsewhere) == 1:
-            self._found_at[(state.base, moved[0].old_path)] = elsewhere[0]
+            assert moved[0].old is not None
+            self._found_at[(state.base, moved[0].old_path, moved[0].old[0])] = elsewhere[0]
 
     def _sources(self, commit: Oid, merge: TreeMerge, conflicts: list[str]) -> tuple[str, ...]:
         """Each conflicted path as the commit names it: the change whose old blob is the
