@@ -155,6 +155,19 @@ def test_in_process_grep_answers_as_git_grep(tmp_path: Path) -> None:
     ]
 
 
+def _recorded(grep: TreeGrep, method: str) -> list[str]:
+    """The object ids one of `grep`'s methods is called with, from now on, in order."""
+    calls: list[str] = []
+    real = getattr(grep, method)
+
+    def recording(oid):  # type: ignore[no-untyped-def]
+        calls.append(str(oid))
+        return real(oid)
+
+    setattr(grep, method, recording)
+    return calls
+
+
 def test_in_process_grep_of_close_trees_reads_only_changed_directories(tmp_path: Path) -> None:
     """A scan asks about one upstream tree after another. The files matching a question's
     patterns are kept by directory: the next tree's walk lists again only the directories
@@ -176,14 +189,7 @@ def test_in_process_grep_of_close_trees_reads_only_changed_directories(tmp_path:
     repo = Repo(b.path)
     grep = TreeGrep(repo.git)
     names = ["CONST", "helper_3_3", "helper_1_0", "CONST_USER"]
-    listed: list[str] = []
-    real = grep._entries
-
-    def entries(tree):  # type: ignore[no-untyped-def]
-        listed.append(str(tree))
-        return real(tree)
-
-    grep._entries = entries  # type: ignore[method-assign]
+    listed = _recorded(grep, "_entries")
     for tip in (first, second):
         tree = repo.commit(tip).tree
         assert grep.grep(tree, names, (".c", ".h")) == repo.search._git_grep_files(
@@ -248,14 +254,7 @@ def test_past_the_bound_the_postings_of_the_asked_tree_are_retained(  # type: ig
     )
     repo = Repo(b.path)
     grep = TreeGrep(repo.git)
-    posted: list[str] = []
-    real = grep._post
-
-    def counted(blob):  # type: ignore[no-untyped-def]
-        posted.append(str(blob))
-        return real(blob)
-
-    grep._post = counted  # type: ignore[method-assign]
+    posted = _recorded(grep, "_post")
     names = ["CONST", "helper_3", "other", "x6"]
     for tip in (first, second):
         found = grep.grep(repo.commit(tip).tree, names, (".c",))
