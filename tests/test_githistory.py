@@ -84,7 +84,7 @@ def _history(path: Path, seed: int) -> tuple[RepoBuilder, Oid]:
     return b, fork
 
 
-def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> None:
+def test_blame_file_history_and_pickaxe_from_the_range_equal_gits(tmp_path: Path) -> None:
     for seed in (1, 2):
         b, fork = _history(tmp_path / f"r{seed}", seed)
         plain = Repo(b.path)
@@ -98,6 +98,7 @@ def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> Non
         rnd = random.Random(seed)
         pairs = [(rnd.choice(commits), rnd.choice(paths)) for _ in range(120)]
         differences: list[tuple[str, str, str, object]] = []
+        found = 0
         for commit, path in pairs:
             for ranges in ([(1, 4), (8, 12)], [(1, 60)]):
                 if plain.search.blame(path, commit, ranges, fork) != read.search.blame(
@@ -110,7 +111,15 @@ def test_blame_and_file_history_from_the_range_equal_gits(tmp_path: Path) -> Non
                     [path, other], commit, fork, limit
                 ) != read.search.file_history([path, other], commit, fork, limit):
                     differences.append(("log", commit, path, limit))
+            for text in ("shared", "step 1", "line 3", "window", "again", "master 1", "old"):
+                other = rnd.choice(paths)
+                if plain.search.pickaxe(text, commit, fork, [path, other]) != (
+                    read.search.pickaxe(text, commit, fork, [path, other])
+                ):
+                    differences.append(("pickaxe", commit, path, text))
+                found += plain.search.pickaxe(text, commit, fork, [path, other]) is not None
         assert differences == []
+        assert found > 100  # the texts come and go: most questions have an answer
         assert any(plain.search.blame("shared.c", tip, [(1, 60)], fork).values())
 
 

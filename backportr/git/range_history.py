@@ -46,6 +46,7 @@ them (`--raw`), the path's mode and blob after the commit, as git prints them:
 `M100644<40 hex>` (mode `000000` and a zero id where the commit deleted it)."""
 
 _NO_MODE = "000000"
+_GITLINK = "160000"
 
 
 class RangeHistory:
@@ -190,6 +191,37 @@ class RangeHistory:
                 if parent in self._parents:
                     push(self._next_change(wanted, parent, chain_end=True))
         return found
+
+    def pickaxe(self, text: bytes, paths: list[str], newest: Oid) -> tuple[Oid, str] | None:
+        """`git log -S<text> --reverse --no-renames --no-textconv <oldest>..<newest> --
+        <paths>`'s first commit and the first of its files (in path order) where the number
+        of `text`'s non-overlapping occurrences changed: the oldest commit of the paths' log
+        (`log`) with such a file, merges aside (git shows no diff of a merge without `-m`).
+        The blobs are read in-process, each counted once: a scan asks hundreds of these, and
+        a `git log -S` each cost DPDK's 50 ms."""
+        wanted = set(paths)
+        counts: dict[str, int] = {}
+
+        def count(entry: str | None) -> int:
+            if entry is None:
+                return 0
+            if entry not in counts:
+                mode, _, oid = entry.partition(" ")
+                data = (
+                    f"Subproject commit {oid}\n".encode("ascii")  # git's text of a gitlink
+                    if mode == _GITLINK
+                    else read_object(self._git, oid, "a file's history").read_raw()
+                )
+                counts[entry] = data.count(text)
+            return counts[entry]
+
+        for commit in reversed(self.log(paths, newest, sys.maxsize)):
+            parents = self._parents[commit]
+            for path in sorted(p for p in self._changes.get(commit, {}) if p in wanted):
+                before = self._blob(parents[0], path) if parents else None
+                if count(before) != count(self._blob(commit, path)):
+                    return commit, path
+        return None
 
     def _followed(self, merge: Oid, paths: tuple[str, ...], changed: bool) -> list[Oid]:
         """git's history simplification at a merge: into the first relevant parent where the

@@ -286,7 +286,11 @@ class Searches(GitAccess):
         self, text: str, newest: Oid, oldest: Oid | None, paths: list[str]
     ) -> tuple[Oid, str] | None:
         """The oldest commit in oldest..newest that changed how often `text` occurs in
-        `paths` (`git log -S`, path-limited so it reads only those files' history)."""
+        `paths` (`git log -S`, path-limited so it reads only those files' history; from
+        memory where the range's history was read once)."""
+        history = self.range_history(oldest, newest)
+        if history is not None and text:
+            return history.pickaxe(text.encode("utf-8", "surrogateescape"), paths, newest)
         revision = f"{oldest}..{newest}" if oldest else newest
         out = self.repo.run_git(
             "log",
