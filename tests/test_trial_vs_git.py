@@ -321,6 +321,76 @@ def test_where_libgit2_merges_close_changes_that_git_conflicts_on_the_trial_says
     )
 
 
+def _libgit2_and_git_differ() -> dict[str, tuple[list[str], list[str], list[str]]]:
+    """Base, ours and theirs of two merges where libgit2's file merge and git's differ:
+    `merges` (libgit2 conflicts, git merges) and `conflicts` (the other way round)."""
+    check, call, other = "AT_CHECK([ovn-nbctl])", "bar();", "AT_CHECK([ovn-nbctl]) /*2*/"
+    end, ret, cond = "])", "return 0;", "if (a)"
+    wait, tail = "OVS_WAIT_UNTIL([test 1])", ["else", "int x;", "}", cond, "", "int x;"]
+    return {
+        "merges": (
+            [call, call, check, call, check, check, check, "int x;"],
+            [call, call, check, call, "", "{", "}", check, check, check, "int x;"],
+            [call, call, "if (a)", check, "return 0;", "", check, call, check, other, check,
+             "int x;"],
+        ),
+        "conflicts": (
+            [cond, end, wait, "", end, ret, "bar();", "bar();", end, ret, end, *tail],
+            [cond, end, wait, "", end, ret, "bar();", "bar();", end, *tail],
+            [end, wait, "", end, ret, ret, "bar();", "bar();", end, *tail],
+        ),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kinds", [("merges", "merges", "merges"), ("merges", "conflicts", "merges")]
+)
+def test_the_file_merges_git_answers_for_one_pick_are_one_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kinds: tuple[str, ...]
+) -> None:
+    """A commit whose files all need git's file merge (libgit2's may differ on each) asks
+    one `git merge-tree` for all of them, and answers as `git cherry-pick` does: the
+    result, each conflicting file, the tree of a clean pick."""
+    paths = ["a/t.at", "b/t.at", "t2.at"]
+    sides = [  # a line of its own at each file's end: three merges, not one asked thrice
+        tuple([*lines, f"/* {path} */"] for lines in _libgit2_and_git_differ()[kind])
+        for path, kind in zip(paths, kinds, strict=True)
+    ]
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {p: _text(x[0]) for p, x in zip(paths, sides, strict=True)})
+    b.branch("stable", "master")
+    b.commit("stable: rework", {p: _text(x[1]) for p, x in zip(paths, sides, strict=True)},
+             branch="stable")  # fmt: skip
+    picked = b.commit("tests: rework", {p: _text(x[2]) for p, x in zip(paths, sides, strict=True)})
+    repo = Repo(b.path)
+    asked: list[list[str]] = []
+    together, alone = repo.merge_files, repo.merge_file
+
+    def merge_files(files: list[tuple[str, object]]) -> object:
+        asked.append([path for path, _ in files])
+        return together(files)  # type: ignore[arg-type]
+
+    def merge_file(path: str, sides: object) -> object:
+        asked.append([path])
+        return alone(path, sides)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repo, "merge_files", merge_files)
+    monkeypatch.setattr(repo, "merge_file", merge_file)
+    tip = b.tip("stable")
+    ours = TrialApplier(repo).pick(picked, TreeState(tip))
+    answer, tree = _git_pick(b.path, tip, picked, tmp_path / "wt")
+    unmerged = subprocess.run(
+        ["git", "diff", "--name-only", "--diff-filter=U"],
+        cwd=tmp_path / "wt", capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert [sorted(files) for files in asked] == [paths]
+    assert (ours.result, list(ours.conflict_files)) == (answer, unmerged)
+    if answer == "clean":
+        assert TrialApplier(repo).write_tree(ours.state) == tree
+    else:
+        assert unmerged == ["b/t.at"]
+
+
 def _two_edits(
     tmp_path: Path, path: str, lines: list[str], ours: tuple[int, str], theirs: tuple[int, str]
 ) -> tuple[RepoBuilder, Oid, Oid]:

@@ -7,7 +7,7 @@ base, go to the object database.
 git 2.38 added `--write-tree`; `--merge-base` came in 2.40, so the base is set the way any
 2.38+ git honours: the tree to pick onto is written as a commit whose only parent is the
 picked commit's parent, and the merge base of that commit and the picked one is that parent.
-`merge_file` is the same merge of one file's three blobs (git's file merge is merge-ort's,
+`merge_files` is the same merge of files' three blobs (git's file merge is merge-ort's,
 histogram diff; libgit2's `merge_file` is Myers, and the two differ on some overlaps).
 
 Part of the git layer (with git/repo.py, git/trial.py and the git* modules): nothing else runs git.
@@ -85,36 +85,52 @@ def trial_engine() -> tuple[str, str, str]:
     )
 
 
-def merge_file(
-    git: pygit2.Repository,
-    path: str,
-    sides: tuple[tuple[pygit2.Oid, int] | None, tuple[pygit2.Oid, int], tuple[pygit2.Oid, int]],
-    env: dict[str, str],
-) -> pygit2.Oid | None:
-    """git's three-way merge of one file (base, ours, theirs: blob and mode; no base for an
-    add/add), as merge-ort makes it in a cherry-pick: the merged blob, or None on conflict.
-    Three one-file trees are written as commits, ours and theirs children of the base, and
-    `git merge-tree` merges them (the caller checks `merge_tree_version` first)."""
-    base, ours, theirs = sides
+Sides = tuple[tuple[pygit2.Oid, int] | None, tuple[pygit2.Oid, int], tuple[pygit2.Oid, int]]
+"""A file merge's base, ours and theirs: blob and mode (no base for an add/add)."""
 
-    def tree(side: tuple[pygit2.Oid, int] | None) -> pygit2.Oid:
+
+def merge_file(
+    git: pygit2.Repository, path: str, sides: Sides, env: dict[str, str]
+) -> pygit2.Oid | None:
+    """git's three-way merge of one file, as merge-ort makes it in a cherry-pick: the
+    merged blob, or None on conflict (`merge_files`)."""
+    return merge_files(git, [(path, sides)], env)[0]
+
+
+def merge_files(
+    git: pygit2.Repository, files: list[tuple[str, Sides]], env: dict[str, str]
+) -> list[pygit2.Oid | None]:
+    """git's three-way merges of files at distinct paths, in one `git merge-tree` (the
+    caller checks `merge_tree_version` first): each merged blob, or None where that file
+    conflicts. The bases, ours and theirs are written as three trees (commits, ours and
+    theirs children of the base). Each path is in ours and in theirs, and in the base
+    wherever it has one: no side deletes a file, so git's rename detection pairs none, and
+    each file merges as it would alone (a cherry-pick merges file by file)."""
+    paths = [path for path, _ in files]
+    assert len(set(paths)) == len(paths), "one merge per path"
+
+    def tree(side: int) -> pygit2.Oid:
         index = pygit2.Index()
-        if side is not None:
-            index.add(pygit2.IndexEntry(path, side[0], cast(pygit2.enums.FileMode, side[1])))
+        for path, sides in files:
+            entry = sides[side]
+            if entry is not None:
+                index.add(pygit2.IndexEntry(path, entry[0], cast(pygit2.enums.FileMode, entry[1])))
         return index.write_tree(git)
 
-    def commit(side: tuple[pygit2.Oid, int] | None, parents: list[pygit2.Oid]) -> pygit2.Oid:
+    def commit(side: int, parents: list[pygit2.Oid]) -> pygit2.Oid:
         return git.create_commit(
             None, _SIGNATURE, _SIGNATURE, "backportr merge\n", tree(side), parents
         )
 
-    root = commit(base, [])
-    merge = _merge_tree(git, commit(ours, [root]), commit(theirs, [root]), env, path)
-    if not merge.clean:
-        return None
-    merged = read_object(git, merge.tree, f"git's merge of {path}")
+    root = commit(0, [])
+    what = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+    merge = _merge_tree(git, commit(1, [root]), commit(2, [root]), env, what)
+    conflicted = {s.path for s in merge.staged}
+    if not merge.clean and not conflicted:
+        return [None] * len(paths)  # unclean with no path to blame: none is taken as merged
+    merged = read_object(git, merge.tree, f"git's merge of {what}")
     assert isinstance(merged, pygit2.Tree)
-    return merged[path].id
+    return [None if path in conflicted else merged[path].id for path in paths]
 
 
 def cherry_pick_tree(

@@ -30,7 +30,7 @@ from backportr.errors import (
     UnknownCommitError,
 )
 from backportr.git.diffs import Diffs
-from backportr.git.merge import TreeMerge, cherry_pick_tree, merge_file
+from backportr.git.merge import Sides, TreeMerge, cherry_pick_tree, merge_file, merge_files
 from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
@@ -501,14 +501,14 @@ class Repo:
             self.git, self.commit(commit), pygit2.Oid(hex=onto_tree), self._scratch_env(writes=True)
         )
 
-    def merge_file(
-        self,
-        path: str,
-        sides: tuple[tuple[pygit2.Oid, int] | None, tuple[pygit2.Oid, int], tuple[pygit2.Oid, int]],
-    ) -> pygit2.Oid | None:
+    def merge_file(self, path: str, sides: Sides) -> pygit2.Oid | None:
         """git's three-way merge of one file's blobs (base, ours, theirs), as a cherry-pick
         makes it: the merged blob, or None on conflict (`git.merge.merge_file`)."""
         return merge_file(self.git, path, sides, self._scratch_env(writes=True))
+
+    def merge_files(self, files: list[tuple[str, Sides]]) -> list[pygit2.Oid | None]:
+        """`merge_file` of files at distinct paths, by one git process (`git.merge.merge_files`)."""
+        return merge_files(self.git, files, self._scratch_env(writes=True))
 
     def commit_of_diff(self, base: Oid, diff: str, message: str) -> Oid:
         """A commit of `diff` applied onto `base`, written to the object database through a

@@ -25,7 +25,7 @@ from pygit2.enums import DeltaStatus, FileMode
 
 from backportr.git.diff_model import DiffHunk, Entry, FileChange, changed_lines
 from backportr.git.forced import Lines, diff_is_forced, is_binary
-from backportr.git.merge import TreeMerge, merge_tree_version
+from backportr.git.merge import Sides, TreeMerge, merge_tree_version
 from backportr.git.proc import read_object
 from backportr.git.repo import Repo
 from backportr.git.treestate import (
@@ -42,6 +42,13 @@ __all__ = ["FileChange", "PickResult", "TreeState", "TrialApplier"]
 # result, changes, conflicting files (the branch's paths), the same as the commit names them
 _PickOutcome = tuple[str, dict[str, "Entry | None"], tuple[str, ...], tuple[str, ...]]
 _DELETED: None = None
+
+
+class _GitMerges:
+    """What `_merge_file` answers where git's file merge must answer."""
+
+
+_GIT_MERGES = _GitMerges()
 # Changes to one file this close (lines of the base apart) are merged by git as well as by
 # libgit2. Farther apart the two merges agree but on files of nothing but a dozen repeated
 # lines (one merge in 6,000 of benchmarks/merge_fuzz.py; none in real samples).
@@ -61,6 +68,7 @@ class TrialApplier:
         # the commit touches, and a merge only on its three blobs: both are cached on that.
         self._picks: dict[tuple[object, ...], _PickOutcome] = {}
         self._merges: dict[tuple[object, ...], pygit2.Oid | None] = {}
+        self._asking: dict[tuple[object, ...], tuple[str, Sides]] | None = None  # `_merge_together`
         self._spans: dict[
             tuple[pygit2.Oid, pygit2.Oid], tuple[list[tuple[int, int]], list[bytes]]
         ] = {}
@@ -367,7 +375,9 @@ class TrialApplier:
         return tuple(sources)
 
     def _pick(self, placed: list[FileChange], state: TreeState) -> _PickOutcome:
-        """The file-by-file pick of these changes (`_placed`) onto the state."""
+        """The file-by-file pick of these changes (`_placed`) onto the state. The file merges
+        git must answer are asked of one git process first (`_merge_together`)."""
+        self._merge_together(placed, state)
         changes: dict[str, Entry | None] = {}
         conflicts: list[tuple[str, str]] = []  # the branch's path, the commit's
         applied_anything = False
@@ -389,6 +399,29 @@ class TrialApplier:
         if not applied_anything:
             return "empty", {}, (), ()
         return "clean", changes, (), ()
+
+    def _merge_together(self, placed: list[FileChange], state: TreeState) -> None:
+        """The file merges of these changes that git must answer (`_merge_file`), asked of
+        one `git merge-tree` together and remembered: a file merge each cost a git process
+        (DPDK's scan makes thousands). A pass over the changes finds them; the merges
+        libgit2 answers are remembered by it as the pick would remember them."""
+        if len(placed) < 2 or merge_tree_version() is None:
+            return
+        self._asking = {}
+        try:
+            for change in placed:
+                self._merge_change(change, state)
+            asked = self._asking
+        finally:
+            self._asking = None
+        by_path: dict[str, tuple[tuple[object, ...], Sides]] = {}
+        for key, (path, sides) in asked.items():
+            by_path.setdefault(path, (key, sides))  # one merge per path: the rest alone
+        if len(by_path) < 2:
+            return
+        keys = [key for key, _ in by_path.values()]
+        merged = self.repo.merge_files([(path, sides) for path, (_, sides) in by_path.items()])
+        self._merges.update(zip(keys, merged, strict=True))
 
     def pick_series(
         self, commits: list[Oid], state: TreeState
@@ -491,7 +524,13 @@ class TrialApplier:
             return None
         key = (base[0] if base else None, ours[0], theirs[0])
         if key not in self._merges:
-            self._merges[key] = self._merge_file(path, base, ours, theirs)
+            merged = self._merge_file(path, base, ours, theirs)
+            if isinstance(merged, _GitMerges):
+                if self._asking is not None:  # a pick's first pass: asked of git together
+                    self._asking[key] = (path, (base, ours, theirs))
+                    return None
+                merged = self.repo.merge_file(path, (base, ours, theirs))
+            self._merges[key] = merged
         blob = self._merges[key]
         if blob is None:
             return None
@@ -499,11 +538,11 @@ class TrialApplier:
 
     def _merge_file(
         self, path: str, base: Entry | None, ours: Entry, theirs: Entry
-    ) -> pygit2.Oid | None:
+    ) -> pygit2.Oid | _GitMerges | None:
         """The 3-way file merge (the merged blob, or None on conflict): libgit2's where it
         merges changes that lie apart, conflicts on a line both sides surely remove, or
-        where both diffs are forced; git's elsewhere, where libgit2 conflicts or the changes
-        are close."""
+        where both diffs are forced; `_GIT_MERGES` elsewhere, where libgit2 conflicts or the
+        changes are close: git's merge answers."""
 
         def entry(oid_mode: Entry) -> pygit2.IndexEntry:
             self._held.store(oid_mode[0])  # libgit2 reads it from the object database
@@ -518,9 +557,7 @@ class TrialApplier:
         except (UnicodeDecodeError, pygit2.GitError, RuntimeError):
             # no answer from libgit2 (text that is not UTF-8, which pygit2 cannot hand
             # back; a merge left without content): no conflict to reason from, git answers
-            if merge_tree_version() is None:
-                return None
-            return self.repo.merge_file(path, (base, ours, theirs))
+            return None if merge_tree_version() is None else _GIT_MERGES
         merged = result.automergeable
         if not merged and self._both_remove(base, ours, theirs):
             return None
@@ -536,7 +573,7 @@ class TrialApplier:
         # conflicts (but on a line both sides surely remove), or merges changes that lie
         # close together, the two may differ unless both diffs are forced, and git's
         # answer is the one (measured: benchmarks/merge_fuzz.py, docs/trial.md).
-        return self.repo.merge_file(path, (base, ours, theirs))
+        return _GIT_MERGES
 
     def _forced(self, base: Entry | None, ours: Entry, theirs: Entry) -> bool:
         """Are both of the merge's diffs (base to either side) the same under libgit2's
