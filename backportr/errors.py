@@ -10,13 +10,20 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Exit codes, the same for every command (documented in docs/exit-codes.md)."""
+    """Exit codes, the same for every command (documented in docs/cli.md)."""
 
     OK = 0
     BAD_INPUT = 1
     USAGE = 2
     INTERNAL = 3
     ATTENTION = 4
+    INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports it
+    TERMINATED = 143  # SIGTERM (a timeout, a service stop), as a shell reports it
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (`infra.signals`): raised where the process stood, unwound as an
+    interrupt is (not an `Exception`: no handler of faults takes it for one)."""
 
 
 class BackportrError(Exception):

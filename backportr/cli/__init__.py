@@ -22,9 +22,10 @@ from backportr import __version__
 from backportr.cli import cves, demo, mail, repository, resolve, scan, settings  # commands
 from backportr.cli.app import app
 from backportr.cli.progress import above_the_bar
-from backportr.errors import BackportrError, ExitCode
+from backportr.errors import BackportrError, ExitCode, Terminated
 from backportr.git.repo import GitError
 from backportr.infra.dbfault import explain
+from backportr.infra.signals import sigterm_raises
 from backportr.output.safe import terminal
 
 __all__ = ["app", "main", "run"]
@@ -35,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     """The one boundary: exceptions become exit codes and one line on stderr."""
     _log_to_stderr()
     try:
-        app(args=_verbose_first(sys.argv[1:] if argv is None else argv), prog_name="backportr")
+        with sigterm_raises():  # a timeout's SIGTERM unwinds as an interrupt does
+            app(args=_verbose_first(sys.argv[1:] if argv is None else argv), prog_name="backportr")
     except SystemExit as done:
         return _exit(done.code if isinstance(done.code, int) else ExitCode.BAD_INPUT)
     except BackportrError as error:
@@ -43,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         return _exit(int(error.exit_code))
     except KeyboardInterrupt:
         _say("backportr: interrupted")
-        return _exit(130)
+        return _exit(ExitCode.INTERRUPTED)
+    except Terminated:
+        _say("backportr: terminated")
+        return _exit(ExitCode.TERMINATED)
     except BrokenPipeError:
         return _exit(ExitCode.OK)
     except (OSError, sqlite3.DatabaseError, GitError) as error:

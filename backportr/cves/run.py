@@ -21,6 +21,7 @@ from backportr.cves.records import (
 )
 from backportr.cves.state import CveState
 from backportr.errors import BackportrError
+from backportr.infra.signals import children_stopped, sigterm_exits, worker_sigterm
 from backportr.model import ProgressCallback, no_progress
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import Workspace, open_workspace
@@ -164,7 +165,7 @@ def _classified(
 
 def _share(settings: Settings, asked: Sequence[_Asked]) -> list[CveOutcome]:
     """A worker's chunk, in a workspace of its own (the index is up to date already)."""
-    with open_workspace(settings) as ws:
+    with worker_sigterm(), open_workspace(settings) as ws:
         return _classified(ws, asked)
 
 
@@ -175,11 +176,11 @@ def _in_processes(
     chunks = [list(asked[i : i + size]) for i in range(0, len(asked), size)]
     results: dict[int, list[CveOutcome]] = {}
     try:
-        pool = ProcessPoolExecutor(max_workers=jobs)
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=sigterm_exits)
     except OSError as error:  # no semaphores here (a confined container): one process
         raise BackportrError(f"cannot start {jobs} processes ({error}); use --jobs 1") from None
     _log.info("cves: %d to classify in %d processes, %d chunks", len(asked), jobs, len(chunks))
-    with pool:
+    with pool, children_stopped():
         running = {pool.submit(_share, settings, chunk): n for n, chunk in enumerate(chunks)}
         for done, future in enumerate(as_completed(running), 1):
             results[running[future]] = future.result()

@@ -7,15 +7,17 @@ import contextlib
 import logging
 import os
 import queue
+import secrets
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
-from multiprocessing import Manager
 from multiprocessing.managers import SyncManager
 from queue import Queue
 
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
+from backportr.infra.signals import children_stopped, sigterm_exits, worker_sigterm
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.resolve.workspace import Workspace, open_workspace
 from backportr.scan.findings import (
@@ -180,7 +182,7 @@ def _scan_share(
     each chunk held goes to `finished` (the progress line)."""
     done: list[tuple[int, BranchScan]] = []
     settled: list[dict[str, object]] = []
-    with open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
+    with worker_sigterm(), open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
         scanner = Scanner(ws, policy, on_settled=lambda f: settled.append(finding_to_json(f)))
         scanner.prepare_share(ref, share)
@@ -275,17 +277,32 @@ def _run_scan_parallel(
             return _settled(scanner, scans)
         with contextlib.ExitStack() as running:
             try:
-                manager = running.enter_context(Manager())
-                pool = running.enter_context(ProcessPoolExecutor(max_workers=jobs))
+                manager = _manager()
+                manager.start(sigterm_exits)
+                running.enter_context(manager)
+                pool = running.enter_context(
+                    ProcessPoolExecutor(max_workers=jobs, initializer=sigterm_exits)
+                )
             except OSError as error:  # no semaphores or sockets here (a confined container)
                 _log.warning("scanning in one process: cannot start %d (%s)", jobs, error)
                 pairs = zip(ws.branches, plans, strict=True)
                 return _settled(scanner, [scanner.scan(ref, targets=t) for ref, (_, t) in pairs])
+            running.enter_context(children_stopped())  # before the pool waits for them
             scans = _scan_in(
                 pool, manager, plans, (tips, upstream), jobs, settings, policy, progress,
                 on_settled,
             )  # fmt: skip
         return _settled(scanner, scans)
+
+
+def _manager() -> SyncManager:
+    """The manager of the shares' queues. On Linux its socket is in the abstract namespace
+    (a name, no file): by default it is a file under the temporary directory, and a socket
+    path longer than 107 bytes cannot be bound (a deep `TMPDIR`: the manager process died
+    with a traceback, and the scan with it). Its key still guards who may connect."""
+    if sys.platform.startswith("linux"):
+        return SyncManager(address=f"\0backportr-scan-{os.getpid()}-{secrets.token_hex(8)}")
+    return SyncManager()
 
 
 def _scan_in(

@@ -1,0 +1,110 @@
+"""A scan's processes where the environment is against them: SIGTERM (a cron or CI timeout, a
+service stop) ends a scan as an interrupt does (one line, exit 143, every scratch object
+directory removed, no worker process left running, the index as usable as before), and a
+temporary directory too deep for a socket path leaves `--jobs` working."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.resolve_scenarios import BRANCH, Kernel
+
+_FIXES = 120  # missing fixes: far more work than the first streamed finding needs
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
+    """A branch that lacks many fixes of a culprit it carries: a scan settles them chunk
+    by chunk, streaming each as it is settled."""
+    k = Kernel(tmp_path_factory.mktemp("busy") / "repo", functions=_FIXES + 1)
+    k.edit_fn("culprit", "drv_fn0", "y += 100;")
+    k.b.cherry_pick("culprit", BRANCH, name="culprit-bp")
+    for n in range(1, _FIXES + 1):
+        k.edit_fn(f"fix{n}", f"drv_fn{n}", f"y += {n};", trailers=k.fixes("culprit"))
+    return k
+
+
+def _scan(k: Kernel, tmp: Path, index: Path, jobs: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(k.b.path), "-b", BRANCH,
+         "--index", str(index), "--format", "jsonl", "--jobs", jobs],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True,
+    )  # fmt: skip
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_mid_scan_removes_the_scratch_and_stops_the_workers(
+    busy: Kernel, tmp_path: Path, jobs: str
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    index = tmp_path / "index.sqlite"
+    proc = _scan(busy, tmp, index, jobs)
+    assert proc.stdout is not None and proc.stderr is not None
+    line = proc.stdout.readline()  # the scan is under way: one finding settled
+    assert line, (proc.wait(), proc.stderr.read())
+    first = json.loads(line)
+    assert first["kind"] == "missing-fix"
+    assert list(tmp.glob("backportr-objects-*"))  # the trial's scratch objects, in use
+    os.kill(proc.pid, signal.SIGTERM)  # as `timeout` sends it: to the command alone
+    rest, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.splitlines()[-1] == "backportr: terminated"
+    assert "Traceback" not in err
+    assert len(rest.splitlines()) < _FIXES - 1  # it stopped, not finished
+    deadline = time.monotonic() + 20
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _group_alive(proc.pid)  # no worker or git process left running
+    left = {
+        p.name: (
+            p.is_dir(),
+            sorted(x.name for x in p.iterdir())[:5] if p.is_dir() else p.read_bytes()[:80],
+        )
+        for p in tmp.iterdir()
+    }
+    assert left == {}  # every scratch directory removed
+
+    # the index is whole: the next scan answers every fix
+    again = subprocess.run(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(busy.b.path), "-b", BRANCH,
+         "--index", str(index), "--format", "jsonl", "--jobs", jobs],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert again.returncode == 4, again.stderr
+    assert len(again.stdout.splitlines()) == _FIXES
+
+
+def test_a_temporary_directory_too_deep_for_a_socket_path_leaves_jobs_working(
+    busy: Kernel, tmp_path: Path
+) -> None:
+    """The processes of `--jobs` share their queues through a manager listening on a
+    socket; under a `TMPDIR` deeper than a socket path may be (108 bytes) its process died
+    with a traceback and the scan printed `Aborted!`."""
+    deep = tmp_path / ("d" * 100) / ("e" * 100)
+    deep.mkdir(parents=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(busy.b.path), "-b", BRANCH,
+         "--index", str(tmp_path / "index.sqlite"), "--format", "jsonl", "--jobs", "2"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(deep)},
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (4, "")
+    assert len(proc.stdout.splitlines()) == _FIXES
+    assert list(deep.iterdir()) == []
