@@ -207,32 +207,6 @@ def test_a_file_git_found_moved_is_merged_there_without_git_again(
     assert theirs == "conflict"
 
 
-def test_moved_files_git_merged_cleanly_are_merged_there_without_git_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A commit changing two files of the moved directory merges cleanly by git onto the
-    branch: each lands at the branch's path of its name, where the trial's own merge writes
-    what git wrote. Picked again onto a state of the same base (after another commit), it is
-    merged file by file there, without git, and still as `git cherry-pick` of the two."""
-    b = _moved_upstream(tmp_path / "r")
-    applier, calls = _counting_git_picks(Repo(b.path), monkeypatch)
-    tip = TreeState(b.tip("stable"))
-    assert applier.pick(b.ids["two"], tip).result == "clean" and calls == [b.ids["two"]]
-    after_plain = applier.pick(b.ids["plain"], tip)
-    two = applier.pick(b.ids["two"], after_plain.state)
-    assert calls == [b.ids["two"]]  # placed at the paths learned, not asked of git
-    wt = tmp_path / "wt"
-    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(wt), b.tip("stable")],
-                   cwd=b.path, check=True)  # fmt: skip
-    for commit in (b.ids["plain"], b.ids["two"]):
-        subprocess.run(["git", "cherry-pick", "--no-commit", commit], cwd=wt, check=True,
-                       capture_output=True)  # fmt: skip
-    tree = subprocess.run(["git", "write-tree"], cwd=wt, capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
-    assert two.result == "clean"
-    assert applier.write_tree(two.state) == tree
-
-
 def test_the_tree_picked_onto_is_dated_as_the_pick_so_git_finds_the_base_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

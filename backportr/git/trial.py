@@ -330,11 +330,7 @@ class TrialApplier:
         """Where git's merge put the commit's changes to files absent from the state: a
         conflicted path whose base (stage 1) is a change's old blob is that change's file;
         in a clean merge, the one path written that the commit does not name is the one
-        moved file it changes; where several moved files merged cleanly (in a clean merge or
-        beside a conflict), a change's file is the one path written with its file name whose
-        content is the trial's own merge of the change there (`_landed_at`). Cached for
-        `_placed`: the next pick of such a commit onto a state of the same base is file by
-        file (DPDK's scan picked commits of several moved files by git again and again)."""
+        moved file it changes. Cached for `_placed`."""
         moved = [
             c
             for c in self.changes(commit)
@@ -362,36 +358,6 @@ class TrialApplier:
         if merge.clean and len(moved) == 1 and len(elsewhere) == 1:
             assert moved[0].old is not None
             self._found_at[(state.base, moved[0].old_path, moved[0].old[0])] = elsewhere[0]
-            return
-        conflicted = {s.path for s in merge.staged}
-        landed = [p for p in elsewhere if p not in conflicted]
-        for change in moved:
-            assert change.old is not None
-            key = (state.base, change.old_path, change.old[0])
-            if key not in self._found_at and change.old_path not in conflicted:
-                found = self._landed_at(change, state, landed, written)
-                if found is not None:
-                    self._found_at[key] = found
-
-    def _landed_at(
-        self,
-        change: FileChange,
-        state: TreeState,
-        landed: list[str],
-        written: dict[str, Entry | None],
-    ) -> str | None:
-        """The one path of `landed` (written cleanly by git's merge, not named by the commit)
-        with the file name of `change`'s file where the trial's merge of the change, onto the
-        state's file there, writes what git wrote; None where there is no such path or more
-        than one has that name."""
-        name = change.old_path.rpartition("/")[2]
-        candidates = [p for p in landed if p.rpartition("/")[2] == name]
-        if len(candidates) != 1 or change.old is None or change.new is None:
-            return None
-        path = candidates[0]
-        ours = self.lookup(state, path)
-        merged = None if ours is None else self._merge_blobs(path, change.old, ours, change.new)
-        return path if merged is not None and merged[0].get(path) == written[path] else None
 
     def _sources(self, commit: Oid, merge: TreeMerge, conflicts: list[str]) -> tuple[str, ...]:
         """Each conflicted path as the commit names it: the change whose old blob is the
