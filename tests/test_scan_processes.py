@@ -73,14 +73,7 @@ def test_sigterm_mid_scan_removes_the_scratch_and_stops_the_workers(
     while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _group_alive(proc.pid)  # no worker or git process left running
-    left = {
-        p.name: (
-            p.is_dir(),
-            sorted(x.name for x in p.iterdir())[:5] if p.is_dir() else p.read_bytes()[:80],
-        )
-        for p in tmp.iterdir()
-    }
-    assert left == {}  # every scratch directory removed
+    assert sorted(p.name for p in tmp.iterdir()) == []  # every scratch directory removed
 
     # the index is whole: the next scan answers every fix
     again = subprocess.run(
