@@ -18,12 +18,26 @@ class ExitCode(IntEnum):
     INTERNAL = 3
     ATTENTION = 4
     INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports it
+    HUNG_UP = 129  # SIGHUP (a closed terminal, a dropped ssh session)
     TERMINATED = 143  # SIGTERM (a timeout, a service stop), as a shell reports it
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived (`infra.signals`): raised where the process stood, unwound as an
-    interrupt is (not an `Exception`: no handler of faults takes it for one)."""
+    """SIGTERM or SIGHUP arrived (`infra.signals`): raised where the process stood, unwound
+    as an interrupt is (not an `Exception`: no handler of faults takes it for one)."""
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        """128 and the signal's number, as a shell reports a process the signal ended."""
+        return 128 + self.signum
+
+    @property
+    def said(self) -> str:
+        return "hung up" if self.signum == 1 else "terminated"
 
 
 class BackportrError(Exception):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -328,8 +329,10 @@ def test_mail_check_from_a_lore_url(ima: ImaFixture, archive: Archive) -> None:
 
 
 @needs_public_inbox
-def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_path: Path) -> None:
-    import signal
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_bot_stops_cleanly_on_sigterm_or_sighup(
+    ima: ImaFixture, archive: Archive, tmp_path: Path, stop: signal.Signals
+) -> None:
     import sqlite3
 
     state = tmp_path / "bot.sqlite"
@@ -362,7 +365,7 @@ def test_bot_stops_cleanly_on_sigterm(ima: ImaFixture, archive: Archive, tmp_pat
                 rows = sqlite3.connect(state).execute("SELECT COUNT(*) FROM messages").fetchone()[0]
             except sqlite3.OperationalError:
                 rows = 0
-    bot.send_signal(signal.SIGTERM)
+    bot.send_signal(stop)
     _out, err = bot.communicate(timeout=30)
     assert bot.returncode == 0, err
     assert "bot:" in err and "Traceback" not in err

@@ -1,7 +1,8 @@
 """A scan's processes where the environment is against them: SIGTERM (a cron or CI timeout, a
-service stop) ends a scan as an interrupt does (one line, exit 143, every scratch object
-directory removed, no worker process left running, the index as usable as before), and a
-temporary directory too deep for a socket path leaves `--jobs` working."""
+service stop) and SIGHUP (a closed terminal) end a scan as an interrupt does (one line, exit
+143 or 129, every scratch object directory removed, no worker process left running, the index
+as usable as before), and a temporary directory too deep for a socket path leaves `--jobs`
+working."""
 
 from __future__ import annotations
 
@@ -49,10 +50,15 @@ def _group_alive(group: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_sigterm_mid_scan_removes_the_scratch_and_stops_the_workers(
-    busy: Kernel, tmp_path: Path, jobs: str
+@pytest.mark.parametrize(
+    ("jobs", "stop", "said"),
+    [("1", "TERM", "terminated"), ("2", "TERM", "terminated"), ("2", "HUP", "hung up")],
+)
+def test_a_stop_signal_mid_scan_removes_the_scratch_and_stops_the_workers(
+    busy: Kernel, tmp_path: Path, jobs: str, stop: str, said: str
 ) -> None:
+    """SIGTERM as `timeout` sends it (to the command alone); SIGHUP as a closed terminal
+    sends it (to the whole process group)."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     index = tmp_path / "index.sqlite"
@@ -63,10 +69,14 @@ def test_sigterm_mid_scan_removes_the_scratch_and_stops_the_workers(
     first = json.loads(line)
     assert first["kind"] == "missing-fix"
     assert list(tmp.glob("backportr-objects-*"))  # the trial's scratch objects, in use
-    os.kill(proc.pid, signal.SIGTERM)  # as `timeout` sends it: to the command alone
+    number = signal.Signals[f"SIG{stop}"]
+    if number == signal.SIGHUP:
+        os.killpg(proc.pid, number)
+    else:
+        os.kill(proc.pid, number)
     rest, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143
-    assert err.splitlines()[-1] == "backportr: terminated"
+    assert proc.returncode == 128 + number
+    assert err.splitlines()[-1] == f"backportr: {said}"
     assert "Traceback" not in err
     assert len(rest.splitlines()) < _FIXES - 1  # it stopped, not finished
     deadline = time.monotonic() + 20
@@ -101,3 +111,20 @@ def test_a_temporary_directory_too_deep_for_a_socket_path_leaves_jobs_working(
     assert (proc.returncode, proc.stderr) == (4, "")
     assert len(proc.stdout.splitlines()) == _FIXES
     assert list(deep.iterdir()) == []
+
+
+def test_a_hang_up_nohup_ignores_stays_ignored(busy: Kernel, tmp_path: Path) -> None:
+    """`nohup backportr scan ...` sets SIGHUP to be ignored: a closed terminal then stops
+    nothing, and the scan answers every fix."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(busy.b.path), "-b", BRANCH,
+         "--index", str(tmp_path / "index.sqlite"), "--format", "jsonl", "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert proc.stdout.readline()  # under way
+    os.killpg(proc.pid, signal.SIGHUP)
+    rest, err = proc.communicate(timeout=300)
+    assert (proc.returncode, err) == (4, "")
+    assert len(rest.splitlines()) == _FIXES - 1

@@ -25,7 +25,7 @@ from backportr.cli.progress import above_the_bar
 from backportr.errors import BackportrError, ExitCode, Terminated
 from backportr.git.repo import GitError
 from backportr.infra.dbfault import explain
-from backportr.infra.signals import sigterm_raises
+from backportr.infra.signals import signals_raise
 from backportr.output.safe import terminal
 
 __all__ = ["app", "main", "run"]
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     """The one boundary: exceptions become exit codes and one line on stderr."""
     _log_to_stderr()
     try:
-        with sigterm_raises():  # a timeout's SIGTERM unwinds as an interrupt does
+        with signals_raise():  # a timeout's SIGTERM, a hang-up: unwound as an interrupt is
             app(args=_verbose_first(sys.argv[1:] if argv is None else argv), prog_name="backportr")
     except SystemExit as done:
         return _exit(done.code if isinstance(done.code, int) else ExitCode.BAD_INPUT)
@@ -46,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("backportr: interrupted")
         return _exit(ExitCode.INTERRUPTED)
-    except Terminated:
-        _say("backportr: terminated")
-        return _exit(ExitCode.TERMINATED)
+    except Terminated as stop:
+        with contextlib.suppress(OSError):  # a hung-up terminal takes no more lines
+            _say(f"backportr: {stop.said}")
+        return _exit(stop.exit_code)
     except BrokenPipeError:
         return _exit(ExitCode.OK)
     except (OSError, sqlite3.DatabaseError, GitError) as error:

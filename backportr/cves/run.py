@@ -21,7 +21,7 @@ from backportr.cves.records import (
 )
 from backportr.cves.state import CveState
 from backportr.errors import BackportrError
-from backportr.infra.signals import children_stopped, sigterm_exits, worker_sigterm
+from backportr.infra.signals import children_stopped, signals_exit, worker_signals
 from backportr.model import ProgressCallback, no_progress
 from backportr.resolve.resolver import Resolver
 from backportr.resolve.workspace import Workspace, open_workspace
@@ -165,7 +165,7 @@ def _classified(
 
 def _share(settings: Settings, asked: Sequence[_Asked]) -> list[CveOutcome]:
     """A worker's chunk, in a workspace of its own (the index is up to date already)."""
-    with worker_sigterm(), open_workspace(settings) as ws:
+    with worker_signals(), open_workspace(settings) as ws:
         return _classified(ws, asked)
 
 
@@ -176,7 +176,7 @@ def _in_processes(
     chunks = [list(asked[i : i + size]) for i in range(0, len(asked), size)]
     results: dict[int, list[CveOutcome]] = {}
     try:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=sigterm_exits)
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=signals_exit)
     except OSError as error:  # no semaphores here (a confined container): one process
         raise BackportrError(f"cannot start {jobs} processes ({error}); use --jobs 1") from None
     _log.info("cves: %d to classify in %d processes, %d chunks", len(asked), jobs, len(chunks))

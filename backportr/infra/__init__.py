@@ -5,6 +5,6 @@
 - `statefile`: the SQLite state files of scans, CVE runs and the bot, opened under a lock;
 - `dbfault`: SQLite's faults said as one line (a full disk, a read-only file, a locked one);
 - `process`: a backportr module's `main` run in a child interpreter;
-- `signals`: SIGTERM raised as `Terminated`, and passed on to worker processes;
+- `signals`: SIGTERM and SIGHUP raised as `Terminated`, and passed on to worker processes;
 - `lazyload`: a package's exported names imported when first asked for, so a child imports
   little."""

@@ -1,14 +1,16 @@
-"""SIGTERM as an exception, so that a stopped command lets go of what it holds as an
-interrupted one does.
+"""SIGTERM and SIGHUP as an exception, so that a stopped command lets go of what it holds as
+an interrupted one does.
 
-A cron or CI timeout, `systemctl stop` or `kill` ends a command with SIGTERM, which by
-default ends the process where it stands: a scan's scratch object directories (tens of
-megabytes each) stayed in the temporary directory, and its worker processes went on
-scanning for minutes with no one to read their answers. Here the first SIGTERM raises
-`Terminated` where the main thread is (later ones are ignored, so the unwinding is not cut
-short): context managers close what they opened, an index transaction rolls back, an output
-not yet written is not written, and `children_stopped` sends the same signal to the worker
-processes, which unwind their own work alike and end (`worker_sigterm`).
+A cron or CI timeout, `systemctl stop` or `kill` ends a command with SIGTERM, and a closed
+terminal or a dropped ssh session with SIGHUP; by default either ends the process where it
+stands: a scan's scratch object directories (tens of megabytes each) stayed in the temporary
+directory, and its worker processes went on scanning for minutes with no one to read their
+answers. Here the first such signal raises `Terminated` where the main thread is (later ones
+are ignored, so the unwinding is not cut short): context managers close what they opened, an
+index transaction rolls back, an output not yet written is not written, and
+`children_stopped` sends SIGTERM to the worker processes, which unwind their own work alike
+and end (`worker_signals`). A SIGHUP that `nohup` (or anything else) set to be ignored stays
+ignored.
 """
 
 from __future__ import annotations
@@ -19,58 +21,71 @@ import os
 import signal
 from collections.abc import Iterator
 
-from backportr.errors import ExitCode, Terminated
+from backportr.errors import Terminated
 
 _STOP_GRACE = 10.0  # seconds a stopped child is given to let go of what it holds
 
 
+def _stopping() -> list[signal.Signals]:
+    """The signals that stop a command here: SIGTERM, and SIGHUP unless it is ignored."""
+    stopping = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        stopping.append(signal.SIGHUP)
+    return stopping
+
+
 @contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """Within: the first SIGTERM raises `Terminated` in the main thread; the handler that was
-    there before is back on exit. Outside the main thread (where no handler can be set),
-    nothing changes."""
+def signals_raise() -> Iterator[None]:
+    """Within: the first SIGTERM or SIGHUP raises `Terminated` in the main thread; the
+    handlers that were there before are back on exit. Outside the main thread (where no
+    handler can be set), nothing changes."""
     raised = False
 
     def terminated(signum: int, frame: object) -> None:
         nonlocal raised
         if not raised:
             raised = True
-            raise Terminated
+            raise Terminated(signum)
 
+    previous: dict[signal.Signals, signal._HANDLER] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, terminated)
+        for number in _stopping():
+            previous[number] = signal.signal(number, terminated)
     except ValueError:  # not the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            if handler is not None:  # None: set outside Python, nothing to put back
+                signal.signal(number, handler)
 
 
 @contextlib.contextmanager
-def worker_sigterm() -> Iterator[None]:
-    """A pool worker's piece of work: within, SIGTERM raises `Terminated` (`sigterm_raises`);
-    once what the work held is let go (the context managers inside this one), the process
-    ends as SIGTERM would have ended it, rather than wait for more work that will not come
-    (its parent, stopping, waits for it: `children_stopped`)."""
+def worker_signals() -> Iterator[None]:
+    """A pool worker's piece of work: within, SIGTERM and SIGHUP raise `Terminated`
+    (`signals_raise`); once what the work held is let go (the context managers inside this
+    one), the process ends as the signal would have ended it, rather than wait for more work
+    that will not come (its parent, stopping, waits for it: `children_stopped`)."""
     try:
-        with sigterm_raises():
+        with signals_raise():
             yield
-    except Terminated:
-        os._exit(ExitCode.TERMINATED)
+    except Terminated as stop:
+        os._exit(stop.exit_code)
 
 
-def sigterm_exits() -> None:
-    """SIGTERM ends this process by `SystemExit`, its exit handlers run: for a pool's worker
-    between two pieces of work (which hold nothing; the work itself raises,
-    `worker_sigterm`) and a multiprocessing manager (whose handlers remove the directory of
-    its socket, which SIGTERM's default left behind)."""
+def signals_exit() -> None:
+    """SIGTERM and SIGHUP end this process by `SystemExit`, its exit handlers run: for a
+    pool's worker between two pieces of work (which hold nothing; the work itself raises,
+    `worker_signals`) and a multiprocessing manager (whose handlers remove the directory of
+    its socket, which the signal's default left behind)."""
 
     def exits(signum: int, frame: object) -> None:
-        raise SystemExit(ExitCode.TERMINATED)
+        raise SystemExit(Terminated(signum).exit_code)
 
-    signal.signal(signal.SIGTERM, exits)
+    for number in _stopping():
+        signal.signal(number, exits)
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ the message (it is checked again next run) and ends the run with an error. Own r
 known by the Message-IDs the state recorded, nothing else (a From: or a domain anyone can
 write). A message the archive says does not exist (404) is recorded and skipped; an outage
 ends the run. A bad message (malformed MIME, unknown commit, binary junk) is recorded as
-such and skipped; SIGTERM ends the loop after the current message. Nothing here prints: the
-front-end gets a summary.
+such and skipped; SIGTERM or SIGHUP ends the loop after the current message. Nothing here
+prints: the front-end gets a summary.
 """
 
 from __future__ import annotations
@@ -217,6 +217,8 @@ class Bot:
             self.stopping = True
 
         signal.signal(signal.SIGTERM, stop)
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # a closed terminal too
+            signal.signal(signal.SIGHUP, stop)
 
     def run_once(self) -> RunSummary:
         """One poll: every message of the feed not seen before, oldest first."""

@@ -17,7 +17,7 @@ from queue import Queue
 
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
-from backportr.infra.signals import children_stopped, sigterm_exits, worker_sigterm
+from backportr.infra.signals import children_stopped, signals_exit, worker_signals
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.resolve.workspace import Workspace, open_workspace
 from backportr.scan.findings import (
@@ -182,7 +182,7 @@ def _scan_share(
     each chunk held goes to `finished` (the progress line)."""
     done: list[tuple[int, BranchScan]] = []
     settled: list[dict[str, object]] = []
-    with worker_sigterm(), open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
+    with worker_signals(), open_workspace(settings, all_stable=True, named_patch_ids=True) as ws:
         ref = next(b for b in ws.branches if b.name == branch)
         scanner = Scanner(ws, policy, on_settled=lambda f: settled.append(finding_to_json(f)))
         scanner.prepare_share(ref, share)
@@ -278,10 +278,10 @@ def _run_scan_parallel(
         with contextlib.ExitStack() as running:
             try:
                 manager = _manager()
-                manager.start(sigterm_exits)
+                manager.start(signals_exit)
                 running.enter_context(manager)
                 pool = running.enter_context(
-                    ProcessPoolExecutor(max_workers=jobs, initializer=sigterm_exits)
+                    ProcessPoolExecutor(max_workers=jobs, initializer=signals_exit)
                 )
             except OSError as error:  # no semaphores or sockets here (a confined container)
                 _log.warning("scanning in one process: cannot start %d (%s)", jobs, error)
