@@ -6,6 +6,7 @@ one-line messages. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
 
 
@@ -17,27 +18,27 @@ class ExitCode(IntEnum):
     USAGE = 2
     INTERNAL = 3
     ATTENTION = 4
-    INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports it
-    HUNG_UP = 129  # SIGHUP (a closed terminal, a dropped ssh session)
-    TERMINATED = 143  # SIGTERM (a timeout, a service stop), as a shell reports it
+    HUNG_UP = 129  # SIGHUP (a closed terminal, a dropped ssh session), as a shell reports it
+    INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM (a timeout, a service stop)
 
 
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived (`infra.signals`): raised where the process stood, unwound
     as an interrupt is (not an `Exception`: no handler of faults takes it for one)."""
 
-    def __init__(self, signum: int = 15) -> None:
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__(signum)
         self.signum = signum
 
     @property
-    def exit_code(self) -> int:
-        """128 and the signal's number, as a shell reports a process the signal ended."""
-        return 128 + self.signum
+    def exit_code(self) -> ExitCode:
+        """The code a shell reports for a process the signal ended."""
+        return ExitCode.HUNG_UP if self.signum == signal.SIGHUP else ExitCode.TERMINATED
 
     @property
     def said(self) -> str:
-        return "hung up" if self.signum == 1 else "terminated"
+        return "hung up" if self.signum == signal.SIGHUP else "terminated"
 
 
 class BackportrError(Exception):

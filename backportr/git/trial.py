@@ -417,7 +417,7 @@ class TrialApplier:
         by_path: dict[str, tuple[tuple[object, ...], Sides]] = {}
         for key, (path, sides) in asked.items():
             by_path.setdefault(path, (key, sides))  # one merge per path: the rest alone
-        if len(by_path) < 2:
+        if not by_path:
             return
         keys = [key for key, _ in by_path.values()]
         merged = self.repo.merge_files([(path, sides) for path, (_, sides) in by_path.items()])
