@@ -215,6 +215,55 @@ def test_patch_ids_leave_out_a_commit_whose_diff_git_cannot_read(tmp_path: Path)
         dict(repo.streams.patch_ids_of([broken]))
 
 
+@pytest.mark.parametrize("pipelines", [1, 2])
+def test_patch_ids_filled_by_pipelines_side_by_side_are_one_pipelines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pipelines: int
+) -> None:
+    """A long list of upstream patch-ids a command waits on is shared among pipelines run
+    at once: the same patch-ids cached as one pipeline gives, in any order of the parts, and
+    the commit git cannot diff left without one (asked again when the copy is mended)."""
+    from backportr.git import streams
+    from backportr.index import patchids
+    from backportr.index.store import CommitIndex
+
+    b = RepoBuilder(tmp_path / "repo")
+    base = b.commit("base", {"a.c": "int a;\n"})
+    made = [
+        b.commit(f"change {i}", {"a.c": f"int a{i};\n", f"f{i}.c": f"int f{i};\n"})
+        for i in range(9)
+    ]
+    whole = dict(Repo(b.path).streams.patch_ids(made[-1], [base]))
+    assert len(set(whole.values())) == 9
+    blob = str(b.repo.revparse_single(f"{made[4]}:f4.c").id)
+    (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
+    monkeypatch.setattr(patchids, "_SIDE_BY_SIDE", 2)
+    monkeypatch.setattr(patchids, "_PIPELINES", pipelines)
+    monkeypatch.setattr(streams, "_PART_FLOOR", 2)  # parts of two or three commits
+    parts: list[list[Oid]] = []
+    piped = streams.Streams._piped_patch_ids
+
+    def counted(self: streams.Streams, commits: list[Oid]) -> list[tuple[Oid, str]]:
+        parts.append(commits)
+        return piped(self, commits)
+
+    monkeypatch.setattr(streams.Streams, "_piped_patch_ids", counted)
+    repo = Repo(b.path)
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    index.writer.update(repo.upstream("master"))
+    index.patch_ids.fill(list(reversed(made)))
+    db = sqlite3.connect(index.path)
+    cached = dict(db.execute("SELECT oid, patch_id FROM commits"))
+    assert {c: cached[c] for c in made if c != made[4]} == {
+        c: v for c, v in whole.items() if c != made[4]
+    }
+    assert cached[made[4]] is None and cached[base] is None
+    if pipelines == 2:  # several parts, each commit in one
+        assert len(parts) > 2 and sorted(c for part in parts for c in part) == sorted(made)
+    else:
+        assert parts == []
+    index.close()
+
+
 def test_the_index_is_built_without_the_patch_id_git_cannot_compute(tmp_path: Path) -> None:
     b, _, broken, made = _with_an_unreadable_commit(tmp_path / "repo")
     blob = str(b.repo.revparse_single(f"{broken}:f3.c").id)

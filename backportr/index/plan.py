@@ -4,18 +4,18 @@ background search of each branch's fork."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 
 from backportr.git.names import Ref
 from backportr.git.repo import Repo
 from backportr.index.schema import IndexedRef
+from backportr.infra.process import usable_cores
 from backportr.model import Oid, oids
 from backportr.text.trailers import names_upstream
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
-_PIPELINES = max(1, min(2, os.cpu_count() or 1))  # pipelines at once
+_PIPELINES = min(2, usable_cores())  # pipelines at once
 
 
 class PatchIdPass:

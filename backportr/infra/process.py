@@ -28,3 +28,9 @@ def start_main(module: str, argv: list[str], **popen: Any) -> subprocess.Popen[b
     entry = _ENTRY.format(variable=_PATH_VARIABLE, module=module)
     env = {**os.environ, _PATH_VARIABLE: json.dumps(sys.path)}
     return subprocess.Popen([sys.executable, "-c", entry, *argv], env=env, **popen)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else all)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return cores or 1

@@ -17,6 +17,7 @@ from queue import Queue
 
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
+from backportr.infra.process import usable_cores
 from backportr.infra.signals import children_stopped, signals_exit, worker_signals
 from backportr.model import Oid, ProgressCallback, no_progress
 from backportr.resolve.workspace import Workspace, open_workspace
@@ -150,8 +151,7 @@ def processes(jobs: int, most: int, unanswered: Callable[[], int]) -> int:
     the cores or the targets; 0 chooses (`AUTO_JOBS`, `AUTO_MIN_TARGETS`) from the most
     targets of a branch no earlier run's cached answer covers (`unanswered`, asked only
     then)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cores = cores or 1
+    cores = usable_cores()
     if jobs == 0:
         return min(cores, AUTO_JOBS) if unanswered() >= AUTO_MIN_TARGETS else 1
     return max(1, min(jobs, cores, most))
