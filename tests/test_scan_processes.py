@@ -83,7 +83,11 @@ def test_a_stop_signal_mid_scan_removes_the_scratch_and_stops_the_workers(
     while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _group_alive(proc.pid)  # no worker or git process left running
-    assert sorted(p.name for p in tmp.iterdir()) == []  # every scratch directory removed
+    left = {
+        p.name: (p.is_dir(), p.is_file() and p.read_bytes()[:200], p.is_dir() and os.listdir(p))
+        for p in tmp.iterdir()
+    }
+    assert left == {}  # every scratch directory removed
 
     # the index is whole: the next scan answers every fix
     again = subprocess.run(
@@ -128,3 +132,26 @@ def test_a_hang_up_nohup_ignores_stays_ignored(busy: Kernel, tmp_path: Path) -> 
     rest, err = proc.communicate(timeout=300)
     assert (proc.returncode, err) == (4, "")
     assert len(rest.splitlines()) == _FIXES - 1
+
+
+def test_what_a_killed_scan_left_the_next_scan_removes(busy: Kernel, tmp_path: Path) -> None:
+    """SIGKILL (the out-of-memory killer, `timeout -s KILL`) cannot be caught: the scan's
+    scratch objects stay, and the next scan, once its owner is gone, removes them."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    index = tmp_path / "index.sqlite"
+    proc = _scan(busy, tmp, index, "2")
+    assert proc.stdout is not None
+    assert proc.stdout.readline()  # under way, its workers' scratch in use
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole group, as a hard stop of the job
+    proc.communicate(timeout=60)
+    left = sorted(tmp.glob("backportr-objects-*"))
+    assert left  # nothing removed
+    again = subprocess.run(
+        [sys.executable, "-m", "backportr", "scan", "--repo", str(busy.b.path), "-b", BRANCH,
+         "--index", str(index), "--format", "jsonl", "--jobs", "1"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert (again.returncode, again.stderr) == (4, "")
+    assert len(again.stdout.splitlines()) == _FIXES
+    assert sorted(p.name for p in tmp.iterdir()) == []

@@ -35,6 +35,7 @@ from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
+from backportr.infra.scratch import owned_scratch_dir
 from backportr.model import Author, Oid, oids, short
 
 _log = logging.getLogger("backportr")
@@ -51,6 +52,7 @@ def library_versions() -> tuple[str, str]:
 
 DEFAULT_UPSTREAM_CANDIDATES = ("origin/master", "master", "origin/main", "main")
 DEFAULT_BRANCH_PATTERN = "linux-*.y"
+SCRATCH_PREFIX = "backportr-objects-"  # a process's private object directory (`serialize_writes`)
 
 
 _ANNOTATED_LOOKED_AT = 100
@@ -449,10 +451,11 @@ class Repo:
         """From now on, objects this process writes (the blobs and trees of trial merges, the
         commits of mailed patches) go to a private object directory, removed by `close`:
         a scan of thousands of targets must not leave thousands of loose objects in the
-        repository. git processes read it as an alternate."""
+        repository. git processes read it as an alternate. A process killed where it
+        cannot remove it (SIGKILL) leaves it to the next one (`infra/scratch.py`)."""
         if self._scratch is not None:
             return
-        self._scratch = Path(tempfile.mkdtemp(prefix="backportr-objects-"))
+        self._scratch = owned_scratch_dir(SCRATCH_PREFIX)  # killed runs' leftovers removed
         # Compression level 1 and no fsync: these objects live as long as the process.
         loose = pygit2.OdbBackendLoose(str(self._scratch), 1, False, 0o700)
         self.git.odb.add_backend(loose, 999)

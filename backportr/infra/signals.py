@@ -19,6 +19,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Iterator
 
 from backportr.errors import Terminated
@@ -27,7 +28,12 @@ _STOP_GRACE = 10.0  # seconds a stopped child is given to let go of what it hold
 
 
 def _stopping() -> list[signal.Signals]:
-    """The signals that stop a command here: SIGTERM, and SIGHUP unless it is ignored."""
+    """The signals that stop a command here: SIGTERM, and SIGHUP unless it is ignored.
+
+    The temporary directory is found first: Python's first `gettempdir` tries it by making
+    a file of a random name there and removing it, and a signal raised between the two
+    left that file behind (seen after SIGTERM in a scan's `--jobs` worker)."""
+    tempfile.gettempdir()
     stopping = [signal.SIGTERM]
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         stopping.append(signal.SIGHUP)

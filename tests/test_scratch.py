@@ -1,0 +1,102 @@
+"""Scratch directories of killed processes (`infra/scratch.py`): the next run removes those
+whose owner is gone and that hold only what was written there, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backportr.infra import scratch
+
+_PREFIX = "backportr-test-scratch-"
+_CHILD = (
+    "import sys, time; from pathlib import Path; "
+    "from backportr.infra.scratch import owned_scratch_dir; "
+    f"d = owned_scratch_dir({_PREFIX!r}); (d / 'ab').mkdir(); "
+    "(d / 'ab' / ('c' * 38)).write_bytes(b'x'); (d / 'pack').mkdir(); "
+    "print(d, flush=True); time.sleep(120)"
+)
+
+
+@pytest.fixture
+def tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = tmp_path / "tmp"
+    where.mkdir()
+    monkeypatch.setenv("TMPDIR", str(where))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    return where
+
+
+def _owner(tmp: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process that made its scratch directory, wrote objects there and works on."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert proc.stdout is not None
+    made = Path(proc.stdout.readline().strip())
+    assert made.parent == tmp and made.name.startswith(f"{_PREFIX}{proc.pid}-")
+    return proc, made
+
+
+def _killed(tmp: Path) -> Path:
+    proc, left = _owner(tmp)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert (left / "ab" / ("c" * 38)).is_file()  # SIGKILL: nothing could remove it
+    return left
+
+
+def test_a_killed_processs_directory_goes_with_the_next_one_made(tmp: Path) -> None:
+    left = _killed(tmp)
+    made = scratch.owned_scratch_dir(_PREFIX)
+    assert not left.exists()
+    assert sorted(tmp.iterdir()) == [made]
+    pid, started, boot, _ = made.name.removeprefix(_PREFIX).split("-")
+    assert int(pid) == os.getpid() and started.isdigit() and len(boot) == 8
+
+
+def test_a_running_owners_directory_stays(tmp: Path) -> None:
+    proc, theirs = _owner(tmp)
+    try:
+        mine = scratch.owned_scratch_dir(_PREFIX)
+        assert sorted(tmp.iterdir()) == sorted([theirs, mine])
+        assert (theirs / "ab" / ("c" * 38)).read_bytes() == b"x"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_process_id_used_again_is_not_the_owner(tmp: Path) -> None:
+    """The owner's id is now another process's (started at another time): the directory is
+    abandoned."""
+    proc, theirs = _owner(tmp)
+    try:
+        pid, _, boot, rest = theirs.name.removeprefix(_PREFIX).split("-")
+        earlier = theirs.rename(tmp / f"{_PREFIX}{pid}-1-{boot}-{rest}")
+        assert scratch.sweep(_PREFIX) == [earlier]
+        assert not earlier.exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("change", ["a file of its own", "a symlink", "another name"])
+def test_what_it_did_not_write_keeps_a_directory(tmp: Path, change: str) -> None:
+    left = _killed(tmp)
+    outside = tmp.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "precious").write_text("keep me")
+    if change == "a file of its own":
+        (left / "notes.txt").write_text("someone's")
+    elif change == "a symlink":
+        (left / "ab" / "link").symlink_to(outside)
+    else:
+        left = left.rename(tmp / f"{_PREFIX}mine")
+    assert scratch.sweep(_PREFIX) == []
+    assert left.is_dir() and (outside / "precious").read_text() == "keep me"
