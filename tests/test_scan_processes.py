@@ -83,11 +83,7 @@ def test_a_stop_signal_mid_scan_removes_the_scratch_and_stops_the_workers(
     while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _group_alive(proc.pid)  # no worker or git process left running
-    left = {
-        p.name: (p.is_dir(), p.is_file() and p.read_bytes()[:200], p.is_dir() and os.listdir(p))
-        for p in tmp.iterdir()
-    }
-    assert left == {}  # every scratch directory removed
+    assert sorted(p.name for p in tmp.iterdir()) == []  # every scratch directory removed
 
     # the index is whole: the next scan answers every fix
     again = subprocess.run(
@@ -145,6 +141,9 @@ def test_what_a_killed_scan_left_the_next_scan_removes(busy: Kernel, tmp_path: P
     assert proc.stdout.readline()  # under way, its workers' scratch in use
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group, as a hard stop of the job
     proc.communicate(timeout=60)
+    deadline = time.monotonic() + 20
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the workers die too (the next night's scan finds them gone)
     left = sorted(tmp.glob("backportr-objects-*"))
     assert left  # nothing removed
     again = subprocess.run(

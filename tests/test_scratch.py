@@ -19,6 +19,8 @@ _CHILD = (
     "from backportr.infra.scratch import owned_scratch_dir; "
     f"d = owned_scratch_dir({_PREFIX!r}); (d / 'ab').mkdir(); "
     "(d / 'ab' / ('c' * 38)).write_bytes(b'x'); (d / 'pack').mkdir(); "
+    "(d / 'tmp_obj_Ab3xYz').write_bytes(b'half an object'); "
+    "(d / 'tmp_object_git2_a9a241cf03f1bd39').write_bytes(b'half another'); "
     "print(d, flush=True); time.sleep(120)"
 )
 

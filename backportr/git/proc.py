@@ -103,13 +103,9 @@ def _read_only_config(env: dict[str, str]) -> dict[str, str]:
     """`GIT_CONFIG_COUNT` entries after the user's own, and the empty work tree."""
     if not _empty_tree_dir or not os.path.isdir(_empty_tree_dir[0]):  # (a bot runs for weeks:
         # a cleaner of /tmp may have taken it)
-        import atexit
-        import shutil
-
         from backportr.infra.scratch import owned_scratch_dir
 
-        _empty_tree_dir[:] = [str(owned_scratch_dir("backportr-no-worktree-"))]
-        atexit.register(shutil.rmtree, _empty_tree_dir[0], True)
+        _empty_tree_dir[:] = [str(owned_scratch_dir("backportr-no-worktree-"))]  # removed at exit
     try:
         start = int(env.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:

@@ -12,7 +12,6 @@ import fnmatch
 import logging
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -35,7 +34,7 @@ from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
-from backportr.infra.scratch import owned_scratch_dir
+from backportr.infra.scratch import owned_scratch_dir, release
 from backportr.model import Author, Oid, oids, short
 
 _log = logging.getLogger("backportr")
@@ -463,7 +462,7 @@ class Repo:
     def close(self) -> None:
         self.streams.diff_server.close()
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            release(self._scratch)
             self._scratch = None
 
     def patch_id(self, oid: Oid) -> str | None:

@@ -11,7 +11,8 @@ process that makes one of the same kind removes those whose owner is gone.
 A directory is removed only as this module made it: a real directory of this user, its name
 read as above, the owner not running (the same process id started at another time is
 another process; one ended but not yet reaped is gone), holding nothing but what a loose
-object directory holds (two-hex-digit directories of plain files, `pack/` and `info/`).
+object directory holds (two-hex-digit directories of plain files, `pack/` and `info/`, and
+the temporary file of an object git or libgit2 was writing when the process was killed).
 Anything else found there leaves it as it is: backportr deletes only what it wrote and finds
 unchanged. Linux says when a process started (`/proc`); elsewhere an owner is gone when no
 process has its id.
@@ -19,6 +20,7 @@ process has its id.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -30,14 +32,38 @@ from pathlib import Path
 _OWNER = re.compile(r"(\d{1,10})-(\d{1,20}|x)-([0-9a-f]{8}|x)-[0-9a-z_]{8}")
 _FAN_OUT = re.compile(r"[0-9a-f]{2}")
 _OBJECT_PARTS = frozenset({"pack", "info"})
+# a loose object is written here first and then moved in place, by git and by libgit2
+_GIT_TEMPORARY = ("tmp_obj_", "tmp_object_git2_")
+_owned: dict[Path, int] = {}  # this process's directories (a forked child's are its parent's)
 
 
 def owned_scratch_dir(prefix: str) -> Path:
-    """A new private directory in the temporary directory, named for this process; the
-    leftovers of killed processes of the same `prefix` are removed first."""
+    """A new private directory in the temporary directory, named for this process and
+    removed as it ends (`release`, or `remove_owned` at its exit); the leftovers of killed
+    processes of the same `prefix` are removed first."""
     sweep(prefix)
     pid = os.getpid()
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{_state(pid)[1]}-{_boot_id()}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{_state(pid)[1]}-{_boot_id()}-"))
+    _owned[path] = pid
+    return path
+
+
+def release(path: Path) -> None:
+    """Remove a directory `owned_scratch_dir` made, now."""
+    shutil.rmtree(path, ignore_errors=True)
+    _owned.pop(path, None)
+
+
+def remove_owned() -> None:
+    """Remove every directory this process made and still holds: at its exit (a process
+    pool's worker ends by `os._exit`, past Python's exit handlers, and calls this itself:
+    `infra/signals.py`), never a parent's, which a forked child holds a copy of the list of."""
+    for path, pid in list(_owned.items()):
+        if pid == os.getpid():
+            release(path)
+
+
+atexit.register(remove_owned)
 
 
 def sweep(prefix: str, where: Path | None = None) -> list[Path]:
@@ -90,6 +116,8 @@ def _running(pid: int, started: str, boot: str) -> bool:
 def _only_objects(path: Path) -> bool:
     """Does the directory hold only a loose object directory's parts (or nothing)?"""
     for entry in os.scandir(path):
+        if entry.name.startswith(_GIT_TEMPORARY) and entry.is_file(follow_symlinks=False):
+            continue  # an object a killed process was writing
         if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
             return False
         if not (_FAN_OUT.fullmatch(entry.name) or entry.name in _OBJECT_PARTS):

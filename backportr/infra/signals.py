@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import tempfile
 from collections.abc import Iterator
 
 from backportr.errors import Terminated
+from backportr.infra.scratch import remove_owned
 
 _STOP_GRACE = 10.0  # seconds a stopped child is given to let go of what it holds
+_ending = False  # a worker or manager stopping: a later SIGTERM or SIGHUP changes nothing
 
 
 def _stopping() -> list[signal.Signals]:
@@ -78,6 +81,9 @@ def worker_signals() -> Iterator[None]:
         with signals_raise():
             yield
     except Terminated as stop:
+        global _ending
+        _ending = True  # the parent's own SIGTERM, after a group's SIGHUP, stops nothing now
+        remove_owned()  # no exit handler runs past `os._exit`
         os._exit(stop.exit_code)
 
 
@@ -88,8 +94,14 @@ def signals_exit() -> None:
     its socket, which the signal's default left behind)."""
 
     def exits(signum: int, frame: object) -> None:
-        raise SystemExit(Terminated(signum).exit_code)
+        global _ending
+        if not _ending:  # a second one must not cut the exit's own cleaning short
+            _ending = True
+            raise SystemExit(Terminated(signum).exit_code)
 
+    # A pool's worker ends by `os._exit` after multiprocessing's own finalizers, never
+    # Python's exit handlers: its scratch directories go with the former.
+    multiprocessing.util.Finalize(None, remove_owned, exitpriority=0)
     for number in _stopping():
         signal.signal(number, exits)
 

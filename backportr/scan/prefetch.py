@@ -16,7 +16,6 @@ a scan has updated the index, what no branch asks for any more goes (`prune_cach
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -90,13 +89,14 @@ def main(argv: list[str]) -> int:
     from backportr.git.search import range_file
     from backportr.index.peeking import stored_forks
     from backportr.index.store import default_index_path
+    from backportr.infra.signals import signals_exit
     from backportr.resolve.finders.symbols import SEARCHED
     from backportr.resolve.finders.words import cache_identifier_set
 
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(1)  # through the set's writer, which removes its temporary file
-
-    signal.signal(signal.SIGTERM, stop)
+    # SIGTERM (the scan ending early) and SIGHUP (a terminal closed on the whole group) end
+    # it by SystemExit: through the set's writer, which removes its temporary file, and the
+    # exit handlers, which remove its scratch directories (`infra/scratch.py`)
+    signals_exit()
     repo_path, index_path, upstream_name, *branches = argv
     try:
         repo = Repo(Path(repo_path))
