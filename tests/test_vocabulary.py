@@ -124,6 +124,37 @@ def test_a_fixes_only_project_learns_nothing_new(tmp_path: Path) -> None:
     assert {p.phrase: p.verdict for p in learned.phrases}["fixes:"] == "known: Fixes:"
 
 
+@pytest.mark.parametrize("phrase", ["Fixes:", "Amends:"])
+def test_merge_bases_are_walked_only_where_a_phrase_is_weighed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phrase: str
+) -> None:
+    """Where every phrase cited is one the table knows, no branch is read, and no merge base
+    walked (seconds at kernel scale); a phrase to weigh reads each branch from its fork."""
+    from backportr.index import vocabulary
+
+    b = RepoBuilder(tmp_path / "r")
+    base = b.commit("base", {"a.c": "int a;\n"})
+    b.branch("stable-4.19", "master")
+    for n in range(6):
+        b.commit(f"a: change {n}\n\n{phrase} {base[:12]}", {"a.c": f"int a{n};\n"})
+    repo = Repo(b.path)
+    walked: list[tuple[Oid, Oid]] = []
+    merge_base = Repo.merge_base
+
+    def counted(self: Repo, one: Oid, other: Oid) -> Oid | None:
+        walked.append((one, other))
+        return merge_base(self, one, other)
+
+    monkeypatch.setattr(Repo, "merge_base", counted)
+    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
+    learned = vocabulary._learn(repo, master, [stable], lambda *_: None)
+    verdicts = {p.phrase: p.verdict for p in learned.phrases}
+    if phrase == "Fixes:":
+        assert verdicts == {"fixes:": "known: Fixes:"} and walked == []
+    else:
+        assert set(verdicts) == {"amends:"} and walked == [(stable, master)]
+
+
 def _series(path: Path, target: str) -> list[str]:
     proc = backportr(
         "resolve", target, "-b", "stable-4.19", "--repo", str(path), "--upstream", "master",

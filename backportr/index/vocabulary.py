@@ -216,9 +216,15 @@ class VocabularyLearner:
         self._times: dict[Oid, int] = {}
 
     def learn(
-        self, upstream: Oid, stable: Sequence[tuple[Oid, Oid | None]], progress: Progress
+        self,
+        upstream: Oid,
+        stable: Sequence[tuple[Oid, Oid | None]] | Callable[[], Sequence[tuple[Oid, Oid | None]]],
+        progress: Progress,
     ) -> LearnedVocabulary:
-        """`stable`: each stable branch's tip and its fork point from upstream."""
+        """`stable`: each stable branch's tip and its fork point from upstream, or what gives
+        them, asked only where a phrase is weighed against the branches (a merge base is a
+        walk of both histories: seconds at kernel scale, for a vocabulary that may need
+        none)."""
         groups: dict[str, list[tuple[Oid, Citation]]] = defaultdict(list)
         looked_at = 0
         for record in self.repo.streams.log(upstream):
@@ -235,7 +241,8 @@ class VocabularyLearner:
 
         @functools.cache
         def carried() -> list[_Branch]:  # read once a phrase is weighed against them
-            return [b for tip, fork in stable if (b := self._carried(tip, fork)) is not None]
+            pairs = stable() if callable(stable) else stable
+            return [b for tip, fork in pairs if (b := self._carried(tip, fork)) is not None]
 
         phrases = [
             self._weigh(phrase, items, carried)
@@ -460,5 +467,7 @@ def learned_vocabulary(
 def _learn(
     repo: Repo, upstream: Oid, stable: Sequence[Oid], progress: Progress
 ) -> LearnedVocabulary:
-    forks = [(tip, repo.merge_base(tip, upstream)) for tip in stable]
+    def forks() -> list[tuple[Oid, Oid | None]]:
+        return [(tip, repo.merge_base(tip, upstream)) for tip in stable]
+
     return VocabularyLearner(repo).learn(upstream, forks, progress)
