@@ -237,7 +237,7 @@ def test_patch_ids_filled_by_pipelines_side_by_side_are_one_pipelines(
     blob = str(b.repo.revparse_single(f"{made[4]}:f4.c").id)
     (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
     monkeypatch.setattr(patchids, "_SIDE_BY_SIDE", 2)
-    monkeypatch.setattr(patchids, "_PIPELINES", pipelines)
+    monkeypatch.setattr(patchids, "PIPELINES", pipelines)
     monkeypatch.setattr(streams, "_PART_FLOOR", 2)  # parts of two or three commits
     parts: list[list[Oid]] = []
     piped = streams.Streams._piped_patch_ids

@@ -23,9 +23,11 @@ from backportr.git.log_records import LogRecord, log_record
 from backportr.git.proc import GitAccess, GitHandle, git_env, patch_id_pipeline
 from backportr.git.range_history import Changes, parse_changes
 from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
+from backportr.infra.process import usable_cores
 from backportr.model import Oid, oids
 from backportr.text.patch_id import UNSURE, patch_id
 
+PIPELINES = min(2, usable_cores())  # git pipelines (or probes) a pass runs at once
 _PART_FLOOR = 100  # commits a patch-id pipeline is given at least (each starts two processes)
 _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff before it gives up
 _SERVED_MOST = 256  # commits a patch-id question may have for the long-running diff process

@@ -9,17 +9,16 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from backportr.errors import BackportrError
+from backportr.git.streams import PIPELINES
 from backportr.index.cache import AnswerCache
 from backportr.index.part import IndexFile, StorePart
 from backportr.index.schema import in_chunks
 from backportr.infra.dbfault import unless_read_only
-from backportr.infra.process import usable_cores
 from backportr.model import Oid
 from backportr.text.patch_id import paths_key
 
 _PATCH_ID_SLICE = 5_000  # commits per `git log -p | git patch-id` pipeline
 _SIDE_BY_SIDE = 200  # commits from which a slice is shared among pipelines run at once
-_PIPELINES = min(2, usable_cores())  # pipelines at once, where a command waits on them
 
 
 class PatchIds(StorePart):
@@ -251,13 +250,13 @@ class PatchIds(StorePart):
         for start in range(0, len(oids), _PATCH_ID_SLICE):  # no pipeline runs for minutes
             part = oids[start : start + _PATCH_ID_SLICE]
             try:
-                if _PIPELINES > 1 and len(part) >= _SIDE_BY_SIDE:
-                    computed = dict(streams.patch_ids_in_parts(part, _PATCH_ID_SLICE, _PIPELINES))
+                if PIPELINES > 1 and len(part) >= _SIDE_BY_SIDE:
+                    computed = dict(streams.patch_ids_in_parts(part, _PATCH_ID_SLICE, PIPELINES))
                 else:
                     computed = dict(streams.readable_patch_ids(part))
             except BackportrError:
                 continue  # left to the commit-by-commit path: one target's error, not the scan's
-            unreadable = set(self.repo.streams.unreadable)
+            unreadable = set(streams.unreadable)
             rows += [(computed.get(oid, ""), oid) for oid in part if oid not in unreadable]
         return rows
 

@@ -9,19 +9,18 @@ from collections.abc import Callable, Collection, Sequence
 
 from backportr.git.names import Ref
 from backportr.git.repo import Repo
+from backportr.git.streams import PIPELINES
 from backportr.index.schema import IndexedRef
-from backportr.infra.process import usable_cores
 from backportr.model import Oid, oids
 from backportr.text.trailers import names_upstream
 
 _PATCH_SLICE = 5_000  # branch commits per `git log -p | git patch-id` pipeline
-_PIPELINES = min(2, usable_cores())  # pipelines at once
 
 
 class PatchIdPass:
     """The `git log -p | git patch-id` pipelines of a branch's new commits, in the
     background (git does the work on the other cores while this one reads the upstream
-    history). The commits are listed first and shared among up to `_PIPELINES` pipelines at
+    history). The commits are listed first and shared among up to `PIPELINES` pipelines at
     once, none given more than `_PATCH_SLICE`: the diffs are git's work, and a branch whose
     backports touch 40,000-line files keeps one core busy for seconds.
 
@@ -50,13 +49,13 @@ class PatchIdPass:
                 excluded = exclude() if callable(exclude) else exclude
                 if named:
                     found = repo.streams.patch_ids(
-                        tips, excluded, per_process=_PATCH_SLICE, pipelines=_PIPELINES
+                        tips, excluded, per_process=_PATCH_SLICE, pipelines=PIPELINES
                     )
                 else:
                     listed = repo.streams.messages_between(tips, excluded)
                     commits = [oid for oid, message in listed if not names_upstream(message)]
                     self._left_out = len(listed) - len(commits)
-                    found = repo.streams.patch_ids_in_parts(commits, _PATCH_SLICE, _PIPELINES)
+                    found = repo.streams.patch_ids_in_parts(commits, _PATCH_SLICE, PIPELINES)
                 self._patch_ids = list(found)
             except BaseException as error:
                 self._error = error
@@ -108,7 +107,7 @@ class ForkProbes:
         self._errors: list[BaseException | None] = [None] * len(tips)
         self._done = [threading.Event() for _ in tips]
         self._chosen: dict[int, Oid | None] = {}  # forks chosen among several merge bases
-        # Up to `_PIPELINES` probes at once, taken in the order the branches are read (but
+        # Up to `PIPELINES` probes at once, taken in the order the branches are read (but
         # those of `first`, whose patch-id pass waits for their merge bases, before): a
         # branch is read as soon as its own fork is known (each probe is two git walks of
         # upstream, a fifth of a second each on a 45,000-commit history without a
@@ -132,7 +131,7 @@ class ForkProbes:
                 finally:
                     self._done[i].set()
 
-        for _ in range(min(_PIPELINES, len(tips) - len(self._deferred))):
+        for _ in range(min(PIPELINES, len(tips) - len(self._deferred))):
             threading.Thread(target=run, name="forks", daemon=True).start()
         self._tips = tips
 
@@ -261,7 +260,7 @@ def branch_plans(
     # runs beside the upstream read); many are listed at the update's end instead, each
     # from the nearest fork known (`AfterFork.complete`): a walk of upstream from its tip
     # each would cost as much as the rest of the build (FRR's 27 branches).
-    listed = set(first) if len(first) <= _PIPELINES else set()
+    listed = set(first) if len(first) <= PIPELINES else set()
     later = None
     if upstream_among is not None:
         among = upstream_among
