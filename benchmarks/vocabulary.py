@@ -101,8 +101,7 @@ def _learned(args: argparse.Namespace) -> tuple[Repo, str, list[str], LearnedVoc
     upstream = repo.upstream(args.upstream).tip
     names = [n for n in repo.ref_names() if args.pattern and fnmatch.fnmatchcase(n, args.pattern)]
     tips = sorted({t for n in names if (r := repo.find_ref(n)) and (t := r.tip) != upstream})
-    forks = [(tip, repo.merge_base(tip, upstream)) for tip in tips]
-    return repo, upstream, names, VocabularyLearner(repo).learn(upstream, forks, lambda *_: None)
+    return repo, upstream, names, VocabularyLearner(repo).learn(upstream, tips, lambda *_: None)
 
 
 def score(args: argparse.Namespace) -> None:

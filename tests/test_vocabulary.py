@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backportr.git.builder import RepoBuilder
+from backportr.git.log_records import LogRecord
 from backportr.git.repo import Repo
+from backportr.git.streams import Streams
 from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, saved_path
 from backportr.model import Oid
-from backportr.text.citations import citations
+from backportr.text.citations import citations, line_citations, lines_with_hex_runs
 from backportr.text.relation_forms import LearnedPhrase, Vocabulary
 from tests.conftest import backportr
 
@@ -79,6 +84,29 @@ def test_citations_are_read_with_the_phrase_before_the_id() -> None:
     ]
 
 
+_TRAILS = ("Amends: ", "Fixes: commit ", "regression from ", "(cherry picked from commit ")
+_IDS = ("0123456789ab", "abcdef1", "1234567", "deadbeefcafe0123", "ABCDEF1234")
+_PIECES = st.sampled_from([*_TRAILS, *_IDS, "\n", " ", "é", ", ", ". ", "#", "/", "\t", "x" * 990])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES | st.text(max_size=12), max_size=40), st.binary(max_size=6))
+def test_the_lines_found_by_bytes_cite_what_the_message_cites(
+    pieces: list[str], junk: bytes
+) -> None:
+    """The learner reads raw records: the lines `lines_with_hex_runs` finds in a message's
+    bytes, decoded, cite exactly what `citations` finds in the decoded message (bytes that
+    are no UTF-8 among them, lines past the longest read)."""
+    raw = "".join(pieces).encode() + junk + "".join(reversed(pieces)).encode()
+    message = raw.decode("utf-8", "replace")
+    from_lines = [
+        c
+        for line in lines_with_hex_runs(raw)
+        for c in line_citations(line.decode("utf-8", "replace"))
+    ]
+    assert from_lines == list(citations(message))
+
+
 def test_a_learned_phrase_is_read_as_a_fix_relation() -> None:
     vocabulary = Vocabulary(learned=[LearnedPhrase("amends:", "Amends:", "Amends: 0123456789ab")])
     body = 'x: fix\n\nAmends: 0123456789ab ("x: add")\nsee amends: 1234567890ab\n'
@@ -93,9 +121,7 @@ def test_the_learner_takes_the_fix_phrase_and_not_the_other(tmp_path: Path) -> N
     repo = Repo(b.path)
     master = repo.upstream("master").tip
     stable = repo.branch("stable-4.19").tip
-    learned = VocabularyLearner(repo).learn(
-        master, [(stable, repo.merge_base(stable, master))], lambda *_: None
-    )
+    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
     verdicts = {p.phrase: p for p in learned.phrases}
     amends = verdicts["amends:"]
     assert amends.accepted, amends
@@ -119,40 +145,47 @@ def test_a_fixes_only_project_learns_nothing_new(tmp_path: Path) -> None:
     repo = Repo(b.path)
     master = repo.upstream("master").tip
     stable = repo.branch("stable-4.19").tip
-    learned = VocabularyLearner(repo).learn(master, [(stable, None)], lambda *_: None)
+    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
     assert learned.accepted() == ()
     assert {p.phrase: p.verdict for p in learned.phrases}["fixes:"] == "known: Fixes:"
 
 
 @pytest.mark.parametrize("phrase", ["Fixes:", "Amends:"])
-def test_merge_bases_are_walked_only_where_a_phrase_is_weighed(
+def test_branches_are_read_only_where_a_phrase_is_weighed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phrase: str
 ) -> None:
-    """Where every phrase cited is one the table knows, no branch is read, and no merge base
-    walked (seconds at kernel scale); a phrase to weigh reads each branch from its fork."""
+    """Where every phrase cited is one the table knows, no branch is read (a walk of both
+    histories down to the fork: seconds at kernel scale); a phrase to weigh reads each
+    branch's commits that upstream lacks, those only."""
     from backportr.index import vocabulary
 
     b = RepoBuilder(tmp_path / "r")
     base = b.commit("base", {"a.c": "int a;\n"})
     b.branch("stable-4.19", "master")
+    own = b.commit(
+        "a: stable only\n\n[ upstream commit " + base + " ]", {"a.c": "s\n"}, branch="stable-4.19"
+    )
     for n in range(6):
         b.commit(f"a: change {n}\n\n{phrase} {base[:12]}", {"a.c": f"int a{n};\n"})
     repo = Repo(b.path)
-    walked: list[tuple[Oid, Oid]] = []
-    merge_base = Repo.merge_base
+    read: list[list[Oid]] = []
+    log = Streams.log
 
-    def counted(self: Repo, one: Oid, other: Oid) -> Oid | None:
-        walked.append((one, other))
-        return merge_base(self, one, other)
+    def counted(
+        self: Streams, include: Oid, exclude: list[Oid] | tuple[Oid, ...] = ()
+    ) -> Iterator[LogRecord]:
+        records = list(log(self, include, exclude))
+        read.append([r.oid for r in records])
+        return iter(records)
 
-    monkeypatch.setattr(Repo, "merge_base", counted)
+    monkeypatch.setattr(Streams, "log", counted)
     master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
     learned = vocabulary._learn(repo, master, [stable], lambda *_: None)
     verdicts = {p.phrase: p.verdict for p in learned.phrases}
     if phrase == "Fixes:":
-        assert verdicts == {"fixes:": "known: Fixes:"} and walked == []
+        assert verdicts == {"fixes:": "known: Fixes:"} and read == []
     else:
-        assert set(verdicts) == {"amends:"} and walked == [(stable, master)]
+        assert set(verdicts) == {"amends:"} and read == [[own]]
 
 
 def _series(path: Path, target: str) -> list[str]:

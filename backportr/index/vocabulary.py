@@ -43,7 +43,7 @@ from backportr.git.repo import Repo
 from backportr.index.transaction import held
 from backportr.infra.files import read_regular
 from backportr.model import Oid
-from backportr.text.citations import Citation, citations
+from backportr.text.citations import Citation, line_citations, lines_with_hex_runs
 from backportr.text.relation_forms import LearnedPhrase
 from backportr.text.relation_words import lowered_mentions_relations
 from backportr.text.trailers import parse_message, upstream_refs
@@ -218,31 +218,38 @@ class VocabularyLearner:
     def learn(
         self,
         upstream: Oid,
-        stable: Sequence[tuple[Oid, Oid | None]] | Callable[[], Sequence[tuple[Oid, Oid | None]]],
+        stable: Sequence[Oid] | Callable[[], Sequence[Oid]],
         progress: Progress,
     ) -> LearnedVocabulary:
-        """`stable`: each stable branch's tip and its fork point from upstream, or what gives
-        them, asked only where a phrase is weighed against the branches (a merge base is a
-        walk of both histories: seconds at kernel scale, for a vocabulary that may need
-        none)."""
+        """`stable`: the stable branches' tips, or what gives them, asked only where a
+        phrase is weighed against the branches: each branch's commits that upstream lacks
+        are read then (`git log <tip> ^<upstream>`, a walk of both histories down to the
+        fork: seconds at kernel scale, for a vocabulary that may need none; git's walk, in
+        its own process, where libgit2's merge base held this one's interpreter)."""
         groups: dict[str, list[tuple[Oid, Citation]]] = defaultdict(list)
         looked_at = 0
-        for record in self.repo.streams.log(upstream):
+        # Raw records: most cite nothing and are never split into a `LogRecord` or decoded
+        # (the history's read, 0.23 s of 20,000 DPDK commits, is then 0.1 s).
+        for raw in self.repo.streams.log_raw(upstream):
             if looked_at >= self.commits:
                 break
             looked_at += 1
-            self._times[record.oid] = record.commit_time
-            if len(record.parents) > 1:
+            head, parents, _, committed, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
+            oid = Oid(head.decode("ascii"))
+            self._times[oid] = int(committed or 0)
+            if b" " in parents.strip():  # a merge
                 continue
-            for citation in citations(record.message):
-                groups[citation.phrase].append((record.oid, citation))
+            message = rest.split(b"\n", 2)[2]
+            for line in lines_with_hex_runs(message):
+                for citation in line_citations(line.decode("utf-8", "replace")):
+                    groups[citation.phrase].append((oid, citation))
             if looked_at % 5000 == 0:
                 progress("learning the fix phrases", looked_at, None)
 
         @functools.cache
         def carried() -> list[_Branch]:  # read once a phrase is weighed against them
-            pairs = stable() if callable(stable) else stable
-            return [b for tip, fork in pairs if (b := self._carried(tip, fork)) is not None]
+            tips = stable() if callable(stable) else stable
+            return [b for tip in tips if (b := self._carried(tip, upstream)) is not None]
 
         phrases = [
             self._weigh(phrase, items, carried)
@@ -251,11 +258,12 @@ class VocabularyLearner:
         ]
         return LearnedVocabulary(upstream, looked_at, tuple(_variants(phrases)))
 
-    def _carried(self, tip: Oid, fork: Oid | None) -> _Branch | None:
-        """The upstream ids a stable branch's newest commits name, and its years."""
+    def _carried(self, tip: Oid, upstream: Oid) -> _Branch | None:
+        """The upstream ids a stable branch's newest commits (those upstream lacks) name,
+        and its years."""
         named: set[Oid] = set()
         times: list[int] = []
-        for count, record in enumerate(self.repo.streams.log(tip, [fork] if fork else [])):
+        for count, record in enumerate(self.repo.streams.log(tip, [upstream])):
             if count >= BRANCH_COMMITS:
                 break
             times.append(record.commit_time)
@@ -467,7 +475,4 @@ def learned_vocabulary(
 def _learn(
     repo: Repo, upstream: Oid, stable: Sequence[Oid], progress: Progress
 ) -> LearnedVocabulary:
-    def forks() -> list[tuple[Oid, Oid | None]]:
-        return [(tip, repo.merge_base(tip, upstream)) for tip in stable]
-
-    return VocabularyLearner(repo).learn(upstream, forks, progress)
+    return VocabularyLearner(repo).learn(upstream, stable, progress)

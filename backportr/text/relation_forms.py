@@ -224,6 +224,9 @@ class Vocabulary:
         learned_forms = tuple(phrase.form() for phrase in self.learned)
         self.forms = table + learned_forms
         self.annotations = ANNOTATIONS.beyond_the_readers()
+        # the forms `mentions` reads, each with its words, and those words once
+        self._prose = tuple((f, frozenset(f.words)) for f in self.forms if not f.trailer)
+        self._prose_words = tuple(sorted({w for _, words in self._prose for w in words}))
         words = {w for form in self.forms for w in form.words}
         words |= {w for form in self.annotations for w in form.words}
         # what the cheap test must look for beyond its own words
@@ -263,8 +266,9 @@ class Vocabulary:
     def mentions(self, body: str, low: str) -> Iterator[FixesTag]:
         """Every culprit the forms name in a message body (`low`: the body lowercased, same
         offsets), in form order, then the project's patterns."""
-        for form in self.forms:
-            if form.trailer or not any(word in low for word in form.words):
+        present = {word for word in self._prose_words if word in low}  # each word once
+        for form, words in self._prose if present else ():
+            if words.isdisjoint(present):
                 continue
             at = low.find(form.start)
             while at != -1:
