@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -397,3 +398,46 @@ def test_a_trial_of_the_last_commit_file_by_file_answers_as_its_whole_pick(
     assert "big.c" not in merged
     assert applier.applies([helper, member], ctip, last_only=True, first=("m.c",))
     assert "big.c" in merged
+
+
+def test_a_conflict_in_a_file_at_its_own_path_answers_before_git_merges_the_moved_ones(
+    tmp_path: Path,
+) -> None:
+    """A member that also changes a file the branch moved is picked by git's merge of the
+    whole tree (it finds the file anywhere). Where the member conflicts in a file at its
+    own path that a candidate leaves as it was, that conflict answers: no whole-tree
+    merge; where the candidate resolves it, git's merge answers, as the whole pick's."""
+    from backportr.git.trial import TreeState, TrialApplier
+
+    b = RepoBuilder(tmp_path / "r")
+    big = _lines("big", 40)
+    b.commit("base", {"m.c": _text(_lines("m")), "big.c": _text(big)})
+    b.branch("stable", "master")
+    b.commit("stable: move big.c", {"big.c": None, "lib/big.c": _text(big)}, branch="stable")
+    unhelpful = b.commit("unhelpful", {"x.c": "x\n"})
+    helper = b.commit("helper", {"m.c": _text(["helper", *_lines("m")[1:]])})
+    member = b.commit(
+        "member",
+        {
+            "m.c": _text(["helper", "member", *_lines("m")[2:]]),
+            "big.c": _text([*big[:-1], "member"]),
+        },
+    )
+    repo = Repo(b.path)
+    tip = TreeState(repo.branch("stable").tip)
+    for candidates, expected in (([unhelpful], False), ([helper], True), ([], False)):
+        applier = TrialApplier(repo)
+        by_git: list[Oid] = []
+        real = applier._pick_by_git
+
+        def counted(
+            commit: Oid, state: TreeState, pick: Any = real, seen: list[Oid] = by_git
+        ) -> Any:
+            seen.append(commit)
+            return pick(commit, state)
+
+        applier._pick_by_git = counted  # type: ignore[method-assign]
+        answer = applier.applies([*candidates, member], tip, last_only=True, first=("m.c",))
+        whole = TrialApplier(repo).pick_series([*candidates, member], tip)[0][-1]
+        assert answer == expected == (whole.result != "conflict")
+        assert (member in by_git) == expected  # git's whole merge only where m.c applies

@@ -179,6 +179,9 @@ def _fewest(
     def applies(commits: list[Oid]) -> bool:
         return ctx.applier.applies([*commits, member], state, last_only=True, first=files)
 
+    if not ctx.applier.may_resolve(candidates, member, state, files):
+        return []
+
     for commit in candidates:
         if applies([commit]):
             return [commit]
