@@ -8,7 +8,7 @@ relations and for posting lines; most commits' values for the commits table made
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from backportr.text.postings import keys_of_posting_lines, posting_lines, usual_link_keys
@@ -101,15 +101,38 @@ def _occurrences(low: bytes, starts: list[int], word: bytes) -> dict[int, list[i
 
 def _records_holding(low: bytes, starts: list[int], words: tuple[bytes, ...]) -> set[int]:
     """The indexes of the records (record i is `low[starts[i]:starts[i + 1] - 1]`) holding
-    any of the words: one scan per word over the whole batch, one lookup per hit."""
+    any of the words: one scan per word, one lookup per hit. Each word is searched in the
+    records no earlier word was found in: where one held many (`fixes`: a third of DPDK's
+    commits), those left are joined anew, and the other twenty words scan two thirds of
+    the batch."""
     holding: set[int] = set()
+    left: Sequence[int] = range(len(starts) - 1)  # the records `low` holds: batch indexes
     for word in words:
+        hits: list[int] = []
         at = low.find(word)
         while at != -1:
             i = bisect_right(starts, at) - 1
-            holding.add(i)
+            hits.append(i)
             at = low.find(word, starts[i + 1])
+        if not hits:
+            continue
+        holding.update(left[i] for i in hits)
+        if len(hits) * _SHRINK < len(left):
+            continue
+        found = set(hits)
+        kept = [i for i in range(len(left)) if i not in found]
+        parts = [low[starts[i] : starts[i + 1] - 1] for i in kept]
+        low = b"\0".join(parts)
+        starts = [0] * (len(parts) + 1)
+        offset = 0
+        for n, part in enumerate(parts):
+            offset += len(part) + 1
+            starts[n + 1] = offset
+        left = [left[i] for i in kept]
     return holding
+
+
+_SHRINK = 10  # a word found in a tenth of the records left: the others are joined anew
 
 
 def batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
