@@ -120,15 +120,15 @@ def _records_holding(low: bytes, starts: list[int], words: tuple[bytes, ...]) ->
         if len(hits) * _SHRINK < len(left):
             continue
         found = set(hits)
-        kept = [i for i in range(len(left)) if i not in found]
-        parts = [low[starts[i] : starts[i + 1] - 1] for i in kept]
+        remaining = [i for i in range(len(left)) if i not in found]
+        parts = [low[starts[i] : starts[i + 1] - 1] for i in remaining]
         low = b"\0".join(parts)
         starts = [0] * (len(parts) + 1)
         offset = 0
         for n, part in enumerate(parts):
             offset += len(part) + 1
             starts[n + 1] = offset
-        left = [left[i] for i in kept]
+        left = [left[i] for i in remaining]
     return holding
 
 
