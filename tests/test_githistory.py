@@ -441,3 +441,27 @@ def test_a_conflict_in_a_file_at_its_own_path_answers_before_git_merges_the_move
         whole = TrialApplier(repo).pick_series([*candidates, member], tip)[0][-1]
         assert answer == expected == (whole.result != "conflict")
         assert (member in by_git) == expected  # git's whole merge only where m.c applies
+
+
+def test_no_candidate_touching_a_file_the_member_conflicts_in_can_resolve_it(
+    tmp_path: Path,
+) -> None:
+    """The fewest-prerequisites search asks no trial where a file the member conflicts in,
+    changed in place at a path the branch has, is touched by no candidate: no pick of them
+    changes that file. Where one touches it, the trials answer (here: it resolves it)."""
+    from backportr.git.trial import TreeState, TrialApplier
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"m.c": _text(_lines("m")), "other.c": "x\n"})
+    b.branch("stable", "master")
+    elsewhere = b.commit("elsewhere", {"other.c": "y\n"})
+    helper = b.commit("helper", {"m.c": _text(["helper", *_lines("m")[1:]])})
+    member = b.commit("member", {"m.c": _text(["helper", "member", *_lines("m")[2:]])})
+    repo = Repo(b.path)
+    tip = TreeState(repo.branch("stable").tip)
+    applier = TrialApplier(repo)
+    assert applier.pick(member, tip).result == "conflict"
+    assert not applier.may_resolve([elsewhere], member, tip, ["m.c"])
+    assert not applier.applies([elsewhere, member], tip, last_only=True, first=("m.c",))
+    assert applier.may_resolve([elsewhere, helper], member, tip, ["m.c"])
+    assert applier.applies([helper, member], tip, last_only=True, first=("m.c",))
