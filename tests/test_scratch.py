@@ -102,3 +102,30 @@ def test_what_it_did_not_write_keeps_a_directory(tmp: Path, change: str) -> None
         left = left.rename(tmp / f"{_PREFIX}mine")
     assert scratch.sweep(_PREFIX) == []
     assert left.is_dir() and (outside / "precious").read_text() == "keep me"
+
+
+_PROBED = (
+    "import os, signal, tempfile, sys; from pathlib import Path; "
+    "from backportr.infra import signals; "
+    "real = tempfile._get_default_tempdir\n"
+    "def probe():\n"
+    "    marker = Path(os.environ['TMPDIR']) / 'probe1x2'; marker.write_bytes(b'x')\n"
+    "    os.kill(os.getpid(), signal.SIGTERM)  # as a stop arrives mid-probe\n"
+    "    marker.unlink(); return real()\n"
+    "tempfile._get_default_tempdir = probe\n"
+    "signals._stopping(); print('not stopped', flush=True)"
+)
+
+
+def test_a_stop_during_the_temporary_directory_probe_leaves_no_file(tmp: Path) -> None:
+    """Python finds the temporary directory by making a file of a random name there and
+    removing it; a process stopped between the two (the scan's read-ahead, stopped as it
+    starts, before its handlers are there) left that file. The stop is held back until the
+    probe is done: the process still ends by it, and leaves nothing."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBED], capture_output=True, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)}, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert "not stopped" not in proc.stdout
+    assert list(tmp.iterdir()) == []

@@ -35,8 +35,15 @@ def _stopping() -> list[signal.Signals]:
 
     The temporary directory is found first: Python's first `gettempdir` tries it by making
     a file of a random name there and removing it, and a signal raised between the two
-    left that file behind (seen after SIGTERM in a scan's `--jobs` worker)."""
-    tempfile.gettempdir()
+    left that file behind (seen after SIGTERM in a scan's `--jobs` worker). The two signals
+    are held back meanwhile: one that arrives then, before any handler here (the scan's
+    read-ahead process, stopped as it starts), ends the process once the file is gone."""
+    held = {signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        tempfile.gettempdir()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
     stopping = [signal.SIGTERM]
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         stopping.append(signal.SIGHUP)
