@@ -29,10 +29,22 @@ class LogRecord:
         return self.raw_message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
-def log_record(raw: bytes) -> LogRecord:
-    """A raw record of `git log -z --format=LOG_FORMAT` (`git.walk.LOG_FORMAT`)."""
+RawFields = tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]
+"""A raw record's id, parents (space-separated), author and commit times, author name and
+address, and message, as git wrote them."""
+
+
+def raw_fields(raw: bytes) -> RawFields:
+    """A raw record of `git log -z --format=LOG_FORMAT` split, nothing decoded (for the
+    bulk readers, which decode only what they keep)."""
     oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
     name, email, message = rest.split(b"\n", 2)
+    return oid, parents, atime, ctime, name, email, message
+
+
+def log_record(raw: bytes) -> LogRecord:
+    """A raw record of `git log -z --format=LOG_FORMAT` (`git.walk.LOG_FORMAT`)."""
+    oid, parents, atime, ctime, name, email, message = raw_fields(raw)
     return LogRecord(
         oid=Oid(oid.decode("ascii")),
         parents=tuple(Oid(p) for p in parents.decode("ascii").split()),

@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+from backportr.git.log_records import raw_fields
 from backportr.text.postings import keys_of_posting_lines, posting_lines, usual_link_keys
 from backportr.text.relation_words import RELATION_WORDS
 
@@ -43,21 +44,15 @@ def prepare_batch(
     `every` (a project's own fix patterns, which have no keyword), every record is left
     for the full parse; `words`: the words of the phrases learned for the project, beside
     `RELATION_WORDS`."""
-    buf = b"\0".join(raws)
+    buf, starts = _joined(raws)
     low = buf.lower()
-    starts = [0] * (len(raws) + 1)
-    offset = 0
-    for i, raw in enumerate(raws):
-        offset += len(raw) + 1
-        starts[i + 1] = offset
     related = _records_holding(low, starts, RELATION_WORDS + words)
     links = _occurrences(low, starts, b"link")
     named_ids = _records_holding(low, starts, (b"message-id",))
     items: list[Fields | bytes] = []
     postings: dict[int, Postings] = {}
     for i, raw in enumerate(raws):
-        oid, parents, atime, ctime, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
-        name, email, message = rest.split(b"\n", 2)
+        oid, parents, atime, ctime, name, email, message = raw_fields(raw)
         if i in links or i in named_ids:
             end = starts[i + 1] - 1
             begin = end - len(message)
@@ -121,18 +116,23 @@ def _records_holding(low: bytes, starts: list[int], words: tuple[bytes, ...]) ->
             continue
         found = set(hits)
         remaining = [i for i in range(len(left)) if i not in found]
-        parts = [low[starts[i] : starts[i + 1] - 1] for i in remaining]
-        low = b"\0".join(parts)
-        starts = [0] * (len(parts) + 1)
-        offset = 0
-        for n, part in enumerate(parts):
-            offset += len(part) + 1
-            starts[n + 1] = offset
+        low, starts = _joined([low[starts[i] : starts[i + 1] - 1] for i in remaining])
         left = [left[i] for i in remaining]
     return holding
 
 
 _SHRINK = 10  # a word found in a tenth of the records left: the others are joined anew
+
+
+def _joined(records: list[bytes]) -> tuple[bytes, list[int]]:
+    """The records joined by NULs, and where each starts (record i is
+    `joined[starts[i]:starts[i + 1] - 1]`)."""
+    starts = [0] * (len(records) + 1)
+    offset = 0
+    for i, record in enumerate(records):
+        offset += len(record) + 1
+        starts[i + 1] = offset
+    return b"\0".join(records), starts
 
 
 def batches(records: Iterable[bytes], size: int) -> Iterator[list[bytes]]:

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from backportr.errors import BackportrError
+from backportr.git.log_records import raw_fields
 from backportr.git.repo import Repo
 from backportr.git.streams import PIPELINES
 from backportr.index.transaction import held
@@ -236,12 +237,11 @@ class VocabularyLearner:
             if looked_at >= self.commits:
                 break
             looked_at += 1
-            head, parents, _, committed, rest = raw.lstrip(b"\n").split(b"\x1f", 4)
+            head, parents, _, committed, _, _, message = raw_fields(raw)
             oid = Oid(head.decode("ascii"))
             self._times[oid] = int(committed or 0)
             if b" " in parents.strip():  # a merge
                 continue
-            message = rest.split(b"\n", 2)[2]
             for line in lines_with_hex_runs(message):
                 for citation in line_citations(line.decode("utf-8", "replace")):
                     groups[citation.phrase].append((oid, citation))
