@@ -36,14 +36,18 @@ def _every_import(module: Path) -> list[str]:
     return names
 
 
+_STARTS = ("subprocess.", "process.run", "process.started", "started", "run")
+"""The calls that start a process (`infra/process.py`'s, and `subprocess`'s itself)."""
+
+
 def _runs_git(module: Path) -> bool:
-    """A `subprocess` call whose argument list starts with "git" (or names it)."""
+    """A call that starts a process whose argument list starts with "git" (or names it)."""
     import ast
 
     for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
         if (
             isinstance(node, ast.Call)
-            and ast.unparse(node.func).startswith("subprocess.")
+            and ast.unparse(node.func).startswith(_STARTS)
             and any(
                 isinstance(n, ast.Constant) and n.value == "git"
                 for arg in node.args
@@ -66,6 +70,27 @@ def test_only_the_git_layer_imports_pygit2_or_runs_git() -> None:
     assert not imports, f"pygit2 imported outside the git layer: {imports}"
     runs_git = [str(p.relative_to(ROOT)) for p in outside if _runs_git(p)]
     assert not runs_git, f"git run outside the git layer: {runs_git}"
+
+
+_SUBPROCESS_STARTS = ("Popen", "run", "call", "check_call", "check_output", "getoutput")
+
+
+def test_every_child_process_is_started_where_a_stop_cannot_lose_it() -> None:
+    """`subprocess.Popen` and `subprocess.run` are called by `infra/process.py` alone: a
+    stop signal raised while Popen waits on the child's exec left the child running unseen
+    (a stopped scan's `git merge-tree` wrote into a scratch directory already removed)."""
+    import ast
+
+    starts = {f"subprocess.{name}" for name in _SUBPROCESS_STARTS}
+    direct = [
+        str(p.relative_to(ROOT))
+        for p in _modules()
+        if p != ROOT / "backportr" / "infra" / "process.py"
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.Call) and ast.unparse(node.func) in starts)
+        or (isinstance(node, ast.ImportFrom) and node.module == "subprocess")
+    ]
+    assert not direct, f"a process started outside infra/process.py: {direct}"
 
 
 def test_the_lint_sees_an_import_inside_a_function(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def test_a_hang_up_nohup_ignores_stays_ignored(busy: Kernel, tmp_path: Path) -> 
     os.killpg(proc.pid, signal.SIGHUP)
     rest, err = proc.communicate(timeout=300)
     assert (proc.returncode, err) == (4, "")
-    assert len(rest.splitlines()) == _FIXES - 1
+    assert len(rest.splitlines()) == _FIXES - 1, rest.splitlines()[-1]  # the summary says why
 
 
 def test_what_a_killed_scan_left_the_next_scan_removes(busy: Kernel, tmp_path: Path) -> None:

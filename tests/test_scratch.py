@@ -129,3 +129,31 @@ def test_a_stop_during_the_temporary_directory_probe_leaves_no_file(tmp: Path) -
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert "not stopped" not in proc.stdout
     assert list(tmp.iterdir()) == []
+
+
+_STARTING = (
+    "import os, signal, sys, threading, time; from pathlib import Path\n"
+    "from backportr.errors import Terminated; from backportr.infra.signals import signals_raise\n"
+    "from backportr.infra.process import started\n"
+    "mark = Path(sys.argv[1])\n"
+    "with signals_raise():\n"
+    "    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+    "    try:  # the child execs a second after the fork: Popen waits on it meanwhile\n"
+    "        started(['sh', '-c', f'sleep 1; touch {mark}'], preexec_fn=lambda: time.sleep(1))\n"
+    "    except Terminated:\n"
+    "        print('stopped', flush=True)\n"
+    "time.sleep(2); print('marked' if mark.exists() else 'unmarked')"
+)
+
+
+def test_a_stop_while_a_child_starts_stops_the_child_too(tmp_path: Path) -> None:
+    """Python's Popen forks, then waits for the child's exec; a stop signal raised there
+    left Popen without a result and the child running unseen (a stopped scan's `git
+    merge-tree` wrote into the scratch directory its worker had removed). The stop now
+    raises once the child is started, and the child is killed with it."""
+    mark = tmp_path / "written-after-the-stop"
+    proc = subprocess.run(
+        [sys.executable, "-c", _STARTING, str(mark)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.split() == ["stopped", "unmarked"], proc.stderr
+    assert not mark.exists()

@@ -6,7 +6,6 @@ Part of the git layer: the only pygit2 code the records reader needs.
 from __future__ import annotations
 
 import functools
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pygit2
 
 from backportr.errors import BackportrError
 from backportr.git.proc import git_env, read_object
+from backportr.infra import process
 from backportr.model import short
 
 
@@ -72,7 +72,7 @@ def files_changed_since(path: Path, ref: str, since: str, under: str = "") -> se
     argv = ["git", "-C", str(path), "log", f"--since={since}", "--diff-filter=AM", "--format="]
     argv += ["--name-only", "--relative", "--no-renames", "--end-of-options", ref, "--"]
     argv += [under] if under else []
-    proc = subprocess.run(argv, capture_output=True, check=False, env=git_env(), timeout=600)
+    proc = process.run(argv, capture_output=True, env=git_env(), timeout=600)
     if proc.returncode != 0:
         said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise BackportrError(f"{path}: cannot list the records changed since {since}: "

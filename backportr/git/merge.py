@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import subprocess
 from dataclasses import dataclass
 from typing import cast
 
@@ -25,6 +24,7 @@ import pygit2
 
 from backportr.errors import BackportrError
 from backportr.git.proc import git_env, git_version, read_object
+from backportr.infra import process
 from backportr.model import short
 
 _FIRST_VERSION = (2, 38)  # `git merge-tree --write-tree`
@@ -157,7 +157,7 @@ def _merge_tree(
     git: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid, env: dict[str, str], what: str
 ) -> TreeMerge:
     """`git merge-tree --write-tree` of two commits, read."""
-    proc = subprocess.run(
+    proc = process.run(
         [
             "git",
             "--git-dir",
@@ -171,7 +171,6 @@ def _merge_tree(
         ],
         capture_output=True,
         env={**git_env(), **env},
-        check=False,
     )
     if proc.returncode not in (0, 1):
         detail = proc.stderr.decode(errors="replace").strip().splitlines()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from backportr.errors import BackportrError, MissingObjectError
+from backportr.infra import process
 from backportr.model import Oid
 
 if TYPE_CHECKING:
@@ -212,14 +213,14 @@ def patch_id_pipeline(
     names git's own last word; `MissingObjectError` when git could not read an object."""
     with (
         tempfile.TemporaryFile() as errors,
-        subprocess.Popen(
+        process.started(
             log_args,
             stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=errors,
             env={**git_env(), **(env or {})},
         ) as log,
-        subprocess.Popen(
+        process.started(
             ["git", "patch-id", "--stable"],
             stdin=log.stdout,
             stdout=subprocess.PIPE,
@@ -267,10 +268,9 @@ def config_list(path: Path) -> list[tuple[str, str, str]]:
     """git config as seen from `path` (a repository's, else the user's and the system's):
     (key lowercased, value, the file defining it), in git's order (the last one wins where
     a key holds one value)."""
-    proc = subprocess.run(
+    proc = process.run(
         ["git", "-C", str(path), "config", "--list", "--show-origin", "-z"],
         capture_output=True,
-        check=False,
         env=git_env(),
     )
     out: list[tuple[str, str, str]] = []
@@ -283,11 +283,10 @@ def config_list(path: Path) -> list[tuple[str, str, str]]:
 
 def git_dir_of(path: Path) -> Path | None:
     """The git directory of the repository at `path`, or None outside one."""
-    proc = subprocess.run(
+    proc = process.run(
         ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
         capture_output=True,
         text=True,
-        check=False,
         env=git_env(),
     )
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
@@ -297,14 +296,13 @@ def credential_password(protocol: str, host: str, user: str) -> str | None:
     """The password git's credential helpers keep for the service, None when none does
     (never a prompt: GIT_TERMINAL_PROMPT=0)."""
     query = f"protocol={protocol}\nhost={host}\nusername={user}\n\n"
-    proc = subprocess.run(
+    proc = process.run(
         ["git", "credential", "fill"],
         input=query,
         capture_output=True,
         text=True,
         env={**git_env(), "GIT_TERMINAL_PROMPT": "0"},
         timeout=60,
-        check=False,
     )
     for line in proc.stdout.splitlines():
         if line.startswith("password="):
@@ -315,7 +313,7 @@ def credential_password(protocol: str, host: str, user: str) -> str | None:
 def git_version() -> str:
     """`git version x.y.z`, or why there is none."""
     try:
-        proc = subprocess.run(
+        proc = process.run(
             ["git", "version"], capture_output=True, text=True, env=git_env(), timeout=10
         )
     except (OSError, subprocess.SubprocessError) as error:

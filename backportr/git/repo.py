@@ -12,7 +12,6 @@ import fnmatch
 import logging
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +33,7 @@ from backportr.git.names import Names, Ref
 from backportr.git.proc import config_list, git_env, missing_object, neutralise_programs
 from backportr.git.search import Searches
 from backportr.git.streams import Streams
+from backportr.infra import process
 from backportr.infra.scratch import owned_scratch_dir, release
 from backportr.model import Author, Oid, oids, short
 
@@ -578,12 +578,11 @@ class Repo:
         """`run_git`'s output as git wrote it (paths need not be UTF-8). An object git
         cannot read is an error even with `check=False`: a blame or a log that stopped at a
         damaged object answers nothing, and nothing is no answer (MissingObjectError)."""
-        proc = subprocess.run(
+        proc = process.run(
             ["git", "--git-dir", str(self.path), *args],
             capture_output=True,
             input=input,
             env={**git_env(), **self._scratch_env(), **(env or {})},
-            check=False,
         )
         if proc.returncode != 0:
             said = proc.stderr.decode(errors="replace").splitlines()

@@ -23,7 +23,7 @@ from backportr.git.log_records import LogRecord, log_record
 from backportr.git.proc import GitAccess, GitHandle, git_env, patch_id_pipeline
 from backportr.git.range_history import Changes, parse_changes
 from backportr.git.walk import LOG_FORMAT, Walk, log_process, walk_all, walk_step
-from backportr.infra.process import usable_cores
+from backportr.infra.process import started, usable_cores
 from backportr.model import Oid, oids
 from backportr.text.patch_id import UNSURE, patch_id
 
@@ -317,7 +317,7 @@ class DiffServer:
         if process is None or self._owner != os.getpid() or process.poll() is not None:
             if process is not None and self._owner == os.getpid():
                 self.close()
-            process = self._process = subprocess.Popen(
+            process = self._process = started(
                 [*self._command, *_DIFF],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

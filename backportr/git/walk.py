@@ -22,6 +22,7 @@ from backportr.git.proc import (
     read_ahead,
     stderr_tail,
 )
+from backportr.infra.process import started
 
 LOG_FORMAT = "%H%x1f%P%x1f%at%x1f%ct%x1f%an%n%ae%n%B"
 """The format of a raw record (`git.log_records.log_record` splits one), the records separated
@@ -94,7 +95,7 @@ def log_process(
     feed = "".join(f"{s}\n" for s in starts) + "".join(f"^{e}\n" for e in exclude)
     with (
         tempfile.TemporaryFile() as errors,
-        subprocess.Popen(
+        started(
             ["git", "--git-dir", str(git_dir), *args, "--"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

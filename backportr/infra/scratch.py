@@ -29,6 +29,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from backportr.infra.stops import stops_held
+
 _OWNER = re.compile(r"(\d{1,10})-(\d{1,20}|x)-([0-9a-f]{8}|x)-[0-9a-z_]{8}")
 _FAN_OUT = re.compile(r"[0-9a-f]{2}")
 _OBJECT_PARTS = frozenset({"pack", "info"})
@@ -43,8 +45,9 @@ def owned_scratch_dir(prefix: str) -> Path:
     processes of the same `prefix` are removed first."""
     sweep(prefix)
     pid = os.getpid()
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{_state(pid)[1]}-{_boot_id()}-"))
-    _owned[path] = pid
+    with stops_held():  # a stop between the two left the directory, owned by no one
+        path = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{_state(pid)[1]}-{_boot_id()}-"))
+        _owned[path] = pid
     return path
 
 

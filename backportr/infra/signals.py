@@ -9,22 +9,26 @@ answers. Here the first such signal raises `Terminated` where the main thread is
 are ignored, so the unwinding is not cut short): context managers close what they opened, an
 index transaction rolls back, an output not yet written is not written, and
 `children_stopped` sends SIGTERM to the worker processes, which unwind their own work alike
-and end (`worker_signals`). A SIGHUP that `nohup` (or anything else) set to be ignored stays
-ignored.
+and end (`worker_signals`). A stop that arrives while a child process is being started
+raises once it is started, and stops it too (`infra/stops.py`). A SIGHUP that `nohup` (or
+anything else) set to be ignored stays ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.util
 import os
 import signal
 import tempfile
 from collections.abc import Iterator
+from typing import NoReturn
 
 from backportr.errors import Terminated
 from backportr.infra.scratch import remove_owned
+from backportr.infra.stops import defer_stop
 
 _STOP_GRACE = 10.0  # seconds a stopped child is given to let go of what it holds
 _ending = False  # a worker or manager stopping: a later SIGTERM or SIGHUP changes nothing
@@ -61,7 +65,7 @@ def signals_raise() -> Iterator[None]:
         nonlocal raised
         if not raised:
             raised = True
-            raise Terminated(signum)
+            defer_stop(functools.partial(_raise, Terminated(signum)))
 
     previous: dict[signal.Signals, signal._HANDLER] = {}
     try:
@@ -104,13 +108,17 @@ def signals_exit() -> None:
         global _ending
         if not _ending:  # a second one must not cut the exit's own cleaning short
             _ending = True
-            raise SystemExit(Terminated(signum).exit_code)
+            defer_stop(functools.partial(_raise, SystemExit(Terminated(signum).exit_code)))
 
     # A pool's worker ends by `os._exit` after multiprocessing's own finalizers, never
     # Python's exit handlers: its scratch directories go with the former.
     multiprocessing.util.Finalize(None, remove_owned, exitpriority=0)
     for number in _stopping():
         signal.signal(number, exits)
+
+
+def _raise(error: BaseException) -> NoReturn:
+    raise error
 
 
 @contextlib.contextmanager

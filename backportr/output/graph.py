@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 from backportr.errors import BackportrError
+from backportr.infra import process
 from backportr.model import BranchReport, Report, short
 from backportr.output.safe import terminal
 
@@ -156,9 +156,7 @@ def render_svg(report: Report) -> str:
             "Graphviz's dot program is not installed: install the graphviz package, or use "
             "--format dot and render it elsewhere"
         )
-    proc = subprocess.run(
-        [program, "-Tsvg"], input=render_dot(report).encode(), capture_output=True, check=False
-    )
+    proc = process.run([program, "-Tsvg"], input=render_dot(report).encode(), capture_output=True)
     if proc.returncode != 0:
         raise BackportrError(f"dot failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout.decode()
