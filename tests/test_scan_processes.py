@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,13 +34,22 @@ def busy(tmp_path_factory: pytest.TempPathFactory) -> Kernel:
     return k
 
 
-def _scan(k: Kernel, tmp: Path, index: Path, jobs: str) -> subprocess.Popen[str]:
+def _scan(k: Kernel, tmp: Path, index: Path, jobs: str, **popen: Any) -> subprocess.Popen[bytes]:
+    """The scan, its output unbuffered here: `readline` then reads one line, no more (a
+    buffered reader takes what the pipe holds, and `communicate`, which reads the pipe
+    itself, never sees the lines it took past the first)."""
     return subprocess.Popen(
         [sys.executable, "-m", "backportr", "scan", "--repo", str(k.b.path), "-b", BRANCH,
          "--index", str(index), "--format", "jsonl", "--jobs", jobs],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TMPDIR": str(tmp)}, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+        env={**os.environ, "TMPDIR": str(tmp), **popen.pop("env", {})}, start_new_session=True,
+        **popen,
     )  # fmt: skip
+
+
+def _rest(proc: subprocess.Popen[bytes], timeout: float) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return out.decode(), err.decode()
 
 
 def _group_alive(group: int) -> bool:
@@ -65,7 +75,7 @@ def test_a_stop_signal_mid_scan_removes_the_scratch_and_stops_the_workers(
     proc = _scan(busy, tmp, index, jobs)
     assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()  # the scan is under way: one finding settled
-    assert line, (proc.wait(), proc.stderr.read())
+    assert line, (proc.wait(), proc.stderr.read().decode())
     first = json.loads(line)
     assert first["kind"] == "missing-fix"
     assert list(tmp.glob("backportr-objects-*"))  # the trial's scratch objects, in use
@@ -74,7 +84,7 @@ def test_a_stop_signal_mid_scan_removes_the_scratch_and_stops_the_workers(
         os.killpg(proc.pid, number)
     else:
         os.kill(proc.pid, number)
-    rest, err = proc.communicate(timeout=60)
+    rest, err = _rest(proc, 60)
     assert proc.returncode == 128 + number
     assert err.splitlines()[-1] == f"backportr: {said}"
     assert "Traceback" not in err
@@ -116,16 +126,14 @@ def test_a_temporary_directory_too_deep_for_a_socket_path_leaves_jobs_working(
 def test_a_hang_up_nohup_ignores_stays_ignored(busy: Kernel, tmp_path: Path) -> None:
     """`nohup backportr scan ...` sets SIGHUP to be ignored: a closed terminal then stops
     nothing, and the scan answers every fix."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "backportr", "scan", "--repo", str(busy.b.path), "-b", BRANCH,
-         "--index", str(tmp_path / "index.sqlite"), "--format", "jsonl", "--jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    proc = _scan(
+        busy, tmp_path, tmp_path / "index.sqlite", "2",
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
     )  # fmt: skip
     assert proc.stdout is not None
     assert proc.stdout.readline()  # under way
     os.killpg(proc.pid, signal.SIGHUP)
-    rest, err = proc.communicate(timeout=300)
+    rest, err = _rest(proc, 300)
     assert (proc.returncode, err) == (4, "")
     assert len(rest.splitlines()) == _FIXES - 1, rest.splitlines()[-1]  # the summary says why
 
@@ -140,7 +148,7 @@ def test_what_a_killed_scan_left_the_next_scan_removes(busy: Kernel, tmp_path: P
     assert proc.stdout is not None
     assert proc.stdout.readline()  # under way, its workers' scratch in use
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group, as a hard stop of the job
-    proc.communicate(timeout=60)
+    _rest(proc, 60)
     deadline = time.monotonic() + 20
     while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)  # the workers die too (the next night's scan finds them gone)
