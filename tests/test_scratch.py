@@ -157,3 +157,32 @@ def test_a_stop_while_a_child_starts_stops_the_child_too(tmp_path: Path) -> None
     )
     assert proc.stdout.split() == ["stopped", "unmarked"], proc.stderr
     assert not mark.exists()
+
+
+_FINALIZED = (
+    "import os, signal, time; from backportr.errors import Terminated\n"
+    "from backportr.infra.signals import signals_raise\n"
+    "class Freed:  # as a pygit2 object is freed\n"
+    "    def __del__(self):\n"
+    "        os.kill(os.getpid(), signal.SIGTERM)\n"
+    "        sum(range(100_000))  # the handler runs here, in the finalizer\n"
+    "with signals_raise():\n"
+    "    try:\n"
+    "        Freed()\n"
+    "        began = time.monotonic()\n"
+    "        while time.monotonic() - began < 5:  # the stop arrives meanwhile\n"
+    "            sum(range(1000))\n"
+    "        print('not stopped')\n"
+    "    except Terminated:\n"
+    "        print('stopped')\n"
+)
+
+
+def test_a_stop_raised_inside_a_finalizer_is_not_lost() -> None:
+    """Python swallows what a `__del__` raises, printing it: a stop whose handler ran as
+    pygit2 freed an object was lost (a traceback on stderr, and the process worked on until
+    its parent killed it). The signal comes again a moment later, outside the finalizer."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _FINALIZED], capture_output=True, text=True, timeout=60
+    )
+    assert (proc.stdout, proc.stderr) == ("stopped\n", "")

@@ -10,8 +10,9 @@ are ignored, so the unwinding is not cut short): context managers close what the
 index transaction rolls back, an output not yet written is not written, and
 `children_stopped` sends SIGTERM to the worker processes, which unwind their own work alike
 and end (`worker_signals`). A stop that arrives while a child process is being started
-raises once it is started, and stops it too (`infra/stops.py`). A SIGHUP that `nohup` (or
-anything else) set to be ignored stays ignored.
+raises once it is started, and stops it too (`infra/stops.py`); one that arrives while a
+finalizer runs (Python swallows what a `__del__` raises) comes again a moment later. A SIGHUP
+that `nohup` (or anything else) set to be ignored stays ignored.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import multiprocessing.util
 import os
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
+from types import FrameType
 from typing import NoReturn
 
 from backportr.errors import Terminated
@@ -61,11 +64,15 @@ def signals_raise() -> Iterator[None]:
     handler can be set), nothing changes."""
     raised = False
 
-    def terminated(signum: int, frame: object) -> None:
+    def terminated(signum: int, frame: FrameType | None) -> None:
         nonlocal raised
-        if not raised:
-            raised = True
-            defer_stop(functools.partial(_raise, Terminated(signum)))
+        if raised:
+            return
+        if _in_finalizer(frame):  # raised there, it would be swallowed: the stop lost
+            _again_later(signum)
+            return
+        raised = True
+        defer_stop(functools.partial(_raise, Terminated(signum)))
 
     previous: dict[signal.Signals, signal._HANDLER] = {}
     try:
@@ -104,17 +111,42 @@ def signals_exit() -> None:
     `worker_signals`) and a multiprocessing manager (whose handlers remove the directory of
     its socket, which the signal's default left behind)."""
 
-    def exits(signum: int, frame: object) -> None:
+    def exits(signum: int, frame: FrameType | None) -> None:
         global _ending
-        if not _ending:  # a second one must not cut the exit's own cleaning short
-            _ending = True
-            defer_stop(functools.partial(_raise, SystemExit(Terminated(signum).exit_code)))
+        if _ending:  # a second one must not cut the exit's own cleaning short
+            return
+        if _in_finalizer(frame):
+            _again_later(signum)
+            return
+        _ending = True
+        defer_stop(functools.partial(_raise, SystemExit(Terminated(signum).exit_code)))
 
     # A pool's worker ends by `os._exit` after multiprocessing's own finalizers, never
     # Python's exit handlers: its scratch directories go with the former.
     multiprocessing.util.Finalize(None, remove_owned, exitpriority=0)
     for number in _stopping():
         signal.signal(number, exits)
+
+
+_AGAIN_SECONDS = 0.01  # a stop that came during a finalizer: sent again this much later
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Is the main thread running a finalizer (`__del__`, as pygit2 frees an object)?
+    Python swallows what one raises (it prints a traceback and goes on)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _again_later(signum: int) -> None:
+    """The signal sent again in a moment, from a timer's thread (where the handler cannot
+    run): it comes back once the finalizer is done."""
+    timer = threading.Timer(_AGAIN_SECONDS, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 def _raise(error: BaseException) -> NoReturn:
