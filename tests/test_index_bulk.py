@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -225,6 +228,37 @@ def test_a_worker_left_early_is_stopped(tmp_path: Path) -> None:
     assert next(batches)  # one batch read, then the consumer goes away
     worker.close()
     assert worker._proc.returncode is not None
+
+
+def test_a_worker_stopped_mid_walk_removes_what_it_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (the build failed, or was stopped itself), the worker is sent SIGTERM and
+    ends as by an interrupt: what it made in the temporary directory (the empty work tree
+    its git processes see) goes with it. It was killed outright, and that stayed."""
+    git_dir = tmp_path / "long.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True)
+    stream = "".join(
+        f"commit refs/heads/master\ncommitter A <a@b.c> {1_600_000_000 + n} +0000\n"
+        f"data {len(f'step {n}')}\nstep {n}\n\n"
+        for n in range(500)
+    )
+    subprocess.run(["git", "-C", str(git_dir), "fast-import", "--quiet"],
+                   input=stream.encode(), check=True)  # fmt: skip
+    tip = subprocess.run(["git", "-C", str(git_dir), "rev-parse", "master"],
+                         capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the worker's, not this process's
+    worker = BulkWorker(git_dir, 1)  # a git process a commit: a walk of seconds
+    worker.walk_on(Walk([tip]))
+    deadline = time.monotonic() + 60
+    while not list(tmp.glob("backportr-no-worktree-*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker._proc.poll() is None  # mid-walk, its scratch made
+    worker.close()
+    assert worker._proc.returncode == 128 + signal.SIGTERM
+    assert list(tmp.iterdir()) == []
 
 
 def test_a_bug_in_the_worker_is_a_bug_here(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from backportr.infra.process import start_main
 
 _LENGTH = 8  # bytes of a frame's length prefix
 _EXIT_GRACE = 10.0  # seconds a worker whose pipe ended is given to exit
+_STOP_GRACE = 5.0  # seconds a worker sent SIGTERM is given to remove what it made
 
 
 class BulkWorker:
@@ -129,14 +130,21 @@ class BulkWorker:
         raise BackportrError(message)
 
     def close(self) -> None:
-        """Stop the worker if it still runs (the build ended early or failed)."""
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
+        """Stop the worker if it still runs (the build ended early, failed or was stopped):
+        SIGTERM, which it ends by as by an interrupt, its scratch directory removed
+        (`signals_exit`), and past `_STOP_GRACE` SIGKILL. Its batches' pipe is closed
+        first: a worker blocked writing to it then fails there rather than wait."""
         for stream in (self._proc.stdin, self._batches):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(_STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        self._proc.wait()
         self._errors.close()
 
 
@@ -179,6 +187,11 @@ def serve(
 
 
 def main(argv: Sequence[str]) -> int:
+    from backportr.infra.signals import signals_exit
+
+    # SIGTERM (the indexing process stopping it) and SIGHUP end it by SystemExit: its git
+    # process stopped with it, its exit handlers remove its scratch directory.
+    signals_exit()
     git_dir, per_process, batches_fd, every, listed = argv
     words = () if listed == "-" else tuple(w.encode("ascii") for w in listed.split(","))
     try:
