@@ -44,16 +44,16 @@ def start_main(module: str, argv: list[str], **popen: Any) -> subprocess.Popen[b
 def started(args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
     """`subprocess.Popen(args, **popen)`; a stop that arrives meanwhile raises once the
     child is there, which is then killed and reaped."""
-    child: list[subprocess.Popen[Any]] = []
+    proc = None
     try:
         with stops_held():
-            child.append(subprocess.Popen(args, **popen))
+            proc = subprocess.Popen(args, **popen)
     except BaseException:
-        for proc in child:
+        if proc is not None:
             with proc:  # its pipes closed, and reaped
                 proc.kill()
         raise
-    return child[0]
+    return proc
 
 
 @overload

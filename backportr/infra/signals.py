@@ -18,7 +18,6 @@ that `nohup` (or anything else) set to be ignored stays ignored.
 from __future__ import annotations
 
 import contextlib
-import functools
 import multiprocessing
 import multiprocessing.util
 import os
@@ -27,11 +26,10 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import NoReturn
 
 from backportr.errors import Terminated
 from backportr.infra.scratch import remove_owned
-from backportr.infra.stops import defer_stop
+from backportr.infra.stops import raise_stop
 
 _STOP_GRACE = 10.0  # seconds a stopped child is given to let go of what it holds
 _ending = False  # a worker or manager stopping: a later SIGTERM or SIGHUP changes nothing
@@ -66,13 +64,10 @@ def signals_raise() -> Iterator[None]:
 
     def terminated(signum: int, frame: FrameType | None) -> None:
         nonlocal raised
-        if raised:
-            return
-        if _in_finalizer(frame):  # raised there, it would be swallowed: the stop lost
-            _again_later(signum)
+        if raised or _postponed(signum, frame):
             return
         raised = True
-        defer_stop(functools.partial(_raise, Terminated(signum)))
+        raise_stop(Terminated(signum))
 
     previous: dict[signal.Signals, signal._HANDLER] = {}
     try:
@@ -113,13 +108,10 @@ def signals_exit() -> None:
 
     def exits(signum: int, frame: FrameType | None) -> None:
         global _ending
-        if _ending:  # a second one must not cut the exit's own cleaning short
-            return
-        if _in_finalizer(frame):
-            _again_later(signum)
+        if _ending or _postponed(signum, frame):  # a second must not cut the exit short
             return
         _ending = True
-        defer_stop(functools.partial(_raise, SystemExit(Terminated(signum).exit_code)))
+        raise_stop(SystemExit(Terminated(signum).exit_code))
 
     # A pool's worker ends by `os._exit` after multiprocessing's own finalizers, never
     # Python's exit handlers: its scratch directories go with the former.
@@ -131,26 +123,19 @@ def signals_exit() -> None:
 _AGAIN_SECONDS = 0.01  # a stop that came during a finalizer: sent again this much later
 
 
-def _in_finalizer(frame: FrameType | None) -> bool:
+def _postponed(signum: int, frame: FrameType | None) -> bool:
     """Is the main thread running a finalizer (`__del__`, as pygit2 frees an object)?
-    Python swallows what one raises (it prints a traceback and goes on)."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            return True
+    Python swallows what one raises (it prints a traceback and goes on): the signal is
+    then sent again in a moment, from a timer's thread (where the handler cannot run), and
+    comes back once the finalizer is done."""
+    while frame is not None and frame.f_code.co_name != "__del__":
         frame = frame.f_back
-    return False
-
-
-def _again_later(signum: int) -> None:
-    """The signal sent again in a moment, from a timer's thread (where the handler cannot
-    run): it comes back once the finalizer is done."""
+    if frame is None:
+        return False
     timer = threading.Timer(_AGAIN_SECONDS, os.kill, (os.getpid(), signum))
     timer.daemon = True
     timer.start()
-
-
-def _raise(error: BaseException) -> NoReturn:
-    raise error
+    return True
 
 
 @contextlib.contextmanager

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 _holding = 0  # stretches of the main thread's work under way
-_waiting: list[Callable[[], None]] = []  # the stop that arrived meanwhile
+_waiting: list[BaseException] = []  # the stop that arrived meanwhile
 
 
-def defer_stop(stop: Callable[[], None]) -> None:
-    """What a stop signal's handler calls: `stop()` (which raises) now, or as the stretch
-    of `stops_held` under way ends."""
+def raise_stop(stop: BaseException) -> None:
+    """What a stop signal's handler calls: `stop` raised now, or as the stretch of
+    `stops_held` under way ends."""
     if _holding:
         _waiting[:] = [stop]
         return
-    stop()
+    raise stop
 
 
 @contextlib.contextmanager
@@ -41,4 +41,4 @@ def stops_held() -> Iterator[None]:
     finally:
         _holding -= 1
         if not _holding and _waiting:
-            _waiting.pop()()
+            raise _waiting.pop()
