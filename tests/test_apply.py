@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from backportr.git import treestate
 from backportr.git.builder import RepoBuilder
@@ -70,3 +72,15 @@ def test_held_blobs_past_the_bound_are_written(
     picked = TrialApplier(repo).pick(first, TreeState(repo.branch("stable").tip))
     merged = picked.state.overlay["f.c"]
     assert merged is not None and repo.git.odb.exists(merged[0])
+
+
+@given(
+    data=st.lists(st.sampled_from([b"a", b"b", b"", b"\n", b"a\n", b"\r\n"]), max_size=12).map(
+        b"".join
+    ),
+    line=st.sampled_from([b"a", b"b", b"", b"a\r", b"ab"]),
+)
+def test_a_text_holds_a_line_as_the_byte_search_finds_it(data: bytes, line: bytes) -> None:
+    """`whole_lines`, asked of every line a commit removes, answers from a set what the
+    search of the whole file it replaces answered (a test of a line the merge shortcut asks)."""
+    assert (line in treestate.whole_lines(data)) == (b"\n" + line + b"\n" in b"\n" + data)

@@ -92,6 +92,18 @@ class Text:
     lines: list[bytes] | None = None
     summary: Lines | None = None
 
+    def split_lines(self) -> list[bytes]:
+        """The bytes split at each newline (the last piece: what follows the last one)."""
+        if self.lines is None:
+            self.lines = self.data.split(b"\n")
+        return self.lines
+
+
+def whole_lines(data: bytes) -> set[bytes]:
+    """The lines of `data` a newline ends, without it: `line in whole_lines(data)` is
+    `b"\n" + line + b"\n" in b"\n" + data`, asked of many lines in one pass over the data."""
+    return set(data.split(b"\n")[:-1])
+
 
 class RecentTexts:
     """The blobs the last file merges read, cached up to `_RECENT_BYTES`: a merge's decision

@@ -34,6 +34,7 @@ from backportr.git.treestate import (
     RecentTexts,
     Text,
     TreeState,
+    whole_lines,
 )
 from backportr.model import Oid, short
 
@@ -643,16 +644,19 @@ class TrialApplier:
         under any alignment and git's merge conflicts where libgit2's did: no need to ask."""
         if base is None:
             return False
-        old = b"\n" + self._data(base)
-        mine, new = b"\n" + self._data(ours), b"\n" + self._data(theirs)
-        for line in self._hunks_of(base, theirs)[1]:
-            needle = b"\n" + line
-            if (
-                needle.endswith(b"\n")
-                and old.count(needle) == 1
-                and needle not in mine
-                and needle not in new
-            ):
+        removed = [line[:-1] for line in self._hunks_of(base, theirs)[1] if line.endswith(b"\n")]
+        if not removed:
+            return False
+        # sets of each side's lines, one pass each (made per merge, not cached: a trial merges
+        # thousands of files), where a search of the whole file per removed line was quadratic
+        mine, new = whole_lines(self._data(ours)), whole_lines(self._data(theirs))
+        old: bytes | None = None
+        for line in removed:
+            if line in mine or line in new:
+                continue
+            if old is None:
+                old = b"\n" + self._data(base)
+            if old.count(b"\n" + line + b"\n") == 1:  # a second like it right after: once too
                 return True
         return False
 
@@ -680,10 +684,7 @@ class TrialApplier:
         if base is None:
             return True
         spans = self._hunks_of(base, theirs)[0]
-        text = self._text(base)
-        if text.lines is None:
-            text.lines = text.data.split(b"\n")
-        lines = text.lines
+        lines = self._text(base).split_lines()
         mine = self._data(ours)
         for start, count in spans:
             first = max(0, start - 1 - _CLOSE_LINES)
