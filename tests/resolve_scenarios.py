@@ -532,6 +532,52 @@ def symbol_helper(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["helper", "target", "helper-fix"])
 
 
+def symbol_of_a_library(path: Path) -> Scenario:
+    """The target calls a library's function that no file of the tree defines (MSVC's
+    `wcscpy_s` on OpenVPN's `release/2.5`); a commit of another directory started to use it
+    after the fork. That commit is no prerequisite: the target alone."""
+    k = Kernel(path)
+    k.edit_fn("other-user", "core_fn2", "wcscpy_s(buf, sizeof(buf), src);", path="fs/core.c")
+    k.edit_fn("target", "drv_fn3", "wcscpy_s(name, sizeof(name), given);")
+    return Scenario(k.b, "target", ["target"])
+
+
+def symbol_defined_in_other_forms(path: Path) -> Scenario:
+    """What the target uses is defined in forms the first two patterns miss: a function in
+    GNU style (its name at the start of the line), an enumerator, a file-level variable. The
+    commit that added them joins."""
+    k = Kernel(path)
+    k.b.commit(
+        "lib: add drv_limits\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {
+            "include/linux/drv_limits.h": (
+                "enum drv_limit_kind {\n\tDRV_LIMIT_SOFT,\n\tDRV_LIMIT_HARD = 2,\n};\n"
+            ),
+            "lib/drv_limits.c": (
+                "int drv_limit_default = 10;\n\nint\ndrv_limit_of (int kind)\n{\n"
+                "\treturn kind * drv_limit_default;\n}\n"
+            ),
+        },
+        name="helper",
+    )
+    k.edit_fn("target", "drv_fn1", "y = drv_limit_of(DRV_LIMIT_HARD) + drv_limit_default;")
+    return Scenario(k.b, "target", ["helper", "target"])
+
+
+def symbol_the_build_defines(path: Path) -> Scenario:
+    """The target tests a name the build defines (meson's `conf.set`), which another part's
+    code began to test first: the commit that defines it joins, not that first user."""
+    k = Kernel(path)
+    k.b.commit(
+        "build: detect the fast path\n\nSigned-off-by: Dev <dev@example.org>\n",
+        {"meson.build": "conf = configuration_data()\nconf.set('HAVE_DRV_FAST', 1)\n"},
+        name="build",
+    )
+    k.edit_fn("core-user", "core_fn2", "y += HAVE_DRV_FAST;", path="fs/core.c")
+    k.edit_fn("target", "drv_fn3", "y += HAVE_DRV_FAST * 2;")
+    return Scenario(k.b, "target", ["build", "target"])
+
+
 def symbol_present(path: Path) -> Scenario:
     """Identifiers the branch already has (and new local variables) pull nothing."""
     k = Kernel(path)
@@ -1270,6 +1316,9 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "symbol_helper": symbol_helper,
     "symbol_from_big_feature": symbol_from_big_feature,
     "symbol_present": symbol_present,
+    "symbol_of_a_library": symbol_of_a_library,
+    "symbol_the_build_defines": symbol_the_build_defines,
+    "symbol_defined_in_other_forms": symbol_defined_in_other_forms,
     "symbol_from_conflicting_commit": symbol_from_conflicting_commit,
 }
 

@@ -6,9 +6,12 @@ trial, take the identifiers of its added C lines (comments and string literals s
 keywords and common types dropped); those that occur nowhere in the branch's tree as it is
 *before* the member (the branch plus the series so far) are missing. For each missing one,
 find the upstream commit between the fork point and the member's parent that introduced it:
-a pickaxe search limited to the files of the parent's tree that mention it, preferring the
-file that defines it. Identifiers the member introduces itself are in no file of its parent,
-so no commit is found for them and they do not count.
+a pickaxe search limited to the files of the parent's tree that define it (else the build
+files that mention it, else the C files: a name a macro makes). A name no file defines in any
+form, first used by a commit of another part of the tree, is the system's or a library's:
+that commit is not needed.
+Identifiers the member introduces itself are in no file of its parent, so no commit is
+found for them and they do not count.
 
 Cost: the branch tip's identifiers are looked up through resolve/finders/words.py (a bounded
 `git grep` for a few names, the tip's identifier set, built once and cached by tree id, for
@@ -233,7 +236,7 @@ def symbol_prerequisites(
     mentions = _Mentions(ctx, parent, missing)
     found: dict[Oid, list[tuple[str, str]]] = {}
     for name in missing:
-        introduced = _introducer(ctx, name, parent, mentions)
+        introduced = _introducer(ctx, name, parent, mentions, member)
         if introduced is None:
             continue
         commit, path = introduced
@@ -303,6 +306,17 @@ _WEAK_DEFINITION = (  # a function definition at the start of a line, a struct m
 )
 
 
+_OTHER_DEFINITION = (  # GNU style (the name at the start of its line), an enumerator, a
+    # declaration after its type (a variable, a parameter, a bit-field), a struct with an
+    # attribute (`struct __rte_packed name {`), a definition by a macro (`DEFINE_MUTEX(name)`)
+    r"(^{0}\s*\(|^\s*{0}\s*(=[^=].*)?,?\s*(/[*/].*)?$"
+    r"|\b(?!(?:return|case|goto|else|sizeof|do)\b)[A-Za-z_]\w*[\s\*]+{0}\s*(\[[^\]]*\])?"
+    r"\s*(=[^=]|;|,|\)|:\s*\w)"
+    r"|\b(struct|union|enum)\b[^;=()]*\b{0}\s*\{{"
+    r"|^\s*(static\s+)?[A-Z][A-Z0-9_]*\s*\(([^()]*,\s*)?{0}\s*[,)])"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _definition(pattern: str, name: str) -> re.Pattern[str]:
     """A definition pattern for one name, compiled once (a scan asks about the same
@@ -324,13 +338,13 @@ class _Mentions:
         options = [o for n in self._names if (o := kconfig_name(n))]
         return self._of(options, _KCONFIG_FILES).get(option, {})
 
-    def sources(self, name: str) -> dict[str, list[str]]:
-        """The C files mentioning `name`, else the build files (a name of the build)."""
-        found = self._of(self._names, _C_FILES)
-        if found.get(name):
-            return found[name]
-        unmentioned = [n for n in self._names if not found.get(n)]
-        return self._of(unmentioned, _BUILD_FILES).get(name, {})
+    def code(self, name: str) -> dict[str, list[str]]:
+        """The C files mentioning `name`, with those lines."""
+        return self._of(self._names, _C_FILES).get(name, {})
+
+    def build(self, name: str) -> dict[str, list[str]]:
+        """The build files mentioning `name`, with those lines."""
+        return self._of(self._names, _BUILD_FILES).get(name, {})
 
     def _of(self, names: list[str], suffixes: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
         if suffixes not in self._found:
@@ -339,28 +353,41 @@ class _Mentions:
 
 
 def _introducer(
-    ctx: Context, name: str, parent: Oid, mentions: _Mentions
+    ctx: Context, name: str, parent: Oid, mentions: _Mentions, member: Oid
 ) -> tuple[Oid, str] | None:
     """The oldest commit after the fork (up to `parent`) that added `name` to the file that
-    defines it (or, without a definition, to a file that mentions it)."""
+    defines it: a C file, else a build file mentioning it, else any C file mentioning it
+    (unless that commit touches none of `member`'s directories)."""
     if option := kconfig_name(name):  # defined by `config FOO` in a Kconfig file
         kconfig = mentions.kconfig(option)
         regex = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(option)}\s*$")
         defining = [f for f, lines in kconfig.items() if any(regex.match(ln) for ln in lines)]
         if defining:
             return ctx.repo.search.pickaxe(option, parent, ctx.fork, defining[:20])
-    files = mentions.sources(name)
-    if not files:
-        return None
-
-    def defined_by(pattern: str) -> list[str]:
+    code = mentions.code(name)
+    for pattern in (_STRONG_DEFINITION, _WEAK_DEFINITION, _OTHER_DEFINITION):
         regex = _definition(pattern, name)
-        return [f for f, lines in files.items() if any(regex.search(ln) for ln in lines)]
-
-    for pattern in (_STRONG_DEFINITION, _WEAK_DEFINITION, ""):  # "": every mentioning file
-        candidates = defined_by(pattern) if pattern else list(files)
-        if candidates:
-            hit = ctx.repo.search.pickaxe(name, parent, ctx.fork, candidates[:20])
+        defining = [f for f, lines in code.items() if any(regex.search(ln) for ln in lines)]
+        if defining:
+            hit = ctx.repo.search.pickaxe(name, parent, ctx.fork, defining[:20])
             if hit is not None:
                 return hit
-    return None
+    # Defined by the build (meson's `conf.set('HAVE_X', ...)`, a Makefile's -DX): every
+    # mention there a definition.
+    built = mentions.build(name)
+    if built:
+        return ctx.repo.search.pickaxe(name, parent, ctx.fork, list(built)[:20])
+    # Defined in no form: made by a macro (`mlx5dr_definer_##name##_set`), or the system's or
+    # a library's (MSVC's `wcscpy_s`). The commit that added it to the code is the one, but
+    # for a commit of another part of the tree (no directory of the member's), which began
+    # to use a library's function there: no prerequisite of this member.
+    if not code:
+        return None
+    hit = ctx.repo.search.pickaxe(name, parent, ctx.fork, list(code)[:20])
+    if hit is not None and _directories(ctx, hit[0]).isdisjoint(_directories(ctx, member)):
+        return None
+    return hit
+
+
+def _directories(ctx: Context, commit: Oid) -> set[str]:
+    return {path.rpartition("/")[0] for path in ctx.repo.diffs.files_touched(commit)}
