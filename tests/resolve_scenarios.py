@@ -388,6 +388,38 @@ def two_culprits_one_absent(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["middle", "target"])
 
 
+def tagged_culprit_fixing_what_the_branch_never_had(path: Path) -> Scenario:
+    """The absent culprit is tagged for stable, but it fixes a feature the branch never had:
+    its tag speaks for the branches that have the feature (the stable rules drop such a fix),
+    so nothing says this branch wants it, and its fix is not needed."""
+    k = Kernel(path)
+    k.edit_fn("feature", "drv_fn1", "y += 100;")
+    k.edit_fn(
+        "culprit",
+        "drv_fn2",
+        "y += 2;",
+        trailers=k.fixes("feature") + "Cc: stable@vger.kernel.org\n",
+    )
+    k.edit_fn("target", "drv_fn3", "y += 3;", trailers=k.fixes("culprit"))
+    return Scenario(k.b, "target", [], status="not-needed")
+
+
+def culprit_fixing_what_the_branch_never_had(path: Path) -> Scenario:
+    """Rule 2, `auto`, in a project that never tags: the target fixes two absent culprits.
+    One is a change of its own and goes with its fix; the other fixes a feature this branch
+    never had, and another stable branch, which has the feature, took it: that backport
+    speaks for that branch only, so the fix of a fix of what was never here stays out (OVN's
+    `f4478d59ea` on branch-24.03, which fixes `e457633d30`, a fix of a feature of 25.03)."""
+    k = Kernel(path)
+    k.edit_fn("feature", "drv_fn1", "y += 100;")
+    k.b.branch("linux-5.15.y", "master")
+    k.edit_fn("change", "drv_fn4", "y += 4;")
+    k.edit_fn("culprit", "drv_fn2", "y += 2;", trailers=k.fixes("feature"))
+    k.b.cherry_pick("culprit", "linux-5.15.y", name="culprit-5.15", annotation="sasha")
+    k.edit_fn("target", "drv_fn3", "y += 3;", trailers=k.fixes("change") + k.fixes("culprit"))
+    return Scenario(k.b, "target", ["change", "target"])
+
+
 def present_by_annotation(path: Path) -> Scenario:
     k = Kernel(path)
     k.edit_fn("target", "drv_fn1", "y += 100;")
@@ -1251,6 +1283,10 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "culprit_present": culprit_present,
     "fixes_chain": fixes_chain,
     "two_culprits_one_absent": two_culprits_one_absent,
+    "tagged_culprit_fixing_what_the_branch_never_had": (
+        tagged_culprit_fixing_what_the_branch_never_had
+    ),
+    "culprit_fixing_what_the_branch_never_had": culprit_fixing_what_the_branch_never_had,
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "another_authors_batch": another_authors_batch,

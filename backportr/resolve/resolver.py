@@ -305,11 +305,15 @@ class Resolver:
     def _wanted(self, ctx: Context, commit: Oid) -> str | None:
         """Why an absent culprit belongs in the branch, or None without evidence: it fixes
         something the branch has, it is tagged for stable, another stable branch took it (as
-        a backport or a Stable-dep-of:), or the repository's policy takes every culprit."""
+        a backport or a Stable-dep-of:), or the repository's policy takes every culprit. By
+        `auto`, a culprit that is itself a fix, of commits the branch neither has nor wants,
+        is no change to bring for its fix: what it fixes was never there."""
         policy = self.effective_culprits()
         if policy == "always" and self.culprits == "always":
             return "the repository's policy (backportr.culprits=always) takes every culprit"
         if policy == "always":
+            if culprits(ctx, commit):
+                return stable_evidence(ctx, commit)
             return (
                 "the project does not tag fixes for stable (hardly a Cc: stable upstream), so the "
                 "culprit of a fix the branch takes goes with it (backportr.culprits=auto)"

@@ -101,14 +101,19 @@ def stands_upstream(ctx: Context, commit: Oid) -> bool:
 def stable_evidence(ctx: Context, commit: Oid, depth: int = 0) -> str | None:
     """Why the stable team wants an absent `commit`, or None without evidence: it fixes
     something the branch has (or needs), it is tagged for stable, another stable branch
-    took it (as a backport or a Stable-dep-of:)."""
+    took it (as a backport or a Stable-dep-of:). A fix whose culprits the branch neither
+    has nor needs has none: what it fixes was never there, and its tag or another branch's
+    backport speaks for the branches that have them (the stable rules drop such a fix)."""
     if depth > _CULPRIT_DEPTH:
         return None
-    for culprit in culprits(ctx, commit):
+    named = culprits(ctx, commit)
+    for culprit in named:
         if ctx.is_present(culprit):
             return f"it fixes {ctx.describe(culprit)}, which the branch has"
         if stable_evidence(ctx, culprit, depth + 1) is not None:
             return f"it fixes {ctx.describe(culprit)}, which the branch needs"
+    if named:
+        return None
     for tag in ctx.index.reader.stable_tags_of(commit):
         if not tag.noautosel and (ctx.version is None or tag.covers(ctx.version)):
             return "it is tagged for stable (Cc: stable)"
