@@ -851,11 +851,13 @@ def _refactor_before_a_fix(
     return k
 
 
-def batch_refactor_in_a_fixes_only_project(path: Path, *, years: int = 0) -> Scenario:
+def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
     """As below (a branch that takes fixes), but what makes the target apply is the last
-    step of another author's two-step refactor applied upstream in one run: the steps of
-    one batch are taken together, larger than the fix or not (OVN's `62d71aabfe8a` on
-    branch-24.03: the maintainers took the six steps of the northd refactor with it)."""
+    step of another author's two-step refactor applied upstream in one run, days before:
+    a batch is a refactor all the same, larger than the fix, and the maintainers adapt the
+    fix around it (rdma-core's `039fe91d6a`, a seven-line overflow fix, after five steps
+    of a cmtime rework committed the same day; NetworkManager's `a8329587c8` after a
+    16-file rename): pruned, the target adapted by hand."""
     k = Kernel(path, functions=20)
     for i in range(20):
         k.edit_fn(f"carried{i}", f"core_fn{i}", f"y += 1{i};", path="fs/core.c",
@@ -867,18 +869,9 @@ def batch_refactor_in_a_fixes_only_project(path: Path, *, years: int = 0) -> Sce
         "step2", "drv_fn4", "\ty <<= 1;\n", "\ty <<= 1;\n\ty += 0;\n\ty |= 0;\n\ty &= ~0;\n",
         author=OTHER,
     )  # fmt: skip
-    k.b._clock += years * 365 * 86400
+    k.b._clock += 3 * 86400
     k.edit_in("target", "drv_fn4", "\ty |= 0;", "\ty |= 1;", trailers=k.fixes("v5.10"))
-    if years:  # an old batch the branch skipped: pruned as larger than the fix
-        return Scenario(k.b, "target", ["target"], status="conflict")
-    return Scenario(k.b, "target", ["step1", "step2", "target"])
-
-
-def old_batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
-    """As above, the target two years after the batch (DPDK 23.11's axgbe fixes of 2026 and
-    the 10 Mbps feature of 2024 they conflict without): the steps are not taken together,
-    and the fix is adapted by hand, as its maintainers did."""
-    return batch_refactor_in_a_fixes_only_project(path, years=2)
+    return Scenario(k.b, "target", ["target"], status="conflict")
 
 
 def mailmap_adapted_by_hand(path: Path) -> Scenario:
@@ -1015,6 +1008,27 @@ def helper_fixing_an_absent_commit(path: Path) -> Scenario:
         "helper", "drv_fn4", "\ty *= 2;", "\ty *= 4;", author=OTHER, trailers=k.fixes("feature")
     )
     k.edit_in("target", "drv_fn4", "\ty -= 3;", "\ty -= 30;")
+    return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def helper_fixing_a_feature_that_leaves(path: Path) -> Scenario:
+    """The target changes a line another author's `feature` wrote and one its `fix` (a
+    `Fixes:` of the feature) wrote, and conflicts: the search finds both. The feature
+    conflicts with the branch and leaves as no help; the target conflicts still, so the
+    series needs a human, and `fix`, a follow-up of the feature only while the feature was
+    in the series, is a helper like any other: it leaves too (OVN's `24c432d2be` on
+    branch-24.03 held `d03d194407`, a fix of the spine-leaf feature `a2db2b2f26`, after the
+    feature left)."""
+    k = Kernel(path)
+    k.edit_fn("stable-only", "drv_fn4", "y += 7;", branch=BRANCH)
+    k.edit_in("feature", "drv_fn4", "\ty += 1;", "\ty += 100;", author=OTHER)
+    k.edit_in("fix", "drv_fn4", "\ty -= 3;", "\ty -= 4;", author=OTHER, trailers=k.fixes("feature"))
+    k.edit_in(
+        "target",
+        "drv_fn4",
+        "\ty += 100;\n\ty *= 2;\n\ty -= 4;",
+        "\ty += 101;\n\ty *= 2;\n\ty -= 41;",
+    )
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
@@ -1293,7 +1307,6 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "another_authors_old_batch": another_authors_old_batch,
     "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
-    "old_batch_refactor_in_a_fixes_only_project": old_batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,
     "newer_branch_stable_dep": newer_branch_stable_dep,
@@ -1343,6 +1356,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "refactor_in_a_project_taking_refactors": refactor_in_a_project_taking_refactors,
     "refactor_in_a_project_recording_stable_deps": refactor_in_a_project_recording_stable_deps,
     "helper_fixing_a_present_commit": helper_fixing_a_present_commit,
+    "helper_fixing_a_feature_that_leaves": helper_fixing_a_feature_that_leaves,
     "reapplied_after_revert": reapplied_after_revert,
     "relanded_after_revert": relanded_after_revert,
     "follow_up_reverted_upstream": follow_up_reverted_upstream,

@@ -46,7 +46,14 @@ class SeriesGraph:
         self.graph.add_edge(dependent, dependency, kind=reason.kind, detail=reason.detail)
 
     def remove(self, commit: Oid) -> None:
+        """`commit` leaves, and with it every reason another member gave about it (a
+        follow-up of it is one no longer), where that member has another."""
         self.graph.remove_node(commit)
+        for node in self.graph.nodes:
+            reasons = self.graph.nodes[node]["reasons"]
+            left = [r for r in reasons if r.related != commit]
+            if left and len(left) < len(reasons):
+                self.graph.nodes[node]["reasons"] = left
 
     def nodes(self) -> list[Oid]:
         return list(self.graph.nodes)

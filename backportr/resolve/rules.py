@@ -34,14 +34,12 @@ def prune_unhelpful(
     if closure.target_present:
         return []  # an adapted backport's missing members are the answer itself
     conflicting = {c for c, r in zip(order, results, strict=True) if r.result == "conflict"}
-    batch_applies = not conflicting  # the steps of one batch with which the series applies
     helpers = {  # pulled in by a conflict or a symbol, not of the target's posting
         commit
         for commit in order
         if closure.roles[commit] == "prerequisite"
         and all(r.kind in ("conflict", "symbol") for r in closure.graph.reasons(commit))
         and not closure.same_series(commit)  # a posting is taken together
-        and not (batch_applies and batch_taken(closure, commit))  # so is a batch that applies
     }
     optional = {  # and not a fix the branch needs in its own right
         commit
