@@ -112,6 +112,66 @@ def test_a_follow_up_left_a_finding_is_tried_as_the_finding_lists_it(tmp_path: P
     assert picked.returncode == 0
 
 
+def young_branch_repo(path: Path, sibling_took: int = 0) -> RepoBuilder:
+    """`adapted_repo`'s upstream; the sibling carries every T_N adapted without Y_N
+    (`sibling_took` of them had Y_N backported after), the young branch, forked later, two
+    of its own: too few for a practice of its own."""
+    b = RepoBuilder(path)
+    b.commit("Linux 5.10", {f"drivers/d{n}.c": _source(n, 1, 2) for n in range(DRIVERS)})
+    b.branch(SIBLING, "master")
+    for n in range(DRIVERS):
+        b.commit(f"d{n}: use a wider a\n\n{SIGNED}", {f"drivers/d{n}.c": _source(n, 10, 2)},
+                 name=f"Y{n}")  # fmt: skip
+        b.commit(f"d{n}: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
+                 {f"drivers/d{n}.c": _source(n, 10, 20)}, name=f"T{n}")  # fmt: skip
+    for n in range(DRIVERS):
+        b.cherry_pick(b.ids[f"T{n}"], SIBLING, files={f"drivers/d{n}.c": _source(n, 1, 20)})
+    for n in range(sibling_took):
+        b.cherry_pick(b.ids[f"Y{n}"], SIBLING, files={f"drivers/d{n}.c": _source(n, 10, 20)})
+    b.branch(BRANCH, "master~" + str(2 * DRIVERS - 4))  # after Y0, T0, Y1, T1
+    b.commit("e: a new driver\n\n" + SIGNED, {"drivers/e.c": _source(99, 1, 2)})
+    for n in (2, 3):
+        b.cherry_pick(b.ids[f"T{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 1, 20)})
+    return b
+
+
+def test_a_young_branch_is_judged_with_its_siblings_history(tmp_path: Path) -> None:
+    """Two adapted backports of its own are too few for a practice; its sibling's twelve,
+    none of which had what it went without backported later, say the project's branches
+    adapt on purpose: both are counted apart, and a detection after the full scan agrees."""
+    b = young_branch_repo(tmp_path / "r")
+    before = scan_json(b, "--detect")
+    assert before["untried"] == 2
+    found = scan_json(b)
+    assert found["findings"] == []
+    assert _commits(found["adapted"]) == {b.ids["T2"], b.ids["T3"]}
+    assert str(found["practice"]) == (
+        f"of 14 adapted backports (2 of this branch's, the rest of {SIBLING}'s), 0 had what "
+        "they went without backported later: the branches adapt on purpose"
+    )
+    detected = scan_json(b, "--detect")
+    assert detected["findings"] == []
+    assert _commits(detected["adapted"]) == {b.ids["T2"], b.ids["T3"]}
+    assert "the last full scan: of 14 adapted backports" in str(detected["practice"])
+
+
+def test_a_young_branch_whose_siblings_take_what_they_went_without_keeps_the_findings(
+    tmp_path: Path,
+) -> None:
+    """The same, where the sibling took the refactor later for eight of its twelve: the
+    young branch's two adapted backports are findings, in the full scan and in a detection
+    after it."""
+    b = young_branch_repo(tmp_path / "r", sibling_took=8)
+    found = scan_json(b)
+    assert _commits(found["findings"]) == {b.ids["T2"], b.ids["T3"]}
+    assert found["adapted"] == []
+    assert "8 had what they went without backported later: the branches take them later" in str(
+        found["practice"]
+    )
+    detected = scan_json(b, "--detect")
+    assert _commits(detected["findings"]) == {b.ids["T2"], b.ids["T3"]}
+
+
 def test_a_branch_that_takes_what_it_went_without_keeps_the_findings(tmp_path: Path) -> None:
     """The same branch, where eight of twelve adapted backports had their refactor
     backported later: the four still without it are findings, as in the IMA case."""

@@ -7,7 +7,10 @@ X. The branch's history tells which it is: for each of its adapted backports (it
 original conflicts at the backport's parent), the commits it was adapted around (the fewest
 upstream commits, absent from the branch then, that make the original apply there: the
 resolver's own search); was any of them backported later? A branch that took them later in
-fewer than half of at least `MIN_HISTORY` cases adapts on purpose (`Practice`).
+fewer than half of at least `MIN_HISTORY` cases adapts on purpose (`Practice`). A branch
+with fewer of its own (a young one) is judged with its siblings' histories too, the sibling
+that forked nearest first, until there are enough: the project's stable branches, kept by
+the same maintainers, say what they do with what adapted backports go without.
 
 There, an `incomplete-backport` finding whose missing commits are all ones it was adapted
 around (and what hangs on them: their follow-ups, the symbols they need) goes into a group of
@@ -16,7 +19,7 @@ its own (a follow-up of the backport itself) stays a finding, and the adapted pa
 apart. Evidence keeps it a finding all the same: a sibling stable branch took what it was
 adapted around together with the target, or a branch records it as the target's dependency
 (`Stable-dep-of:`), or the target declares it (`Cc: stable # X.Y: <id>`). A branch with no
-such history (the demo's) is reported as before.
+such history, nor siblings with it (the demo's), is reported as before.
 """
 
 from __future__ import annotations
@@ -49,26 +52,44 @@ class Practice:
 
     taken: int = 0
     left: int = 0
+    own: int = 0  # of `decided`, the branch's own (the rest: the siblings of `pooled`)
+    pooled: tuple[str, ...] = ()
 
     @property
     def decided(self) -> int:
         return self.taken + self.left
+
+    def joined(self, sibling: str, seen: Practice) -> Practice:
+        """This practice with a sibling's history added."""
+        return Practice(
+            self.taken + seen.taken, self.left + seen.left, self.own, (*self.pooled, sibling)
+        )
 
     @property
     def adapts_on_purpose(self) -> bool:
         return self.decided >= MIN_HISTORY and self.taken < TAKEN_SHARE * self.decided
 
     def describe(self) -> str:
+        whose = ""
+        if self.pooled:
+            whose = f" ({self.own} of this branch's, the rest of {', '.join(self.pooled)}'s)"
         if self.decided < MIN_HISTORY:
             return (
-                f"{self.decided} adapted backport(s) with a known outcome: too few to judge; "
-                "every adapted backport is reported"
+                f"{self.decided} adapted backport(s) with a known outcome{whose}: too few to "
+                "judge; every adapted backport is reported"
             )
-        verdict = "adapts on purpose" if self.adapts_on_purpose else "takes them later"
+        verdict = ("adapt", "take") if self.pooled else ("adapts", "takes")
+        if self.adapts_on_purpose:
+            who = f"{'the branches' if self.pooled else 'the branch'} {verdict[0]} on purpose"
+        else:
+            who = f"{'the branches' if self.pooled else 'the branch'} {verdict[1]} them later"
         return (
-            f"of {self.decided} adapted backports, {self.taken} had what they went without "
-            f"backported later: the branch {verdict}"
+            f"of {self.decided} adapted backports{whose}, {self.taken} had what they went "
+            f"without backported later: {who}"
         )
+
+    def as_json(self) -> str:
+        return json.dumps({"adapts": self.adapts_on_purpose, "says": self.describe()})
 
 
 class PracticeReader:
@@ -79,12 +100,48 @@ class PracticeReader:
         self.ws = scanner.ws
 
     def practice(self, branch: Ref) -> Practice:
+        """The branch's practice: its own history, or, where that has fewer than
+        `MIN_HISTORY` adapted backports of known outcome, with its siblings' (the nearest
+        fork first) until there are as many. The verdict is kept for detections
+        (`cached_verdict`)."""
+        own = self._history(branch, tried=True)
+        practice = replace(own, own=own.decided)
+        if practice.decided < MIN_HISTORY:
+            for sibling in self._siblings(branch):
+                seen = self._history(sibling, tried=False)
+                if seen.decided:
+                    practice = practice.joined(sibling.name, seen)
+                if practice.decided >= MIN_HISTORY:
+                    break
+        self.ws.index.cache.cache_result(_verdict_key(branch), practice.as_json())
+        return practice
+
+    def _siblings(self, branch: Ref) -> list[Ref]:
+        """The other indexed stable branches, the one that forked nearest to `branch` first
+        (then by name)."""
+        reader = self.ws.index.reader
+        upstream = self.ws.upstream.refname
+
+        def fork_seq(ref: Ref) -> int:
+            stored = reader.stored_ref(ref.refname)
+            fork = stored.fork if stored is not None else None
+            return (reader.upstream_seq(fork) or 0) if fork is not None else 0
+
+        here = fork_seq(branch)
+        others = [r for r in self.ws.indexed if r.refname not in (branch.refname, upstream)]
+        return sorted(others, key=lambda r: (abs(fork_seq(r) - here), r.name))
+
+    def _history(self, branch: Ref, *, tried: bool) -> Practice:
+        """Of the branch's adapted backports, those whose missing commits it took later and
+        those still without them. `tried`: whether each backport is adapted was asked by
+        this scan already (the branch scanned); a sibling's are asked here."""
         cache = self.ws.index.cache
-        adapted = [
-            (carrier, upstream)
-            for carrier, upstream in self.scanner.targets(branch)[1]
-            if cache.adapted_conflicts(upstream, carrier)
-        ]
+        backports = self.scanner.targets(branch)[1]
+        if tried:
+            adapted = [(c, u) for c, u in backports if cache.adapted_conflicts(u, c)]
+        else:
+            self.ws.index.patch_ids.fill([o for pair in backports for o in pair])
+            adapted = [(c, u) for c, u in backports if self.scanner.adapted(u, c)]
         keys = [f"{_KEY}:{upstream}:{carrier}" for carrier, upstream in adapted]
         known = cache.cached_results(keys)
         fresh: list[tuple[str, str]] = []
@@ -142,6 +199,20 @@ class PracticeReader:
             kind="adapted",
         )
         return [f.commit for f in findings]
+
+
+def _verdict_key(branch: Ref) -> str:
+    return f"practice:v1:{branch.refname}"
+
+
+def cached_verdict(scanner: Scanner, branch: Ref) -> tuple[bool, str] | None:
+    """What the branch's last full scan judged of its practice (adapts on purpose, and its
+    line), where one did: a detection makes no trial, and reads it."""
+    value = scanner.ws.index.cache.cached_results([_verdict_key(branch)]).get(_verdict_key(branch))
+    if value is None:
+        return None
+    found = json.loads(value)
+    return bool(found["adapts"]), str(found["says"])
 
 
 def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:

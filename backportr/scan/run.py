@@ -29,7 +29,7 @@ from backportr.scan.findings import (
     finding_to_json,
     prioritize,
 )
-from backportr.scan.practice import MIN_HISTORY, PracticeReader, settle
+from backportr.scan.practice import MIN_HISTORY, PracticeReader, cached_verdict, settle
 from backportr.scan.prefetch import ReadAhead, prune_cache
 from backportr.scan.scanner import Scanner, log_scanned
 from backportr.settings import Settings
@@ -83,24 +83,32 @@ def run_scan(
 def _settled(scanner: Scanner, scans: list[BranchScan]) -> list[BranchScan]:
     """Each branch's findings judged once the branch is scanned (`practice.settle`); a
     detection judges nothing (`detected`)."""
+    refs = {ref.name: ref for ref in scanner.ws.branches}
     if scanner.policy.detect:
         for scan in scans:
-            report_adapted(scan, scanner.policy)
-            scan.practice = detected(scan)
+            verdict = cached_verdict(scanner, refs[scan.branch])
+            report_adapted(scan, scanner.policy, verdict)
+            scan.practice = detected(scan, verdict)
         return scans
     reader = PracticeReader(scanner)
-    refs = {ref.name: ref for ref in scanner.ws.branches}
     for scan in scans:
         settle(scan, refs[scan.branch], reader)
     return scans
 
 
-def report_adapted(scan: BranchScan, policy: Policy) -> None:
-    """A detection's adapted backports on a branch with too few to have a practice (fewer
-    than `MIN_HISTORY`, counting those not tried): a full scan reports them as findings
-    (the IMA case), so the detection does too; on a branch with more they stay apart, for a
-    full scan to judge."""
-    if not scan.adapted or len(scan.adapted) + scan.untried >= MIN_HISTORY:
+def report_adapted(
+    scan: BranchScan, policy: Policy, verdict: tuple[bool, str] | None = None
+) -> None:
+    """A detection's adapted backports where a full scan reports them as findings (the IMA
+    case), so the detection does too: where the branch's last full scan found no practice
+    of adapting on purpose (`verdict`, its own history or with its siblings'), or, before
+    any, where the branch has too few to have one (fewer than `MIN_HISTORY`, counting those
+    not tried); otherwise they stay apart, for a full scan to judge."""
+    if not scan.adapted:
+        return
+    if verdict is not None and verdict[0]:
+        return
+    if verdict is None and len(scan.adapted) + scan.untried >= MIN_HISTORY:
         return
     scan.findings = prioritize(
         [*scan.findings, *(replace(f, kind="incomplete-backport") for f in scan.adapted)],
@@ -109,14 +117,16 @@ def report_adapted(scan: BranchScan, policy: Policy) -> None:
     scan.adapted = []
 
 
-def detected(scan: BranchScan) -> str:
-    """What a detection leaves to a full scan, in one line."""
+def detected(scan: BranchScan, verdict: tuple[bool, str] | None = None) -> str:
+    """What a detection leaves to a full scan, in one line (and the last full scan's
+    verdict on the branch's practice, where one was made)."""
     if not scan.adapted and not scan.untried:
         return ""
+    judged = f"; the last full scan: {verdict[1]}" if verdict is not None else ""
     return (
         f"detection only: {len(scan.adapted)} backport(s) an earlier scan found adapted, "
         f"{scan.untried} that differ from their upstream original not tried; a full scan "
-        "names what they went without and judges it by the branch's practice"
+        f"names what they went without and judges it by the branch's practice{judged}"
     )
 
 

@@ -611,20 +611,26 @@ class Scanner:
         an absent declared or recorded prerequisite, or, for a backport that differs from
         upstream, an upstream patch that conflicts at the backport's parent (cached by
         content: it depends on the two commits only)."""
-        index = self.ws.index
         if next(self._absent_relations(branch, upstream), None) is not None:
             return True
         if self._absent_prerequisites(branch, upstream):
             return True
+        return self.adapted(upstream, carrier)
+
+    def adapted(self, upstream: Oid, carrier: Oid) -> bool:
+        """Was the backport `carrier` adapted: does its patch differ from its upstream
+        original's, and does the original conflict at the backport's parent (cached by
+        content: it depends on the two commits only)?"""
         if not self._differs(upstream, carrier):
             return False
-        conflicts = index.cache.adapted_conflicts(upstream, carrier)
+        cache = self.ws.index.cache
+        conflicts = cache.adapted_conflicts(upstream, carrier)
         if conflicts is None:
             parents = self.ws.repo.parents(carrier)
             conflicts = bool(parents) and (
                 self.resolver.applier.pick(upstream, TreeState(parents[0])).result == "conflict"
             )
-            index.cache.cache_adapted_conflicts(upstream, carrier, conflicts)
+            cache.cache_adapted_conflicts(upstream, carrier, conflicts)
         return conflicts
 
     def _differs(self, upstream: Oid, carrier: Oid) -> bool:
