@@ -508,6 +508,55 @@ def test_backports_naming_upstream_get_their_patch_ids_when_asked(tmp_path: Path
     assert not index.db.execute("SELECT * FROM patch_ids_pending").fetchall()
 
 
+def test_heavy_commits_get_their_patch_ids_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit whose diff reads more than `HEAVY_BYTES` of blobs (a branch's merged
+    translation catalogs) gets no patch-id when its branch is indexed, in the first update
+    or a later one, even a scan's (named): the branch stays pending, and a question by
+    patch-id computes it where it could share the question's. An unannotated backport of a
+    heavy upstream commit is found as before; the light commits have theirs at once."""
+    from backportr.git import streams
+
+    monkeypatch.setattr(streams, "HEAVY_BYTES", 4000)
+    catalog = "".join(f'msgid "m{n}"\nmsgstr "t{n}"\n' for n in range(200))  # > 4000 bytes
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("init", {"po/de.po": catalog, "fs/a.c": "int a;\n"})
+    b.branch("linux-5.10.y", "master")
+    b.commit("po: merge changes", {"po/de.po": catalog.replace('"t1', '"u1')}, name="po")
+    b.commit("fs: a is long", {"fs/a.c": "long a;\n"}, name="fix")
+    b.cherry_pick(b.ids["po"], "linux-5.10.y", name="po-bp", annotation=None)
+    b.cherry_pick(b.ids["fix"], "linux-5.10.y", name="fix-bp", annotation=None)
+    b.commit(
+        "po: update de.po", {"po/de.po": catalog.replace('"t2', '"v2')}, branch="linux-5.10.y",
+        name="own",
+    )  # fmt: skip
+    repo = Repo(b.path)
+    assert repo.streams.heavy([b.ids["po-bp"], b.ids["fix-bp"], b.ids["own"]]) == {
+        b.ids["po-bp"],
+        b.ids["own"],
+    }
+    branch = repo.branch("linux-5.10.y")
+    index = CommitIndex(repo, tmp_path / "index.sqlite")
+    for named in (False, True):
+        index.writer.update(repo.upstream(), [branch], named_patch_ids=named)
+        ids = _patch_ids(index, branch.refname)
+        assert ids[b.ids["fix-bp"]] is not None
+        assert ids[b.ids["po-bp"]] is None and ids[b.ids["own"]] is None
+        pending = index.db.execute("SELECT refname FROM patch_ids_pending").fetchall()
+        assert pending == [(branch.refname,)]
+    found = PresenceChecker(repo, index).check(b.ids["po"], branch)
+    assert (found.present, found.as_commit, found.how) == (True, b.ids["po-bp"], "patch-id")
+    ids = _patch_ids(index, branch.refname)
+    assert ids[b.ids["po-bp"]] is not None  # asked: the commits of the same paths got theirs
+    assert ids[b.ids["own"]] is not None
+    monkeypatch.setattr(streams, "HEAVY_BYTES", 16 << 20)
+    eager = CommitIndex(repo, tmp_path / "eager.sqlite")
+    eager.writer.update(repo.upstream(), [branch], named_patch_ids=True)
+    assert PresenceChecker(repo, eager).check(b.ids["po"], branch).as_commit == b.ids["po-bp"]
+    assert not eager.db.execute("SELECT * FROM patch_ids_pending").fetchall()
+
+
 def _after_fork(index: CommitIndex, refname: str) -> set[str]:
     rows = index.db.execute(
         "SELECT c.oid FROM after_fork a JOIN commits c ON c.id=a.commit_id WHERE a.refname=?",

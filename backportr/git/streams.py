@@ -33,6 +33,11 @@ _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff be
 _SERVED_MOST = 256  # commits a patch-id question may have for the long-running diff process
 _SERVED_BYTES = 32 << 20  # a larger diff of one commit is left to git's own patch-id
 _SERVED_SECONDS = 20.0  # a diff process is retired at this age: no git process runs for long
+HEAVY_BYTES = 16 << 20
+"""A commit whose diff reads more than this (its files' blobs before and after, summed) is
+heavy (`Streams.heavy`): merged translation catalogs, regenerated files."""
+_WEIGHED_PER_PROCESS = 5_000  # commits whose blobs one `git log --no-walk --raw` lists
+_NO_BLOB = "0" * 40
 # The diff options every patch-id here is computed with, stated so that no configuration
 # (diff.context, diff.noprefix, diff.algorithm) makes two of them differ.
 _DIFF = [
@@ -139,7 +144,7 @@ class Streams(GitAccess):
         `pipelines` of them at once (the diffs are git's work: of large files, seconds)."""
         tips = [include] if isinstance(include, str) else list(include)
         if per_process is not None:
-            commits = self._commits_between(tips, exclude)
+            commits = self.commits_between(tips, exclude)
             yield from self.patch_ids_in_parts(commits, per_process, pipelines)
             return
         log_args = [*self._patch_log(), *tips, *[f"^{e}" for e in exclude], "--"]
@@ -162,7 +167,7 @@ class Streams(GitAccess):
         self, tips: Sequence[Oid], exclude: Sequence[Oid]
     ) -> list[tuple[Oid, str]]:
         """(commit, message) of the non-merge commits reachable from the tips and not from
-        `exclude`, newest first (`_commits_between`'s commits), as `log` reads them."""
+        `exclude`, newest first (`commits_between`'s commits), as `log` reads them."""
         args = ["-z", f"--format={LOG_FORMAT}", "--no-merges"]
         records = map(log_record, self._bounded_log(list(tips), exclude, None, args))
         return [(record.oid, record.message) for record in records]
@@ -211,7 +216,47 @@ class Streams(GitAccess):
                 found += self._readable(part, lost, served)
         return found
 
-    def _commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
+    def heavy(self, commits: Sequence[Oid]) -> set[Oid]:
+        """Those of `commits` whose diff against their first parent reads more than
+        `HEAVY_BYTES` of blobs: one `git log --no-walk --raw` listing of their blobs and one `git
+        cat-file --batch-check` of their sizes, no diff (tens of milliseconds for hundreds of
+        commits, where the diffs of util-linux's merged translation catalogs, 30-55 MB a
+        commit, are most of two seconds of `git log -p`). A blob git cannot find (a
+        submodule's commit) weighs nothing: the diff finds what it lacks."""
+        blobs: dict[Oid, list[str]] = {}
+        for start in range(0, len(commits), _WEIGHED_PER_PROCESS):
+            part = commits[start : start + _WEIGHED_PER_PROCESS]
+            out = self.repo.run_git(
+                "log", "--no-walk=unsorted", "--stdin", "--format=%x00%H", "--raw",
+                "--no-abbrev", "--no-renames", "--diff-merges=first-parent",
+                input="".join(f"{oid}\n" for oid in part).encode("ascii"),
+            )  # fmt: skip
+            for record in out.split("\0"):
+                head, _, body = record.lstrip("\n").partition("\n")
+                if len(head) != 40:
+                    continue
+                listed = blobs.setdefault(Oid(head), [])
+                for line in body.splitlines():
+                    fields = line.partition("\t")[0].split(" ")
+                    if line.startswith(":") and len(fields) == 5:
+                        listed += [b for b in fields[2:4] if b != _NO_BLOB]
+        wanted = sorted({b for listed in blobs.values() for b in listed})
+        if not wanted:
+            return set()
+        sizes: dict[str, int] = {}
+        query = "".join(f"{b}\n" for b in wanted).encode("ascii")
+        out = self.repo.run_git(
+            "cat-file", "--batch-check=%(objectname) %(objectsize)", input=query
+        )
+        for line in out.splitlines():
+            name, _, size = line.partition(" ")
+            if size.isdigit():
+                sizes[name] = int(size)
+        return {
+            c for c, listed in blobs.items() if sum(sizes.get(b, 0) for b in listed) > HEAVY_BYTES
+        }
+
+    def commits_between(self, tips: Sequence[Oid], exclude: Sequence[Oid]) -> list[Oid]:
         """The non-merge commits reachable from the tips and not from `exclude`."""
         listed = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
         return oids(

@@ -40,16 +40,19 @@ class PatchIds(StorePart):
     def complete(self, refnames: Sequence[str] | None = None, *, named: bool = True) -> None:
         """Compute the patch-ids a branch was indexed without (every such branch, or those
         of `refnames`), and keep them; without `named`, only those of its commits that name
-        no upstream commit (the branch stays pending). A fault keeping them (the index
-        locked past its wait) is an error: a question answered without them would be
-        answered wrong."""
+        no upstream commit, and never those of heavy commits (`Streams.heavy`): the branch
+        stays pending, and a question computes those that could share its commit's
+        (`fill_like`). A fault keeping them (the index locked past its wait) is an error: a
+        question answered without them would be answered wrong."""
         pending = sorted(r for r in self._pending_refs() if refnames is None or r in refnames)
         for refname in pending:
             unpatched = self._unpatched_of(refname, named=named)
-            if unpatched:
-                self._store_patch_ids(self._computed_patch_ids(unpatched), refname)
+            heavy = self.repo.streams.heavy(unpatched) if unpatched else set()
+            light = [c for c in unpatched if c not in heavy]
+            if light:
+                self._store_patch_ids(self._computed_patch_ids(light), refname)
             self._unpatched = None
-            if not named and self._unpatched_of(refname):
+            if heavy or (not named and self._unpatched_of(refname)):
                 continue
             with unless_read_only():  # done again next time
                 self.db.execute("DELETE FROM patch_ids_pending WHERE refname=?", (refname,))

@@ -28,7 +28,9 @@ class PatchIdPass:
     a question finds those by their upstream reference, and a question by patch-id computes
     the few that could share its commit's (`PatchIds`). On a stable branch they are
     most commits (FRR's `stable/10.2`: 308 of 357; a kernel branch nearly all of its
-    25,000), and their diffs most of the pass."""
+    25,000), and their diffs most of the pass. Heavy commits (`Streams.heavy`) are left out
+    too, and computed the same way when a question could need them: util-linux's branches
+    merge their translation catalogs, whose diffs were 2 of a pass's 2.3 s."""
 
     def __init__(
         self,
@@ -48,14 +50,16 @@ class PatchIdPass:
             try:
                 excluded = exclude() if callable(exclude) else exclude
                 if named:
-                    found = repo.streams.patch_ids(
-                        tips, excluded, per_process=_PATCH_SLICE, pipelines=PIPELINES
-                    )
+                    commits = repo.streams.commits_between(tips, excluded)
+                    listed = len(commits)
                 else:
-                    listed = repo.streams.messages_between(tips, excluded)
-                    commits = [oid for oid, message in listed if not names_upstream(message)]
-                    self._left_out = len(listed) - len(commits)
-                    found = repo.streams.patch_ids_in_parts(commits, _PATCH_SLICE, PIPELINES)
+                    messages = repo.streams.messages_between(tips, excluded)
+                    commits = [oid for oid, message in messages if not names_upstream(message)]
+                    listed = len(messages)
+                heavy = repo.streams.heavy(commits)
+                commits = [c for c in commits if c not in heavy]
+                self._left_out = listed - len(commits)
+                found = repo.streams.patch_ids_in_parts(commits, _PATCH_SLICE, PIPELINES)
                 self._patch_ids = list(found)
             except BaseException as error:
                 self._error = error
@@ -70,7 +74,8 @@ class PatchIdPass:
         return self._patch_ids
 
     def left_out(self) -> int:
-        """How many commits the pass left without a patch-id (those naming upstream)."""
+        """How many commits the pass left without a patch-id (those naming upstream, the
+        heavy ones)."""
         self.result()
         return self._left_out
 
