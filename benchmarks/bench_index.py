@@ -15,6 +15,7 @@ Prints a table and the ratios; --json FILE keeps the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -27,9 +28,9 @@ from pathlib import Path
 from installed import BACKPORTR
 from scratchgit import scratch_dir
 
-from backportr.git.repo import Repo
-from backportr.index import CommitIndex
 from backportr.index.presence import PresenceChecker
+from backportr.resolve.workspace import open_workspace
+from backportr.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 
@@ -151,9 +152,14 @@ def main() -> int:
     figures["index_incremental"], _ = timed(cli_clone)
     figures["index_noop"], _ = timed(cli_clone)
 
-    # 3. warm queries: who fixes X, is U in B
-    repo = Repo(repo_path)
-    index = CommitIndex(repo, index_file)
+    # 3. warm queries: who fixes X, is U in B, on the index as a command opens it (with the
+    # fix phrases the build learned: opened with others, it would be built again)
+    stack = contextlib.ExitStack()
+    settings = Settings(
+        repo=repo_path, upstream=args.upstream, branches=(args.branch,), index_path=index_file
+    )
+    ws = stack.enter_context(open_workspace(settings))
+    repo, index = ws.repo, ws.index
     branch = repo.branch(args.branch)
     fixed = [
         r[0]
@@ -216,7 +222,7 @@ def main() -> int:
             str(index_file),
         ]
     )
-    index.close()
+    stack.close()
 
     rows = [
         (
