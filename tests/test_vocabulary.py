@@ -26,17 +26,21 @@ from backportr.text.relation_forms import LearnedPhrase, Vocabulary
 from tests.conftest import backportr
 
 CULPRITS = 7
+LEAST = 5  # upstream commits a stable branch names before the learner reads it
 
 
 def _lines(tag: str) -> str:
     return "".join(f"{tag} line {n} = compute({n});\n" for n in range(10))
 
 
-def _xen_like(path: Path, phrase: str = "Amends:") -> tuple[RepoBuilder, list[Oid], list[Oid]]:
+def _xen_like(
+    path: Path, phrase: str = "Amends:", taken: tuple[int, int] = (5, 4)
+) -> tuple[RepoBuilder, list[Oid], list[Oid]]:
     """Upstream `master` where each of seven features is later corrected by a commit citing
     it with `phrase` (changing the lines it added), and cited again by a rebase note that
     changes other files; dozens of unrelated commits; a stable branch forked before them
-    that took the first five features and four of their corrections (`master commit:`)."""
+    that took the first five features and four of their corrections (`master commit:`;
+    `taken`: how many of each)."""
     b = RepoBuilder(path)
     b.commit("base", {f"f{n}.c": _lines(f"f{n}") for n in range(CULPRITS)} | {"doc.txt": "0\n"})
     b.branch("stable-4.19", "master")
@@ -56,7 +60,7 @@ def _xen_like(path: Path, phrase: str = "Amends:") -> tuple[RepoBuilder, list[Oi
             b.commit(f"f{n}: correct feature {n}\n\n{phrase} {feature[:12]}", {f"f{n}.c": text})
         )
         b.commit(f"doc: rebase\n\nRebased onto {feature[:12]}", {"doc.txt": f"r{n}\n"})
-    for commit in features[:5] + fixes[:4]:
+    for commit in features[: taken[0]] + fixes[: taken[1]]:
         subject = b.repo[commit].peel(pygit2.Commit).message.split("\n", 1)[0]
         b.cherry_pick(
             commit,
@@ -138,6 +142,28 @@ def test_the_learner_takes_the_fix_phrase_and_not_the_other(tmp_path: Path) -> N
     assert learned.accepted(ignored=["Amends:"]) == ()
     again = LearnedVocabulary.from_json(learned.to_json())
     assert again == learned
+
+
+@pytest.mark.parametrize(("taken", "accepted"), [((0, 0), True), ((1, 0), False), ((1, 1), True)])
+def test_a_trailer_too_few_pairs_speak_for_is_read_unless_the_pair_went_without_it(
+    tmp_path: Path, taken: tuple[int, int], accepted: bool
+) -> None:
+    """A trailer the stable branches have not met (no pair) is a relation, as a line the
+    project made for relations; one whose only pair, a branch carrying a cited commit, went
+    without its citing commit is not (util-linux's `References: <id>` names related work);
+    one whose pair took it is."""
+    b, _, _ = _xen_like(tmp_path / "r", phrase="References:", taken=taken)
+    for n in range(LEAST):  # the branch names enough upstream commits to be read
+        note = b.commit(f"notes: add {n}", {f"notes/{n}.txt": f"{n}\n"})
+        b.cherry_pick(note, "stable-4.19")
+    repo = Repo(b.path)
+    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
+    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
+    references = {p.phrase: p for p in learned.phrases}["references:"]
+    assert (references.pairs, references.taken) == taken
+    assert references.accepted is accepted, references
+    if not accepted:
+        assert references.verdict == "stable branches do not take it with the cited commit"
 
 
 def test_a_fixes_only_project_learns_nothing_new(tmp_path: Path) -> None:

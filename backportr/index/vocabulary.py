@@ -15,10 +15,12 @@ the repository's evidence:
 - **the stable teams**: where the project's stable branches carry a cited commit (and
   `STABLE_PAIRS` such pairs are seen), they carry its citing commit too, at least
   `STABLE_RATE` of the time and `STABLE_LIFT` times as often as an upstream commit of the
-  same years. A phrase no stable branch has seen yet counts as a relation only where it is
-  written as a trailer (`Amends: <id>`), a line the project made for relations, and only in
-  a project with stable branches (in one without, nothing says a trailer is a fix's); or
-  where it is a known trailer written without its colon (`Fixes <id>`).
+  same years. A phrase too few pairs speak for counts as a relation only where it is
+  written as a trailer (`Amends: <id>`), a line the project made for relations, only in a
+  project with stable branches (in one without, nothing says a trailer is a fix's), and
+  only where the pair seen, if any, took it (util-linux's `References: <id>` names related
+  work: its one pair went without it); or where it is a known trailer written without its
+  colon (`Fixes <id>`).
 
 What was learned is saved beside the index (`<index>.forms.json`, written whole under the
 index's writers' lock) with every phrase's counts and an example, shown by `backportr
@@ -406,7 +408,11 @@ def _verdict(e: PhraseEvidence, resolved: int, has_stable: bool) -> str:
             return "fix"
         return "stable branches do not take it with the cited commit"
     if e.phrase.endswith(":") and has_stable:
-        return "fix"  # a trailer, new since the stable branches' last backports
+        # a trailer, new since the stable branches' last backports, unless the one pair
+        # they met says they do not take it
+        if e.taken >= STABLE_RATE * e.pairs:
+            return "fix"
+        return "stable branches do not take it with the cited commit"
     return "no stable evidence"
 
 
