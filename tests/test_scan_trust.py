@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from backportr.git.builder import RepoBuilder
@@ -35,13 +36,8 @@ def adapted_repo(
     b.tag("v5.10", "master")
     b.branch(BRANCH, "master")
     b.branch(SIBLING, "master")
-    for n in range(DRIVERS):
-        b.commit(f"d{n}: use a wider a\n\nSigned-off-by: Dev <dev@example.org>\n",
-                 {f"drivers/d{n}.c": _source(n, 10, 2)}, name=f"Y{n}")  # fmt: skip
-        b.commit(f"d{n}: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
-                 {f"drivers/d{n}.c": _source(n, 10, 20)}, name=f"T{n}")  # fmt: skip
-    for n in range(DRIVERS):
-        b.cherry_pick(b.ids[f"T{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 1, 20)})
+    _refactors_and_fixes(b)
+    _adapted_backports(b, BRANCH, range(DRIVERS))
     for n in range(taken_later):
         b.cherry_pick(b.ids[f"Y{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 10, 20)})
     for n in sibling_takes:
@@ -119,20 +115,29 @@ def young_branch_repo(path: Path, sibling_took: int = 0) -> RepoBuilder:
     b = RepoBuilder(path)
     b.commit("Linux 5.10", {f"drivers/d{n}.c": _source(n, 1, 2) for n in range(DRIVERS)})
     b.branch(SIBLING, "master")
+    _refactors_and_fixes(b)
+    _adapted_backports(b, SIBLING, range(DRIVERS))
+    for n in range(sibling_took):
+        b.cherry_pick(b.ids[f"Y{n}"], SIBLING, files={f"drivers/d{n}.c": _source(n, 10, 20)})
+    b.branch(BRANCH, "master~" + str(2 * DRIVERS - 4))  # after Y0, T0, Y1, T1
+    b.commit("e: a new driver\n\n" + SIGNED, {"drivers/e.c": _source(99, 1, 2)})
+    _adapted_backports(b, BRANCH, (2, 3))
+    return b
+
+
+def _refactors_and_fixes(b: RepoBuilder) -> None:
+    """Upstream, per driver N: the refactor Y_N, then the fix T_N whose context needs it."""
     for n in range(DRIVERS):
         b.commit(f"d{n}: use a wider a\n\n{SIGNED}", {f"drivers/d{n}.c": _source(n, 10, 2)},
                  name=f"Y{n}")  # fmt: skip
         b.commit(f"d{n}: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
                  {f"drivers/d{n}.c": _source(n, 10, 20)}, name=f"T{n}")  # fmt: skip
-    for n in range(DRIVERS):
-        b.cherry_pick(b.ids[f"T{n}"], SIBLING, files={f"drivers/d{n}.c": _source(n, 1, 20)})
-    for n in range(sibling_took):
-        b.cherry_pick(b.ids[f"Y{n}"], SIBLING, files={f"drivers/d{n}.c": _source(n, 10, 20)})
-    b.branch(BRANCH, "master~" + str(2 * DRIVERS - 4))  # after Y0, T0, Y1, T1
-    b.commit("e: a new driver\n\n" + SIGNED, {"drivers/e.c": _source(99, 1, 2)})
-    for n in (2, 3):
-        b.cherry_pick(b.ids[f"T{n}"], BRANCH, files={f"drivers/d{n}.c": _source(n, 1, 20)})
-    return b
+
+
+def _adapted_backports(b: RepoBuilder, branch: str, drivers: Iterable[int]) -> None:
+    """T_N backported onto `branch` adapted, without Y_N."""
+    for n in drivers:
+        b.cherry_pick(b.ids[f"T{n}"], branch, files={f"drivers/d{n}.c": _source(n, 1, 20)})
 
 
 def test_a_young_branch_is_judged_with_its_siblings_history(tmp_path: Path) -> None:
