@@ -79,10 +79,32 @@ def prepare(mirror: Path, args: argparse.Namespace) -> Path:
     return repo
 
 
-def answer_key(mirror: Path, args: argparse.Namespace) -> set[str]:
-    """The upstream commits the branch's backports in before..after name."""
+def answer_key(mirror: Path, repo: Path, args: argparse.Namespace) -> set[str]:
+    """The upstream commits the branch's backports in before..after name (with
+    `--by-subject`, also those a backport there has the subject and author of)."""
     out = git(mirror, "log", "--format=%B%x00", f"{args.before}..{args.after}")
-    return {m.group(1) for body in out.split("\x00") for m in _UPSTREAM.finditer(body)}
+    named = {m.group(1) for body in out.split("\x00") for m in _UPSTREAM.finditer(body)}
+    if args.by_subject:
+        named |= by_subject(mirror, repo, args, f"{args.before}..{args.after}")
+    return named
+
+
+def by_subject(mirror: Path, repo: Path, args: argparse.Namespace, revs: str) -> set[str]:
+    """The upstream commits after the branch's fork (upstream as cut in `repo`) with the
+    subject and author email of a commit of `revs` (a project that cherry-picks without
+    `-x`: its backports name nothing; `extract_cases.py --by-subject` matches them alike)."""
+    picked = {
+        tuple(line.split("\x00", 1))
+        for line in git(mirror, "log", "--no-merges", "--format=%s%x00%ae", revs).splitlines()
+    }
+    fork = git(repo, "merge-base", args.upstream, args.branch).strip()
+    listed = git(repo, "log", "--no-merges", "--format=%H%x00%s%x00%ae", f"{fork}..{args.upstream}")
+    found = set()
+    for line in listed.splitlines():
+        oid, subject, email = line.split("\x00", 2)
+        if (subject, email) in picked:
+            found.add(oid)
+    return found
 
 
 def findable(repo: Path, args: argparse.Namespace, key: set[str]) -> set[str]:
@@ -94,6 +116,8 @@ def findable(repo: Path, args: argparse.Namespace, key: set[str]) -> set[str]:
         for body in git(repo, "log", "--format=%B%x00", f"{fork}..{args.branch}").split("\x00")
         for m in _UPSTREAM.finditer(body)
     }
+    if args.by_subject:
+        carried |= by_subject(repo, repo, args, f"{fork}..{args.branch}")
     after_fork = set(git(repo, "rev-list", f"{fork}..{args.upstream}").split())
     every = git(repo, "rev-list", args.upstream).split()
     out = set()
@@ -162,9 +186,15 @@ def main() -> int:
     parser.add_argument("--conflict-depth", default=None, help="the scan's --conflict-depth")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--work", type=Path, help="keep the repository and index here")
+    parser.add_argument(
+        "--by-subject",
+        action="store_true",
+        help="a branch commit with an upstream commit's subject and author is its backport "
+        "(a project that cherry-picks without -x: the answer key and what the branch carries)",
+    )
     args = parser.parse_args()
     repo = prepare(args.mirror, args)
-    key = answer_key(args.mirror, args)
+    key = answer_key(args.mirror, repo, args)
     can_find = findable(repo, args, key)
     print(f"answer key: {len(key)} upstream commits taken in {args.before}..{args.after}, "
           f"{len(can_find)} of them fixes of what the branch had")  # fmt: skip
