@@ -43,6 +43,7 @@ TAKEN_SHARE = 0.5
 them adapts on purpose."""
 
 _KEY = "adapted-around:v1"
+_SLICE = 64  # a sibling's backports asked at a time (`PracticeReader._sampled`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,9 @@ class Practice:
     @property
     def decided(self) -> int:
         return self.taken + self.left
+
+    def __add__(self, other: Practice) -> Practice:
+        return Practice(self.taken + other.taken, self.left + other.left, self.own, self.pooled)
 
     def joined(self, sibling: str, seen: Practice) -> Practice:
         """This practice with a sibling's history added."""
@@ -104,16 +108,17 @@ class PracticeReader:
         `MIN_HISTORY` adapted backports of known outcome, with its siblings' (the nearest
         fork first) until there are as many. The verdict is kept for detections
         (`cached_verdict`)."""
-        own = self._history(branch, tried=True)
+        cache = self.ws.index.cache
+        backports = self.scanner.targets(branch)[1]
+        own = self._history(branch, [(c, u) for c, u in backports if cache.adapted_conflicts(u, c)])
         practice = replace(own, own=own.decided)
-        if practice.decided < MIN_HISTORY:
-            for sibling in self._siblings(branch):
-                seen = self._history(sibling, tried=False)
-                if seen.decided:
-                    practice = practice.joined(sibling.name, seen)
-                if practice.decided >= MIN_HISTORY:
-                    break
-        self.ws.index.cache.cache_result(_verdict_key(branch), practice.as_json())
+        for sibling in self._siblings(branch):
+            if practice.decided >= MIN_HISTORY:
+                break
+            seen = self._sampled(sibling, MIN_HISTORY - practice.decided)
+            if seen.decided:
+                practice = practice.joined(sibling.name, seen)
+        cache.cache_result(_verdict_key(branch), practice.as_json())
         return practice
 
     def _siblings(self, branch: Ref) -> list[Ref]:
@@ -131,22 +136,36 @@ class PracticeReader:
         others = [r for r in self.ws.indexed if r.refname not in (branch.refname, upstream)]
         return sorted(others, key=lambda r: (abs(fork_seq(r) - here), r.name))
 
-    def _history(self, branch: Ref, *, tried: bool) -> Practice:
-        """Of the branch's adapted backports, those whose missing commits it took later and
-        those still without them. `tried`: whether each backport is adapted was asked by
-        this scan already (the branch scanned); a sibling's are asked here."""
+    def _sampled(self, sibling: Ref, wanted: int) -> Practice:
+        """A sibling's history, until `wanted` adapted backports of known outcome: its
+        backports in the order of their ids (a sample of its years, not its newest, whose
+        outcome is not known yet), a slice of `_SLICE` at a time, each asked whether it was
+        adapted (a trial, cached) and what it went without (a search, cached). A sibling of
+        thousands of backports is not searched whole for the few a young branch lacks."""
+        backports = sorted(self.scanner.targets(sibling)[1])
+        found = Practice()
+        for start in range(0, len(backports), _SLICE):
+            part = backports[start : start + _SLICE]
+            self.ws.index.patch_ids.fill([o for pair in part for o in pair])
+            adapted = [(c, u) for c, u in part if self.scanner.adapted(u, c)]
+            found = found + self._history(sibling, adapted, wanted - found.decided)
+            if found.decided >= wanted:
+                break
+        return found
+
+    def _history(
+        self, branch: Ref, adapted: list[tuple[Oid, Oid]], wanted: int | None = None
+    ) -> Practice:
+        """Of these adapted backports (carrier, upstream) of the branch, those whose missing
+        commits it took later and those still without them (until `wanted` are known)."""
         cache = self.ws.index.cache
-        backports = self.scanner.targets(branch)[1]
-        if tried:
-            adapted = [(c, u) for c, u in backports if cache.adapted_conflicts(u, c)]
-        else:
-            self.ws.index.patch_ids.fill([o for pair in backports for o in pair])
-            adapted = [(c, u) for c, u in backports if self.scanner.adapted(u, c)]
         keys = [f"{_KEY}:{upstream}:{carrier}" for carrier, upstream in adapted]
         known = cache.cached_results(keys)
         fresh: list[tuple[str, str]] = []
         taken = left = 0
         for (carrier, upstream), key in zip(adapted, keys, strict=True):
+            if wanted is not None and taken + left >= wanted:
+                break
             if key in known:
                 around = [Oid(str(c)) for c in json.loads(known[key])]
             else:
