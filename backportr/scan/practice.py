@@ -65,9 +65,7 @@ class Practice:
 
     def joined(self, sibling: str, seen: Practice) -> Practice:
         """This practice with a sibling's history added."""
-        return Practice(
-            self.taken + seen.taken, self.left + seen.left, self.own, (*self.pooled, sibling)
-        )
+        return replace(self + seen, pooled=(*self.pooled, sibling))
 
     @property
     def adapts_on_purpose(self) -> bool:
@@ -82,11 +80,11 @@ class Practice:
                 f"{self.decided} adapted backport(s) with a known outcome{whose}: too few to "
                 "judge; every adapted backport is reported"
             )
-        verdict = ("adapt", "take") if self.pooled else ("adapts", "takes")
-        if self.adapts_on_purpose:
-            who = f"{'the branches' if self.pooled else 'the branch'} {verdict[0]} on purpose"
+        if self.pooled:
+            who = "the branches " + ("adapt on purpose" if self.adapts_on_purpose else "take")
         else:
-            who = f"{'the branches' if self.pooled else 'the branch'} {verdict[1]} them later"
+            who = "the branch " + ("adapts on purpose" if self.adapts_on_purpose else "takes")
+        who += "" if self.adapts_on_purpose else " them later"
         return (
             f"of {self.decided} adapted backports{whose}, {self.taken} had what they went "
             f"without backported later: {who}"
