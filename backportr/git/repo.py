@@ -95,11 +95,12 @@ directory of a few hundred files is): a path's lookup in a commit's tree reads e
 directory on the way, and the trials, blame and diffs look up the paths of the same few
 trees (the branch tip, a backport's parent) thousands of times. A kernel-scale scan, one
 process, side by side with the default: 139 -> 125 s, the same findings."""
-_CACHE_SIZE = 128 << 20
+_CACHE_SIZE = 64 << 20
 """libgit2's object cache, in all. DPDK 23.11's cold scan (`benchmarks/scan_key.py`), one
 process of two: 512 MiB peaked at 1716 MiB resident, 128 MiB at 1294 MiB and 32 MiB at 1200
-MiB, in the same time (213-219 s) and with the same findings; 128 keeps room for a
-kernel-sized tree's directories beside the blobs a trial merges."""
+MiB, in the same time (213-219 s) and with the same findings. The branch as fetched, its
+scan's larger process: 128 MiB peaked at 1,023 MiB, 64 at 967 (135 and 125 s, the same 587
+entries); 64 still holds a tree's directories beside the blobs a trial merges."""
 
 
 def _cache_objects() -> None:

@@ -14,9 +14,10 @@ directories that changed and joins the cached lists of the others (DPDK's scan: 
 over trees of 4,300 C files, the walks 2.9 s of a 28 s scan before they were cached).
 
 Part of the git layer. Memory is bounded. The files' words are held as postings: each
-distinct word once, with the list of the cached files holding it (one list slot per word of
-a file, where a set per file held a bytes object and a hash slot for every word: DPDK's scan
-held 394 MB of sets for 10,000 files, the postings of the same files hold about a tenth).
+distinct word once, with an array of the numbers of the cached files holding it (four bytes
+per word of a file, where a set per file held a bytes object and a hash slot for every word:
+DPDK's scan held 394 MB of sets for 10,000 files, postings of ids in lists about a tenth,
+and numbers in arrays about half that again).
 A question then looks up its names, not the files' words. DPDK's scan asks 718 questions of
 trees holding 18,300 distinct files, 9.8 million word and file pairs: held whole, each file is
 read once (the questions 16 s); under a bound of 5 million every posting was dropped 14 times
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from array import array
 
 import pygit2
 
@@ -63,7 +65,11 @@ class TreeGrep:
         self._git = git
         self._odb = git.odb
         self._dirs: dict[pygit2.Oid, list[tuple[str, pygit2.Oid, bool]]] = {}
-        self._postings: dict[bytes, list[pygit2.Oid]] = {}  # a word: the cached files with it
+        # a word: the cached files holding it, by number (`_numbered`: four bytes a pair,
+        # where a list of ids took eight and the slack of a list)
+        self._postings: dict[bytes, array[int]] = {}
+        self._numbers: dict[pygit2.Oid, int] = {}  # a cached file's number
+        self._numbered: list[pygit2.Oid] = []  # the files by number
         self._read_blobs: set[pygit2.Oid] = set()  # files whose words are in the postings
         self._held = 0  # word and file pairs in the postings
         # a directory's files matching a question's patterns: (tree id, its path, patterns)
@@ -84,8 +90,8 @@ class TreeGrep:
         self._asked = files
         holding: dict[pygit2.Oid, list[bytes]] = {}  # a file: the question's names it holds
         for name in wanted:  # the files read before (first: reading more may drop them)
-            for blob in self._postings.get(name, ()):
-                holding.setdefault(blob, []).append(name)
+            for number in self._postings.get(name, ()):
+                holding.setdefault(self._numbered[number], []).append(name)
         for _, blob in files:
             if blob not in self._read_blobs:
                 held = self._post(blob)
@@ -174,27 +180,35 @@ class TreeGrep:
             self._retain_only({b for _, b in self._asked})
             if self._held + len(words) > _MAX_POSTINGS // 2:  # each pass frees half, or all
                 self._retain_only(set())
+        number = self._numbers.get(blob)
+        if number is None:
+            number = self._numbers[blob] = len(self._numbered)
+            self._numbered.append(blob)
         postings = self._postings
         for word in words:
             files = postings.get(word)
             if files is None:
-                postings[word] = [blob]
+                postings[word] = array("I", (number,))
             else:
-                files.append(blob)
+                files.append(number)
         self._held += len(words)
         self._read_blobs.add(blob)
         return words
 
     def _retain_only(self, blobs: set[pygit2.Oid]) -> None:
         """Drop the postings of every file but these (one pass over the pairs held)."""
-        retained: dict[bytes, list[pygit2.Oid]] = {}
+        retained: dict[bytes, array[int]] = {}
         held = 0
-        if blobs:
+        numbers = {self._numbers[b] for b in blobs if b in self._numbers}
+        if numbers:
             for word, files in self._postings.items():
-                holding = [f for f in files if f in blobs]
+                holding = array("I", (f for f in files if f in numbers))
                 if holding:
                     retained[word] = holding
                     held += len(holding)
+        else:  # nothing retained: the numbers start again
+            self._numbers.clear()
+            self._numbered.clear()
         self._postings = retained
         self._read_blobs &= blobs
         self._held = held

@@ -48,8 +48,10 @@ _UNWRITTEN_BYTES = 64 << 20
 """Merged blobs held in memory, not yet written to the object database, up to this many bytes
 (then all are written): a loose object costs about half a millisecond of file-system calls,
 and nearly half of a kernel-scale scan's merged blobs are never read again."""
-_RECENT_BYTES = 32 << 20
-"""The bytes of recently read blobs cached (`RecentTexts`), the oldest dropped first."""
+_RECENT_BYTES = 16 << 20
+"""The bytes of recently read blobs cached (`RecentTexts`), the oldest dropped first; the
+lines and summaries made of them (`Text`) hold about as much again each. At 32 MiB they were
+some 90 MiB of a DPDK scan process's Python objects."""
 
 
 class HeldBlobs:
