@@ -80,14 +80,13 @@ class Practice:
                 f"{self.decided} adapted backport(s) with a known outcome{whose}: too few to "
                 "judge; every adapted backport is reported"
             )
-        if self.pooled:
-            who = "the branches " + ("adapt on purpose" if self.adapts_on_purpose else "take")
-        else:
-            who = "the branch " + ("adapts on purpose" if self.adapts_on_purpose else "takes")
-        who += "" if self.adapts_on_purpose else " them later"
+        who, adapt, take = (
+            ("the branches", "adapt", "take") if self.pooled else ("the branch", "adapts", "takes")
+        )
+        verdict = f"{adapt} on purpose" if self.adapts_on_purpose else f"{take} them later"
         return (
             f"of {self.decided} adapted backports{whose}, {self.taken} had what they went "
-            f"without backported later: {who}"
+            f"without backported later: {who} {verdict}"
         )
 
     def as_json(self) -> str:
@@ -225,7 +224,7 @@ def _verdict_key(branch: Ref) -> str:
 def cached_verdict(scanner: Scanner, branch: Ref) -> tuple[bool, str] | None:
     """What the branch's last full scan judged of its practice (adapts on purpose, and its
     line), where one did: a detection makes no trial, and reads it."""
-    value = scanner.ws.index.cache.cached_results([_verdict_key(branch)]).get(_verdict_key(branch))
+    value = scanner.ws.index.cache.cached_result(_verdict_key(branch))
     if value is None:
         return None
     found = json.loads(value)
