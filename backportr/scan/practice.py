@@ -227,8 +227,11 @@ def cached_verdict(scanner: Scanner, branch: Ref) -> tuple[bool, str] | None:
     value = scanner.ws.index.cache.cached_result(_verdict_key(branch))
     if value is None:
         return None
-    found = json.loads(value)
-    return bool(found["adapts"]), str(found["says"])
+    try:
+        found = json.loads(value)
+        return bool(found["adapts"]), str(found["says"])
+    except (ValueError, KeyError, TypeError):  # not a verdict this version wrote: none
+        return None
 
 
 def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
