@@ -45,7 +45,8 @@ from naive_scan import git
 from scratchgit import scratch_dir
 
 _UPSTREAM = re.compile(
-    r"(?:upstream commit|cherry.picked from commit|commit)\s+([0-9a-f]{40})", re.IGNORECASE
+    r"(?:upstream commit|cherry.picked from commit)\s+([0-9a-f]{7,40})\b|commit\s+([0-9a-f]{40})",
+    re.IGNORECASE,
 )
 _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{6,40})", re.IGNORECASE | re.MULTILINE)
 
@@ -83,10 +84,25 @@ def answer_key(mirror: Path, repo: Path, args: argparse.Namespace) -> set[str]:
     """The upstream commits the branch's backports in before..after name (with
     `--by-subject`, also those a backport there has the subject and author of)."""
     out = git(mirror, "log", "--format=%B%x00", f"{args.before}..{args.after}")
-    named = {m.group(1) for body in out.split("\x00") for m in _UPSTREAM.finditer(body)}
+    named = _full_ids(mirror, {m.group(1) or m.group(2) for m in _UPSTREAM.finditer(out)})
     if args.by_subject:
         named |= by_subject(mirror, repo, args, f"{args.before}..{args.after}")
     return named
+
+
+def _full_ids(repo: Path, names: set[str]) -> set[str]:
+    """`names` as full commit ids: an abbreviated one ("[ upstream commit 068acf11cec0 ]", a
+    form DPDK's backports use now and then) is what it names in `repo`, if one commit."""
+    out = {name.lower() for name in names if len(name) == 40}
+    for name in names - out:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "-q", f"{name}^{{commit}}"],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode == 0:
+            out.add(proc.stdout.strip())
+    return out
 
 
 def by_subject(mirror: Path, repo: Path, args: argparse.Namespace, revs: str) -> set[str]:
@@ -111,11 +127,13 @@ def findable(repo: Path, args: argparse.Namespace, key: set[str]) -> set[str]:
     """The key's commits a missing-fix scan can find: a `Fixes:` culprit the branch has
     (before the fork, or named by a backport)."""
     fork = git(repo, "merge-base", args.upstream, args.branch).strip()
-    carried = {
-        m.group(1)
-        for body in git(repo, "log", "--format=%B%x00", f"{fork}..{args.branch}").split("\x00")
-        for m in _UPSTREAM.finditer(body)
-    }
+    carried = _full_ids(
+        repo,
+        {
+            m.group(1) or m.group(2)
+            for m in _UPSTREAM.finditer(git(repo, "log", "--format=%B", f"{fork}..{args.branch}"))
+        },
+    )
     if args.by_subject:
         carried |= by_subject(repo, repo, args, f"{fork}..{args.branch}")
     after_fork = set(git(repo, "rev-list", f"{fork}..{args.upstream}").split())
