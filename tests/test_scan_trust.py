@@ -267,6 +267,43 @@ def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
     ] == [(f["commit"], f["confidence"], f["witnesses"]) for f in findings]
 
 
+def passed_over_repo(path: Path, later: int, annotation: str | None) -> tuple[RepoBuilder, Oid]:
+    """A fix of a culprit the branch has, then `later` upstream fixes of other files, each
+    backported (named with `annotation`, or by subject and author alone); the first fix not."""
+    b = RepoBuilder(path)
+    b.commit("Linux 5.10", {f"f{n}.c": _source(n, 1, 2) for n in range(12)})
+    b.branch(BRANCH, "master")
+    culprit = b.commit("f0: change", {"f0.c": _source(0, 7, 2)})
+    b.cherry_pick(culprit, BRANCH, annotation=annotation)
+    fix = b.commit(
+        f'f0: fix it\n\nFixes: {culprit[:12]} ("f0: change")\n', {"f0.c": _source(0, 8, 2)}
+    )
+    for n in range(1, later + 1):
+        b.cherry_pick(
+            b.commit(f"f{n}: fix", {f"f{n}.c": _source(n, 5, 2)}), BRANCH, annotation=annotation
+        )
+    return b, fix
+
+
+def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
+    """A missing fix the branch went without while it took ten backports of later upstream
+    commits ranks `low` and says so; nine, and it stays `normal`. Backports that name nothing
+    count by their subject and author; a detection ranks it alike."""
+    for later, annotation, confidence in (
+        (9, "upstream", "normal"),
+        (10, "upstream", "low"),
+        (10, None, "low"),
+    ):
+        b, fix = passed_over_repo(tmp_path / f"r{later}{annotation}", later, annotation)
+        for args in ((), ("--detect",)):
+            listed = scan_json(b, *args)["findings"]
+            assert isinstance(listed, list)
+            [finding] = [f for f in listed if f["kind"] == "missing-fix"]
+            assert (finding["commit"], finding["confidence"]) == (fix, confidence)
+            seen = [f"{BRANCH} took {later} later upstream commits without it"]
+            assert finding["witnesses"] == (seen if confidence == "low" else [])
+
+
 def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:
     """A finding marked `not-for-branch` is counted, not listed; once it names another
     commit (a new follow-up upstream) it is listed again, the mark quoted."""

@@ -262,6 +262,22 @@ class IndexReader(StorePart):
                 out.append((carrier, upstream))
         return out
 
+    def backport_positions(self, refname: str) -> list[int]:
+        """The upstream positions (`upstream_seq`, later is larger) of the upstream commits the
+        branch's own commits are backports of, ascending: those they name, and those with a
+        branch commit's subject and author (a project that cherry-picks without `-x`)."""
+        rows = self.db.execute(
+            "SELECT up.upstream_seq FROM upstream_refs u "
+            "JOIN branch_commits b ON b.commit_id=u.commit_id AND b.refname=? "
+            "JOIN commits up ON up.oid=u.upstream AND up.upstream_seq IS NOT NULL "
+            "UNION "
+            "SELECT up.upstream_seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "JOIN commits up ON up.subject=c.subject AND up.author_email=c.author_email "
+            "AND up.upstream_seq IS NOT NULL AND up.id<>c.id WHERE b.refname=?",
+            (refname, refname),
+        ).fetchall()
+        return sorted(int(r[0]) for r in rows)
+
     def count(self) -> int:
         count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
         return count

@@ -21,8 +21,9 @@ KINDS = ("missing-fix", "incomplete-backport", "reverted-upstream", "dropped", "
 original needed, on a branch whose maintainers adapt on purpose (counted apart)."""
 
 Confidence = Literal["high", "normal", "low"]
-"""How far the other stable branches bear a finding out: a newer line took what it names
-(high), every sibling carrying the same commit went without it for months (low)."""
+"""How far the stable branches' own decisions bear a finding out: a newer line took what it
+names (high); every sibling carrying the same commit went without it for months, or the
+branch itself went without it while it took later upstream commits (low)."""
 
 
 Untagged = Literal["include", "separate", "skip"]

@@ -8,11 +8,13 @@ backport, or the culprit of a missing fix) without any of them, skipped. The fin
 confidence follows: a sibling that backported the base as well backported one of them (the
 same decision as the branch's, made), `high`; every sibling that carries the base went
 without all of them for months (`SKIPPED_FOR`: upstream that long before its tip), `low`;
-otherwise `normal`.
+the branch itself went without them while it took `PASSED_OVER` backports of later upstream
+commits (its maintainers' batches reached past them), `low`; otherwise `normal`.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +25,9 @@ from backportr.scan.findings import Confidence
 
 SKIPPED_FOR = 90 * 24 * 3600
 """How long a commit must have been upstream for a sibling's going without it to count."""
+
+PASSED_OVER = 10
+"""How many backports of later upstream commits make the branch's going without one count."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,7 @@ class Witnesses:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self._taken: dict[str, list[int]] = {}  # refname -> its backports' upstream positions
 
     def siblings(self, branch: Ref) -> list[Ref]:
         """The indexed stable branches other than `branch`."""
@@ -92,7 +98,26 @@ class Witnesses:
         tips = {s.name: s.tip for s in siblings}
         if skipped and newest and all(self._time(tips[s]) - newest >= SKIPPED_FOR for s in skipped):
             return Witnessed(tuple(lines), "low")  # each sibling had months to take them
+        later = self.passed_over(branch, missing)
+        if later >= PASSED_OVER:
+            what = "it" if len(missing) == 1 else "them"
+            lines.append(f"{branch.name} took {later} later upstream commits without {what}")
+            return Witnessed(tuple(lines), "low")
         return Witnessed(tuple(lines), "normal")
+
+    def passed_over(self, branch: Ref, missing: Sequence[Oid]) -> int:
+        """How many of the branch's backports are of upstream commits later than every one of
+        `missing` (0 when one of them is not upstream): its maintainers' batches that reached
+        past them and left them."""
+        reader = self.ws.index.reader
+        positions = [reader.upstream_seq(c) for c in missing]
+        if not positions or any(p is None for p in positions):
+            return 0
+        newest = max(p for p in positions if p is not None)
+        taken = self._taken.get(branch.refname)
+        if taken is None:
+            taken = self._taken[branch.refname] = reader.backport_positions(branch.refname)
+        return len(taken) - bisect.bisect_right(taken, newest)
 
     def _time(self, commit: Oid) -> int:
         info = self.ws.index.reader.info(commit)
