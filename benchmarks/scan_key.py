@@ -24,7 +24,8 @@ memory of each backportr process is read from its rusage.
 Scored: missing fixes (precision against the key; recall against the key's commits whose
 `Fixes:` culprit the branch carried, the ones a scan can find), the grep scan likewise;
 incomplete-backport findings naming a commit of the key; adapted-backport entries (counted
-apart) naming one.
+apart) naming one. An upstream commit that says it was cherry-picked from another upstream
+commit counts as that original, in the key and in each scan's findings.
 """
 
 from __future__ import annotations
@@ -168,12 +169,37 @@ def timed(argv: list[str]) -> tuple[float, int, str, str]:
     return seconds, usage.ru_maxrss, stdout, stderr
 
 
-def score(report: dict[str, Any], key: set[str], findable_key: set[str]) -> dict[str, Any]:
-    """The scan's findings against the key."""
+def upstream_copies(repo: Path, upstream: str) -> dict[str, str]:
+    """{copy: original} for the upstream commits that say they were cherry-picked from
+    another upstream commit (a fix merged from its topic branch and picked onto the mainline
+    too, as NetworkManager does): one change, counted once, as its original, in the key and
+    in every scan's findings alike."""
+    listed = git(repo, "log", "--format=%x00%H%x01%B", upstream)
+    bodies = dict(entry.split("\x01", 1) for entry in listed.split("\x00") if "\x01" in entry)
+    out = {}
+    for commit, body in bodies.items():
+        for original in re.findall(r"cherry picked from commit ([0-9a-f]{40})", body):
+            if original != commit and original in bodies:
+                out[commit] = original
+    for commit in out:  # a copy of a copy: its first original
+        while out[commit] in out and out[out[commit]] != commit:
+            out[commit] = out[out[commit]]
+    return out
+
+
+def _canon(commits: set[str], copies: dict[str, str]) -> set[str]:
+    return {copies.get(c, c) for c in commits}
+
+
+def score(
+    report: dict[str, Any], key: set[str], findable_key: set[str], copies: dict[str, str]
+) -> dict[str, Any]:
+    """The scan's findings against the key (`key`, `findable_key`: their copies counted as
+    their originals already)."""
     out: dict[str, Any] = {}
     branch = report["branches"][0]
     fixes = [f for f in branch["findings"] if f["kind"] == "missing-fix"]
-    found = {f["commit"] for f in fixes}
+    found = _canon({f["commit"] for f in fixes}, copies)
     out["missing-fix"] = {
         "findings": len(found),
         "taken": len(found & key),
@@ -183,7 +209,7 @@ def score(report: dict[str, Any], key: set[str], findable_key: set[str]) -> dict
     for kind in ("incomplete-backport", "adapted-backport"):
         entries = [f for f in branch["findings"] if f["kind"] == kind]
         entries += [f for f in branch.get("adapted", []) if kind == "adapted-backport"]
-        taken = [f for f in entries if {m["commit"] for m in f["series"]} & key]
+        taken = [f for f in entries if _canon({m["commit"] for m in f["series"]}, copies) & key]
         out[kind] = {"findings": len(entries), "naming a taken commit": len(taken)}
     out["reverted-upstream"] = {
         "findings": sum(1 for f in branch["findings"] if f["kind"] == "reverted-upstream")
@@ -214,15 +240,18 @@ def main() -> int:
     repo = prepare(args.mirror, args)
     key = answer_key(args.mirror, repo, args)
     can_find = findable(repo, args, key)
+    copies = upstream_copies(repo, args.upstream)
+    key, can_find = _canon(key, copies), _canon(can_find, copies)
+    counted = f" ({len(copies)} upstream copies counted as their originals)" if copies else ""
     print(f"answer key: {len(key)} upstream commits taken in {args.before}..{args.after}, "
-          f"{len(can_find)} of them fixes of what the branch had")  # fmt: skip
+          f"{len(can_find)} of them fixes of what the branch had{counted}")  # fmt: skip
 
     raw, _, _, _ = timed(["git", "--git-dir", str(repo), "log", "--format=%H%x00%B", args.upstream])
     here = str(Path(__file__).parent)
     grep, _, grep_out, _ = timed(
         [sys.executable, f"{here}/naive_scan.py", str(repo), args.upstream, args.branch]
     )
-    grep_found = set(grep_out.split())
+    grep_found = _canon(set(grep_out.split()), copies)
     index = repo.parent / "index.sqlite"
     common = ["--repo", str(repo), "--upstream", args.upstream, "--index", str(index)]
     common += ["--branch-pattern", args.pattern]
@@ -232,7 +261,7 @@ def main() -> int:
     detect, detect_peak, detect_out, _ = timed(
         [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--detect", "--jobs", "1"]
     )
-    detected = score(json.loads(detect_out), key, can_find)
+    detected = score(json.loads(detect_out), key, can_find, copies)
     again, again_peak, _, _ = timed(  # the index as a nightly detection finds it
         [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--detect", "--jobs", "1"]
     )
@@ -243,7 +272,7 @@ def main() -> int:
     report = json.loads(scan_out)
     if args.out:
         args.out.write_text(scan_out)
-    scored = score(report, key, can_find)
+    scored = score(report, key, can_find, copies)
     grep_taken = grep_found & key
     print(f"raw log {raw:.2f} s; grep scan {grep:.2f} s; index build {build:.2f} s "
           f"({build / raw:.1f}x the raw log, peak {build_peak >> 10} MiB); detection "

@@ -304,6 +304,33 @@ def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
             assert finding["witnesses"] == (seen if confidence == "low" else [])
 
 
+def test_a_fix_and_its_upstream_copy_are_one_finding(tmp_path: Path) -> None:
+    """A fix merged upstream from its topic branch and also cherry-picked onto the mainline
+    (`(cherry picked from commit Y)`): the same change twice upstream, one finding, the
+    original's; a detection lists it alike. A copy whose original is not a candidate (the
+    branch took the original) is no finding either: it is present by its patch."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    b.branch(BRANCH, "master")
+    b.branch("topic", "master")
+    fix = b.commit(
+        f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n',
+        {"a.c": _source(0, 8, 2)},
+        branch="topic",
+    )
+    copy = b.cherry_pick(fix, "master", annotation="cherry-pick")
+    b.commit("b: unrelated", {"b.c": _source(1, 3, 2)})
+    b.merge("master", "topic", "Merge branch 'topic'")
+    for args in ((), ("--detect",)):
+        listed = scan_json(b, *args)["findings"]
+        assert isinstance(listed, list)
+        assert [f["commit"] for f in listed if f["kind"] == "missing-fix"] == [fix], args
+    b.cherry_pick(fix, BRANCH)
+    assert scan_json(b)["findings"] == []
+    assert copy != fix
+
+
 def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:
     """A finding marked `not-for-branch` is counted, not listed; once it names another
     commit (a new follow-up upstream) it is listed again, the mark quoted."""

@@ -154,6 +154,16 @@ class IndexReader(StorePart):
         )
         return [r[0] for r in rows]
 
+    def upstream_copies(self) -> dict[Oid, Oid]:
+        """Every upstream commit that says it was cherry-picked from another upstream commit
+        (`copies_upstream` the other way): {copy: original}; a copy naming two, the oldest."""
+        rows = self.db.execute(
+            "SELECT c.oid, o.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+            "JOIN commits o ON o.oid=u.upstream AND o.upstream_seq IS NOT NULL "
+            "WHERE c.upstream_seq IS NOT NULL AND o.id<>c.id ORDER BY o.upstream_seq DESC"
+        )
+        return {Oid(copy): Oid(original) for copy, original in rows}
+
     def reverted_by(self, oid: Oid, *, upstream_only: bool = False) -> list[Relation]:
         return self._relations_to("reverts", oid, upstream_only)
 

@@ -286,10 +286,18 @@ class Scanner:
     # -- candidates from the index ----------------------------------------------------------
 
     def _fix_candidates(self, branch: Ref, limit: list[Oid] | None) -> list[Oid]:
+        """The fixes after the branch's fork (those in `limit`), but an upstream copy of
+        another of them (a commit that says it was cherry-picked from one, as projects that
+        merge a fix's branch and pick it onto the mainline too have): the same change, whose
+        finding is its original's."""
         commits = self.ws.index.after_fork.fixes(branch.refname)
         if limit is not None:
             wanted = set(limit)
             commits = [c for c in commits if c in wanted]
+        copies = self.ws.index.reader.upstream_copies()
+        if copies:
+            listed = set(commits)
+            commits = [c for c in commits if copies.get(c) not in listed]
         return commits
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
