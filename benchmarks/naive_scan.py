@@ -20,7 +20,7 @@ from pathlib import Path
 
 _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{6,40})", re.IGNORECASE | re.MULTILINE)
 _UPSTREAM = re.compile(
-    r"(?:upstream|cherry.picked from|backported from).*?\b([0-9a-f]{40})\b", re.I
+    r"(?:upstream|cherry.picked from|backported from|master commit).*?\b([0-9a-f]{40})\b", re.I
 )
 
 

@@ -46,7 +46,8 @@ from naive_scan import git
 from scratchgit import scratch_dir
 
 _UPSTREAM = re.compile(
-    r"(?:upstream commit|cherry.picked from commit)\s+([0-9a-f]{7,40})\b|commit\s+([0-9a-f]{40})",
+    r"(?:upstream commit|cherry.picked from commit|master commit:)\s+([0-9a-f]{7,40})\b"
+    r"|commit\s+([0-9a-f]{40})",
     re.IGNORECASE,
 )
 _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{6,40})", re.IGNORECASE | re.MULTILINE)
