@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from backportr.examples.ima import B836C, ImaFixture
 from backportr.git.builder import RepoBuilder
 from backportr.model import Oid
 from tests.conftest import backportr
@@ -267,14 +268,20 @@ def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
     ] == [(f["commit"], f["confidence"], f["witnesses"]) for f in findings]
 
 
-def passed_over_repo(path: Path, later: int, annotation: str | None) -> tuple[RepoBuilder, Oid]:
+def passed_over_repo(
+    path: Path, later: int, annotation: str | None, *, culprit_last: bool = False
+) -> tuple[RepoBuilder, Oid]:
     """A fix of a culprit the branch has, then `later` upstream fixes of other files, each
-    backported (named with `annotation`, or by subject and author alone); the first fix not."""
+    backported (named with `annotation`, or by subject and author alone); the first fix not.
+    `culprit_last`: the culprit is backported after the later fixes (the branch met the fix
+    only then)."""
     b = RepoBuilder(path)
     b.commit("Linux 5.10", {f"f{n}.c": _source(n, 1, 2) for n in range(12)})
     b.branch(BRANCH, "master")
+    b.branch(SIBLING, "master")
     culprit = b.commit("f0: change", {"f0.c": _source(0, 7, 2)})
-    b.cherry_pick(culprit, BRANCH, annotation=annotation)
+    if not culprit_last:
+        b.cherry_pick(culprit, BRANCH, annotation=annotation)
     fix = b.commit(
         f'f0: fix it\n\nFixes: {culprit[:12]} ("f0: change")\n', {"f0.c": _source(0, 8, 2)}
     )
@@ -282,13 +289,24 @@ def passed_over_repo(path: Path, later: int, annotation: str | None) -> tuple[Re
         b.cherry_pick(
             b.commit(f"f{n}: fix", {f"f{n}.c": _source(n, 5, 2)}), BRANCH, annotation=annotation
         )
+    if culprit_last:
+        b.cherry_pick(culprit, BRANCH, annotation=annotation)
     return b, fix
+
+
+def _missing_fix(b: RepoBuilder, *args: str) -> dict[str, object]:
+    listed = scan_json(b, *args)["findings"]
+    assert isinstance(listed, list)
+    [finding] = [f for f in listed if f["kind"] == "missing-fix"]
+    assert isinstance(finding, dict)
+    return finding
 
 
 def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
     """A missing fix the branch went without while it took ten backports of later upstream
-    commits ranks `low` and says so; nine, and it stays `normal`. Backports that name nothing
-    count by their subject and author; a detection ranks it alike."""
+    commits, its culprit already in, ranks `low` and says so; nine, and it stays `normal`.
+    Backports that name nothing count by their subject and author; a detection ranks it
+    alike."""
     for later, annotation, confidence in (
         (9, "upstream", "normal"),
         (10, "upstream", "low"),
@@ -296,12 +314,44 @@ def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
     ):
         b, fix = passed_over_repo(tmp_path / f"r{later}{annotation}", later, annotation)
         for args in ((), ("--detect",)):
-            listed = scan_json(b, *args)["findings"]
-            assert isinstance(listed, list)
-            [finding] = [f for f in listed if f["kind"] == "missing-fix"]
+            finding = _missing_fix(b, *args)
             assert (finding["commit"], finding["confidence"]) == (fix, confidence)
             seen = [f"{BRANCH} took {later} later upstream commits without it"]
             assert finding["witnesses"] == (seen if confidence == "low" else [])
+
+
+def test_a_fix_met_only_with_its_culprit_or_taken_by_a_sibling_is_not_passed_over(
+    tmp_path: Path,
+) -> None:
+    """The later backports count from the culprit's backport on: backported after them,
+    the branch never passed the fix over. A sibling that took the fix (whose culprit it has
+    by ancestry: no `high`) outweighs the branch's going without: `normal`."""
+    b, fix = passed_over_repo(tmp_path / "last", 12, "upstream", culprit_last=True)
+    finding = _missing_fix(b)
+    assert (finding["commit"], finding["confidence"], finding["witnesses"]) == (fix, "normal", [])
+    b, fix = passed_over_repo(tmp_path / "sibling", 12, "upstream")
+    b.branch(SIBLING, f"{fix}~1")  # forked after the culprit, before the fix
+    taken = b.cherry_pick(fix, SIBLING)
+    for args in ((), ("--detect",)):
+        finding = _missing_fix(b, *args)
+        assert finding["confidence"] == "normal"
+        assert finding["witnesses"] == [f"{SIBLING} took {fix[:12]} as {taken[:12]}"]
+
+
+def test_the_ima_backport_is_never_passed_over(ima: ImaFixture) -> None:
+    """The IMA backport's missing commits are its prerequisites and a follow-up of one of
+    them: none met on its own (a fix of what the branch has). Twelve later backports after
+    it leave it `normal`, in a scan and in a detection."""
+    b = RepoBuilder.open(ima.path)
+    for n in range(12):
+        upstream = b.commit(f"drivers: fix {n}", {f"drivers/later{n}.c": f"int x{n};\n"})
+        b.cherry_pick(upstream, "linux-5.10.y")
+    for args in ((), ("--detect",)):
+        proc = backportr("scan", "--repo", str(b.path), "-b", "linux-5.10.y", "-f", "json", *args)
+        assert proc.returncode == 4, proc.stderr
+        [finding] = json.loads(proc.stdout)["branches"][0]["findings"]
+        assert (finding["kind"], finding["commit"]) == ("incomplete-backport", ima.ids[B836C])
+        assert (finding["confidence"], finding["witnesses"]) == ("normal", []), args
 
 
 def test_a_fix_and_its_upstream_copy_are_one_finding(tmp_path: Path) -> None:

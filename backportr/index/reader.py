@@ -272,21 +272,39 @@ class IndexReader(StorePart):
                 out.append((carrier, upstream))
         return out
 
-    def backport_positions(self, refname: str) -> list[int]:
-        """The upstream positions (`upstream_seq`, later is larger) of the upstream commits the
-        branch's own commits are backports of, ascending: those they name, and those with a
-        branch commit's subject and author (a project that cherry-picks without `-x`)."""
+    def backport_positions(self, refname: str) -> list[tuple[int, int]]:
+        """(branch position, upstream position) of the branch's own commits that are
+        backports, in branch order (`seq`; upstream's `upstream_seq`, later is larger), each
+        upstream commit once, its first: those that name their upstream commit, and those
+        with an upstream commit's subject and author (a project that cherry-picks without
+        `-x`)."""
         rows = self.db.execute(
-            "SELECT up.upstream_seq FROM upstream_refs u "
+            "SELECT b.seq, up.upstream_seq FROM upstream_refs u "
             "JOIN branch_commits b ON b.commit_id=u.commit_id AND b.refname=? "
             "JOIN commits up ON up.oid=u.upstream AND up.upstream_seq IS NOT NULL "
-            "UNION "
-            "SELECT up.upstream_seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
-            "JOIN commits up ON up.subject=c.subject AND up.author_email=c.author_email "
-            "AND up.upstream_seq IS NOT NULL AND up.id<>c.id WHERE b.refname=?",
+            "UNION ALL "
+            "SELECT b.seq, up.upstream_seq FROM branch_commits b "
+            "JOIN commits c ON c.id=b.commit_id JOIN commits up ON up.subject=c.subject "
+            "AND up.author_email=c.author_email "
+            "AND up.upstream_seq IS NOT NULL AND up.id<>c.id WHERE b.refname=? ORDER BY 1",
             (refname, refname),
         ).fetchall()
-        return sorted(int(r[0]) for r in rows)
+        seen: set[int] = set()
+        out = []
+        for branch_seq, upstream_seq in rows:
+            if upstream_seq not in seen:
+                seen.add(upstream_seq)
+                out.append((int(branch_seq), int(upstream_seq)))
+        return out
+
+    def branch_seq(self, oid: Oid, refname: str) -> int | None:
+        """Where `oid` sits among the branch's own commits (oldest first); None if not one."""
+        row = self.db.execute(
+            "SELECT b.seq FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+            "WHERE b.refname=? AND c.oid=?",
+            (refname, oid),
+        ).fetchone()
+        return int(row[0]) if row else None
 
     def count(self) -> int:
         count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]

@@ -152,11 +152,11 @@ _CONFIDENCE_ORDER = {"high": 0, "normal": 1, "low": 2}
 
 
 def prioritize(findings: list[ScanFinding], untagged: Untagged = "include") -> list[ScanFinding]:
-    """What a maintainer acts on first: per kind, what the sibling branches bear out most
-    first (`confidence`: a newer line took it, then the rest, then what every sibling
-    skipped), tagged for stable before untagged (with `separate`, every untagged finding
-    after every tagged one), ready before conflict, the oldest culprit first; the order of
-    the scan otherwise (stable sort)."""
+    """What a maintainer acts on first: per kind, what the stable branches' decisions bear
+    out most first (`confidence`: a newer line took it, then the rest, then what every
+    sibling skipped or the branch itself passed over), tagged for stable before untagged
+    (with `separate`, every untagged finding after every tagged one), the oldest culprit
+    first, ready before conflict; the order of the scan otherwise (stable sort)."""
 
     def rank(f: ScanFinding) -> tuple[int, int, int, int, int]:
         apart = 0 if untagged != "separate" or f.tagged or f.kind != "missing-fix" else 1

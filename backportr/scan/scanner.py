@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -268,7 +268,7 @@ class Scanner:
         settings = (self.policy.fingerprint(), str(self.resolver.max_commits), str(self.staged))
 
         def key(check: str, commit: Oid) -> str:
-            return result_key("scan-v8", check, state, commit, *settings)
+            return result_key("scan-v9", check, state, commit, *settings)
 
         return key
 
@@ -377,7 +377,7 @@ class Scanner:
         if not any(m.commit == commit for m in listed):
             return  # the fix and its own revert: nothing to take
         series = self.tried_as_listed(branch, report.series, listed)
-        seen = self.witnesses.of(branch, [m.commit for m in series], present)
+        seen = self.witnesses.of(branch, [m.commit for m in series], present, [commit])
         result.findings.append(
             ScanFinding(
                 "missing-fix",
@@ -433,7 +433,9 @@ class Scanner:
         tagged = any(self._tagged(m.commit) for m in series)
         if series:
             adapted = adapted_members(series)
-            seen = self.witnesses.of(branch, [m.commit for m in series], [upstream])
+            seen = self.witnesses.of(
+                branch, [m.commit for m in series], [upstream], self._met_alone(branch, series)
+            )
             result.findings.append(
                 ScanFinding(
                     "incomplete-backport",
@@ -458,6 +460,18 @@ class Scanner:
         culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
         return [c for c in culprits if c and self.ws.presence.check(c, branch).present]
 
+    def _met_alone(self, branch: Ref, series: Sequence[Member]) -> list[Oid]:
+        """The members of an incomplete backport's series its maintainers met on their own:
+        follow-ups of a commit the branch has (a prerequisite, or a follow-up of one, is met
+        only with the backport)."""
+        presence = self.ws.presence
+        return [
+            m.commit
+            for m in series
+            if m.role == "follow-up"
+            and any(r.related and presence.check(r.related, branch).present for r in m.reasons)
+        ]
+
     def _witness_detected(self, branch: Ref, result: BranchScan) -> None:
         """Detection's witnesses, in bulk: the patch-ids the siblings' presence checks ask,
         computed together (`Witnesses.prefetch`: a git question each cost DPDK's first
@@ -476,7 +490,12 @@ class Scanner:
         witnessed = []
         for finding, (missing, bases), fresh in zip(result.findings, inputs, detected, strict=True):
             if fresh:
-                seen = self.witnesses.of(branch, missing, bases)
+                alone = (
+                    [finding.commit]
+                    if finding.kind == "missing-fix"
+                    else self._met_alone(branch, finding.series)
+                )
+                seen = self.witnesses.of(branch, missing, bases, alone)
                 finding = replace(finding, witnesses=seen.lines, confidence=seen.confidence)
             witnessed.append(finding)
         result.findings = witnessed

@@ -8,8 +8,9 @@ backport, or the culprit of a missing fix) without any of them, skipped. The fin
 confidence follows: a sibling that backported the base as well backported one of them (the
 same decision as the branch's, made), `high`; every sibling that carries the base went
 without all of them for months (`SKIPPED_FOR`: upstream that long before its tip), `low`;
-the branch itself went without them while it took `PASSED_OVER` backports of later upstream
-commits (its maintainers' batches reached past them), `low`; otherwise `normal`.
+the branch itself went without those it met on their own (fixes of what it had) while it took
+`PASSED_OVER` backports of later upstream commits (its maintainers' batches reached past
+them), and no sibling took one, `low`; otherwise `normal`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ SKIPPED_FOR = 90 * 24 * 3600
 PASSED_OVER = 10
 """How many backports of later upstream commits make the branch's going without one count."""
 
+_FIRST, _LAST = -(2**62), 2**62  # before any branch position; after any upstream one
+
 
 @dataclass(frozen=True, slots=True)
 class Witnessed:
@@ -41,7 +44,8 @@ class Witnesses:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self._taken: dict[str, list[int]] = {}  # refname -> its backports' upstream positions
+        # refname -> (branch position, upstream position) of its backports, in branch order
+        self._taken: dict[str, list[tuple[int, int]]] = {}
 
     def siblings(self, branch: Ref) -> list[Ref]:
         """The indexed stable branches other than `branch`."""
@@ -63,13 +67,22 @@ class Witnesses:
         self.ws.index.patch_ids.fill(asked)
         self.ws.index.patch_ids.fill_like(asked, [s.refname for s in siblings])
 
-    def of(self, branch: Ref, missing: Sequence[Oid], bases: Sequence[Oid]) -> Witnessed:
+    def of(
+        self,
+        branch: Ref,
+        missing: Sequence[Oid],
+        bases: Sequence[Oid],
+        candidates: Sequence[Oid] = (),
+    ) -> Witnessed:
         """What each sibling did with `missing`, and with `bases` (the backport, or the
-        culprits of a missing fix) without them."""
+        culprits of a missing fix) without them; and what the branch itself did with
+        `candidates`, those of `missing` its maintainers met on their own (a fix of what it
+        has: the missing fix, a follow-up of the backport), where no sibling took one."""
         presence = self.ws.presence
         siblings = self.siblings(branch)
         lines: list[str] = []
         took = False
+        taken_by_one = False
         skipped: list[str] = []
         for sibling in siblings:
             based = [presence.check(base, sibling) for base in bases]
@@ -84,6 +97,7 @@ class Witnesses:
             if carried:
                 # the same decision as here: the sibling backported the base too
                 took = took or any(p.present and p.how != "ancestor" for p in based)
+                taken_by_one = True
                 lines.append(f"{sibling.name} took {', '.join(carried)}")
             elif any(p.present for p in based):
                 skipped.append(sibling.name)
@@ -98,26 +112,52 @@ class Witnesses:
         tips = {s.name: s.tip for s in siblings}
         if skipped and newest and all(self._time(tips[s]) - newest >= SKIPPED_FOR for s in skipped):
             return Witnessed(tuple(lines), "low")  # each sibling had months to take them
-        later = self.passed_over(branch, missing)
+        later = 0 if taken_by_one else self.passed_over(branch, candidates, bases)
         if later >= PASSED_OVER:
-            what = "it" if len(missing) == 1 else "them"
+            what = "it" if len(candidates) == 1 else "them"
             lines.append(f"{branch.name} took {later} later upstream commits without {what}")
             return Witnessed(tuple(lines), "low")
         return Witnessed(tuple(lines), "normal")
 
-    def passed_over(self, branch: Ref, missing: Sequence[Oid]) -> int:
-        """How many of the branch's backports are of upstream commits later than every one of
-        `missing` (0 when one of them is not upstream): its maintainers' batches that reached
-        past them and left them."""
+    def passed_over(self, branch: Ref, candidates: Sequence[Oid], bases: Sequence[Oid]) -> int:
+        """How many backports the branch took, once it had one of `bases` (from its fork, one
+        it has by ancestry), of upstream commits later than every one of `candidates`, up
+        to `PASSED_OVER` (0 without candidates, or with one not upstream): its maintainers'
+        batches that reached past them, where they were fixes of what it had, and left them."""
         reader = self.ws.index.reader
-        positions = [reader.upstream_seq(c) for c in missing]
+        positions = [reader.upstream_seq(c) for c in candidates]
         if not positions or any(p is None for p in positions):
             return 0
         newest = max(p for p in positions if p is not None)
         taken = self._taken.get(branch.refname)
         if taken is None:
             taken = self._taken[branch.refname] = reader.backport_positions(branch.refname)
-        return len(taken) - bisect.bisect_right(taken, newest)
+        since = self._since(branch, bases)
+        if since is None:
+            return 0
+        count = 0
+        for _, later in taken[bisect.bisect_right(taken, (since, _LAST)) :]:
+            if later > newest:
+                count += 1
+                if count == PASSED_OVER:
+                    break
+        return count
+
+    def _since(self, branch: Ref, bases: Sequence[Oid]) -> int | None:
+        """The branch position from which the branch had one of `bases`: before its own
+        commits for one it has by ancestry, else the earliest backport of one (None: none)."""
+        presence, reader = self.ws.presence, self.ws.index.reader
+        since: int | None = None
+        for base in bases:
+            found = presence.check(base, branch)
+            if not found.present:
+                continue
+            if found.how == "ancestor":
+                return _FIRST
+            seq = reader.branch_seq(found.as_commit or base, branch.refname)
+            if seq is not None and (since is None or seq < since):
+                since = seq
+        return since
 
     def _time(self, commit: Oid) -> int:
         info = self.ws.index.reader.info(commit)
