@@ -5,7 +5,7 @@ writes: answers cached for later are `cache.py`'s, the facts about the project `
 from __future__ import annotations
 
 import json
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from backportr.index.part import IndexFile, StorePart
 from backportr.index.schema import IndexedRef, Relation, tag_from_json
@@ -264,13 +264,7 @@ class IndexReader(StorePart):
             "JOIN commits up ON up.oid=u.upstream AND up.upstream_seq IS NOT NULL ORDER BY b.seq",
             (refname,),
         ).fetchall()
-        seen: set[Oid] = set()
-        out = []
-        for carrier, upstream in rows:
-            if upstream not in seen:
-                seen.add(upstream)
-                out.append((carrier, upstream))
-        return out
+        return [(Oid(carrier), Oid(upstream)) for carrier, upstream in _first_of_each(rows)]
 
     def backport_positions(self, refname: str) -> list[tuple[int, int]]:
         """(branch position, upstream position) of the branch's own commits that are
@@ -289,13 +283,7 @@ class IndexReader(StorePart):
             "AND up.upstream_seq IS NOT NULL AND up.id<>c.id WHERE b.refname=? ORDER BY 1",
             (refname, refname),
         ).fetchall()
-        seen: set[int] = set()
-        out = []
-        for branch_seq, upstream_seq in rows:
-            if upstream_seq not in seen:
-                seen.add(upstream_seq)
-                out.append((int(branch_seq), int(upstream_seq)))
-        return out
+        return [(int(position), int(upstream)) for position, upstream in _first_of_each(rows)]
 
     def branch_seq(self, oid: Oid, refname: str) -> int | None:
         """Where `oid` sits among the branch's own commits (oldest first); None if not one."""
@@ -309,3 +297,14 @@ class IndexReader(StorePart):
     def count(self) -> int:
         count: int = self.db.execute("SELECT COUNT(*) FROM commits").fetchone()[0]
         return count
+
+
+def _first_of_each(rows: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The rows whose second value no earlier row had: each upstream commit's first."""
+    seen: set[Any] = set()
+    out = []
+    for row in rows:
+        if row[1] not in seen:
+            seen.add(row[1])
+            out.append(row)
+    return out
