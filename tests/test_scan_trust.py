@@ -10,9 +10,13 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from backportr.examples.ima import B836C, ImaFixture
 from backportr.git.builder import RepoBuilder
 from backportr.model import Oid
+from backportr.scan.witnesses import TakenBackports
 from tests.conftest import backportr
 
 BRANCH = "linux-5.10.y"
@@ -320,12 +324,10 @@ def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
             assert finding["witnesses"] == (seen if confidence == "low" else [])
 
 
-def test_a_fix_met_only_with_its_culprit_or_taken_by_a_sibling_is_not_passed_over(
-    tmp_path: Path,
-) -> None:
+def test_a_fix_met_only_with_its_culprit_is_not_passed_over(tmp_path: Path) -> None:
     """The later backports count from the culprit's backport on: backported after them,
-    the branch never passed the fix over. A sibling that took the fix (whose culprit it has
-    by ancestry: no `high`) outweighs the branch's going without: `normal`."""
+    the branch never passed the fix over. A sibling that took the fix, whose culprit it has
+    by ancestry (no `high`), is shown and does not outweigh the branch's going without."""
     b, fix = passed_over_repo(tmp_path / "last", 12, "upstream", culprit_last=True)
     finding = _missing_fix(b)
     assert (finding["commit"], finding["confidence"], finding["witnesses"]) == (fix, "normal", [])
@@ -334,8 +336,27 @@ def test_a_fix_met_only_with_its_culprit_or_taken_by_a_sibling_is_not_passed_ove
     taken = b.cherry_pick(fix, SIBLING)
     for args in ((), ("--detect",)):
         finding = _missing_fix(b, *args)
-        assert finding["confidence"] == "normal"
-        assert finding["witnesses"] == [f"{SIBLING} took {fix[:12]} as {taken[:12]}"]
+        assert finding["confidence"] == "low"
+        assert finding["witnesses"] == [
+            f"{SIBLING} took {fix[:12]} as {taken[:12]}",
+            f"{BRANCH} took 12 later upstream commits without it",
+        ]
+
+
+@given(
+    st.lists(st.integers(-50, 50), max_size=40),
+    st.integers(-60, 60),
+    st.integers(-5, 45),
+    st.integers(1, 7),
+)
+def test_later_backports_are_counted_as_a_walk_counts_them(
+    upstream: list[int], newest: int, since: int, block: int
+) -> None:
+    """The blocked count of later backports after a branch position equals a plain walk."""
+    pairs = [(position, u) for position, u in enumerate(upstream)]
+    with_blocks = TakenBackports(pairs, block)
+    walked = sum(1 for position, u in pairs if position > since and u > newest)
+    assert with_blocks.later_than(newest, since) == walked
 
 
 def test_the_ima_backport_is_never_passed_over(ima: ImaFixture) -> None:
