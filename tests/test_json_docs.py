@@ -1,6 +1,6 @@
 """Machine output is documented: every key the JSON of `resolve`, `scan`, `status` and
-`mail check` holds is named in the schema sketches of docs/json.md, docs/scan.md and
-docs/bot.md, so that a field added to the code without its documentation fails here."""
+`mail check` holds is named in the schema sketches of docs/json.md and docs/bot.md, so that
+a field added to the code without its documentation fails here."""
 
 from __future__ import annotations
 
@@ -32,9 +32,8 @@ def _keys(value: object) -> set[str]:
 
 def test_the_golden_resolve_and_scan_outputs_hold_only_documented_keys() -> None:
     for golden in sorted(GOLDEN.glob("*.json")):
-        doc = "scan.md" if golden.name.startswith("scan-") else "json.md"
-        undocumented = _keys(json.loads(golden.read_text())) - _documented(doc)
-        assert not undocumented, f"{golden.name}: {sorted(undocumented)} not in docs/{doc}"
+        undocumented = _keys(json.loads(golden.read_text())) - _documented("json.md")
+        assert not undocumented, f"{golden.name}: {sorted(undocumented)} not in docs/json.md"
 
 
 def test_status_and_mail_check_json_hold_only_documented_keys(
@@ -59,7 +58,7 @@ def test_the_sketches_are_read() -> None:
     """The reader of the docs finds what they say (a guard against a test that passes
     because it reads nothing)."""
     assert {"schema", "series", "conflict_files", "posting"} <= _documented("json.md")
-    assert {"findings", "evidence", "tagged", "scanned"} <= _documented("scan.md")
+    assert {"findings", "evidence", "tagged", "scanned"} <= _documented("json.md")
     assert {"verdict", "pending", "missing"} <= _documented("bot.md")
 
 
