@@ -22,7 +22,8 @@ nightly detection does), then
 memory of each backportr process is read from its rusage.
 
 Scored: missing fixes (precision against the key; recall against the key's commits whose
-`Fixes:` culprit the branch carried, the ones a scan can find), the grep scan likewise;
+`Fixes:` culprit the branch carried, the ones a scan can find; precision again among those
+due, committed upstream by the key's newest commit, and by confidence), the grep scan likewise;
 incomplete-backport findings naming a commit of the key; adapted-backport entries (counted
 apart) naming one. An upstream commit that says it was cherry-picked from another upstream
 commit counts as that original, in the key and in each scan's findings.
@@ -192,20 +193,53 @@ def _canon(commits: set[str], copies: dict[str, str]) -> set[str]:
     return {copies.get(c, c) for c in commits}
 
 
+class Due:
+    """Which upstream commits were due when the maintainers chose: committed upstream no later
+    than the newest commit of the key (their last pick). A fix after it was too new for them
+    to have taken, whatever they thought of it; precision among the due ones says how often
+    a finding they could have taken was one they took."""
+
+    def __init__(self, repo: Path, upstream: str, key: set[str]) -> None:
+        listed = git(repo, "log", "--format=%H %ct", upstream).split()
+        self.times = {listed[i]: int(listed[i + 1]) for i in range(0, len(listed), 2)}
+        self.horizon = max((self.times[k] for k in key if k in self.times), default=0)
+
+    def of(self, commits: set[str]) -> set[str]:
+        return {c for c in commits if self.times.get(c, 0) <= self.horizon}
+
+
+def _share(found: set[str], key: set[str]) -> dict[str, Any]:
+    taken = len(found & key)
+    return {
+        "findings": len(found),
+        "taken": taken,
+        "precision": round(taken / len(found), 2) if found else None,
+    }
+
+
 def score(
-    report: dict[str, Any], key: set[str], findable_key: set[str], copies: dict[str, str]
+    report: dict[str, Any],
+    key: set[str],
+    findable_key: set[str],
+    copies: dict[str, str],
+    due: Due,
 ) -> dict[str, Any]:
     """The scan's findings against the key (`key`, `findable_key`: their copies counted as
-    their originals already)."""
+    their originals already): in all, those due, and by confidence."""
     out: dict[str, Any] = {}
     branch = report["branches"][0]
     fixes = [f for f in branch["findings"] if f["kind"] == "missing-fix"]
     found = _canon({f["commit"] for f in fixes}, copies)
     out["missing-fix"] = {
-        "findings": len(found),
-        "taken": len(found & key),
-        "precision": round(len(found & key) / len(found), 2) if found else None,
+        **_share(found, key),
         "recall": round(len(found & findable_key) / len(findable_key), 2) if findable_key else None,
+        "due": _share(due.of(found), key),
+        "by confidence": {
+            rank: _share(
+                _canon({f["commit"] for f in fixes if f["confidence"] == rank}, copies), key
+            )
+            for rank in ("high", "normal", "low")
+        },
     }
     for kind in ("incomplete-backport", "adapted-backport"):
         entries = [f for f in branch["findings"] if f["kind"] == kind]
@@ -262,7 +296,8 @@ def main() -> int:
     detect, detect_peak, detect_out, _ = timed(
         [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--detect", "--jobs", "1"]
     )
-    detected = score(json.loads(detect_out), key, can_find, copies)
+    due = Due(repo, args.upstream, key)
+    detected = score(json.loads(detect_out), key, can_find, copies, due)
     again, again_peak, _, _ = timed(  # the index as a nightly detection finds it
         [*BACKPORTR, "scan", *common, "-b", args.branch, "-f", "json", "--detect", "--jobs", "1"]
     )
@@ -272,8 +307,9 @@ def main() -> int:
     )  # fmt: skip
     report = json.loads(scan_out)
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(scan_out)
-    scored = score(report, key, can_find, copies)
+    scored = score(report, key, can_find, copies, due)
     grep_taken = grep_found & key
     print(f"raw log {raw:.2f} s; grep scan {grep:.2f} s; index build {build:.2f} s "
           f"({build / raw:.1f}x the raw log, peak {build_peak >> 10} MiB); detection "
@@ -284,6 +320,11 @@ def main() -> int:
     print(f"grep scan: {len(grep_found)} missing fixes, {len(grep_taken)} taken "
           f"(precision {len(grep_taken) / max(1, len(grep_found)):.2f}, recall "
           f"{len(grep_found & can_find) / max(1, len(can_find)):.2f})")  # fmt: skip
+    grep_due = _share(due.of(grep_found), key)
+    print(
+        f"grep scan, due (upstream by the maintainers' last pick): {grep_due['findings']} "
+        f"missing fixes, {grep_due['taken']} taken (precision {grep_due['precision']})"
+    )
     print(json.dumps(scored, indent=1))
     print("detection:", json.dumps(detected))
     return 0
