@@ -324,6 +324,28 @@ def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
             assert finding["witnesses"] == (seen if confidence == "low" else [])
 
 
+def test_low_findings_are_shown_apart_in_text(tmp_path: Path) -> None:
+    """Text lists the `low` findings after the others, under a line of their own, whether it
+    streams them or writes the report at once; Markdown and HTML name each confidence."""
+    b, passed = passed_over_repo(tmp_path / "r", 10, "upstream")
+    later = b.commit("f1: more", {"f1.c": _source(1, 5, 3)})
+    fresh = b.commit(
+        f'f1: fix it\n\nFixes: {later[:12]} ("f1: more")\n', {"f1.c": _source(1, 6, 3)}
+    )
+    b.cherry_pick(later, BRANCH)
+    out = tmp_path / "scan.txt"
+    streamed = backportr("scan", "--repo", str(b.path), "-b", BRANCH)
+    written = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "-o", str(out))
+    for text in (streamed.stdout, out.read_text()):
+        head = text.index(f"{BRANCH}: low confidence, apart (2)")  # the fix, its culprit
+        assert text.index(fresh[:12]) < head < text.index(passed[:12]), text
+    assert streamed.returncode == written.returncode == 4
+    for fmt, low in (("markdown", "| low |"), ("html", "<td>low</td>")):
+        page = tmp_path / f"scan.{fmt}"
+        backportr("scan", "--repo", str(b.path), "-b", BRANCH, "-f", fmt, "-o", str(page))
+        assert low in page.read_text(), fmt
+
+
 def test_a_fix_met_only_with_its_culprit_is_not_passed_over(tmp_path: Path) -> None:
     """The later backports count from the culprit's backport on: backported after them,
     the branch never passed the fix over. A sibling that took the fix, whose culprit it has

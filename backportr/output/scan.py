@@ -153,6 +153,8 @@ class ScanStream:
     def settled(self, finding: ScanFinding) -> None:
         if finding.key in self.shown or self.hold(finding):
             return
+        if self.format != "jsonl" and finding.confidence == "low":
+            return  # text shows them apart, after the others (`finish`)
         self.shown.add(finding.key)
         if self.format == "jsonl":
             self.stream.write(json.dumps(finding_dict(finding), sort_keys=True) + "\n")
@@ -164,6 +166,9 @@ class ScanStream:
         for scan in scans:
             for finding in scan.findings:
                 self.settled(finding)
+            if self.format != "jsonl":
+                apart = [f for f in scan.findings if f.confidence == "low" and not self.hold(f)]
+                self.stream.write("".join(line + "\n" for line in _apart_lines(scan, apart)))
         if self.format == "jsonl":
             for scan in scans:
                 for finding in scan.adapted:
@@ -194,6 +199,15 @@ def render_scan_json(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
     return dumps_indented(scan_to_dict(scans, run)) + "\n"
 
 
+def _apart_lines(scan: BranchScan, low: Sequence[ScanFinding]) -> list[str]:
+    """The branch's `low` findings, after the others under a line of their own: what every
+    sibling went without for months, or the branch itself passed over (docs/scan.md)."""
+    if not low:
+        return []
+    head = f"  {scan.branch}: low confidence, apart ({len(low)}): the stable branches went without"
+    return [terminal(head), *(render_finding_line(f) for f in low)]
+
+
 def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> str:
     """Each branch: a summary line, its findings (unless streamed already: `findings`),
     those marked, then its adapted backports apart, and its errors."""
@@ -206,7 +220,8 @@ def render_scan_text(scans: Sequence[BranchScan], *, findings: bool = True) -> s
             "scan found"
         )
         if findings:
-            out += [render_finding_line(f) for f in s.findings]
+            out += [render_finding_line(f) for f in s.findings if f.confidence != "low"]
+            out += _apart_lines(s, [f for f in s.findings if f.confidence == "low"])
         if s.marked:
             out.append(f"  marked ({len(s.marked)}, not listed until they change)")
         if s.adapted:
@@ -233,15 +248,15 @@ def render_scan_markdown(scans: Sequence[BranchScan]) -> str:
             out += ["No findings.", ""]
             continue
         out += [
-            "| kind | commit | subject | status | why | siblings | series |",
-            "|---|---|---|---|---|---|---|",
+            "| kind | commit | subject | status | why | siblings | confidence | series |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for f in (*s.findings, *s.adapted):
             series = " ".join(f"`{short(m.commit)}`" for m in f.series) or "-"
             seen = "<br>".join(markdown(w) for w in f.witnesses) or "-"
             out.append(
                 f"| {f.kind} | `{short(f.commit)}` | {markdown(f.subject)} | {f.status} | "
-                f"{markdown(' '.join(f.evidence))} | {seen} | {series} |"
+                f"{markdown(' '.join(f.evidence))} | {seen} | {f.confidence} | {series} |"
             )
         out.append("")
         if s.marked:
@@ -338,7 +353,8 @@ def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
         parts.append(f"<h2>{escape(s.branch)}</h2>")
         parts.append(
             '<table class="findings"><tr><th>kind</th><th>commit</th><th>subject</th>'
-            "<th>status</th><th>evidence</th><th>siblings</th><th>series</th></tr>"
+            "<th>status</th><th>evidence</th><th>siblings</th><th>confidence</th>"
+            "<th>series</th></tr>"
         )
         for f in (*s.findings, *s.adapted):
             series = " ".join(_commit_link(m.commit, run) for m in f.series)
@@ -348,7 +364,7 @@ def render_scan_html(scans: Sequence[BranchScan], run: RunInfo | None = None) ->
                 f'<td>{escape(f.subject)}</td><td class="status">{escape(f.status)}</td>'
                 f"<td>{'<br>'.join(escape(e) for e in f.evidence)}</td>"
                 f"<td>{'<br>'.join(escape(w) for w in f.witnesses)}</td>"
-                f"<td>{series}</td></tr>"
+                f"<td>{f.confidence}</td><td>{series}</td></tr>"
             )
         parts.append("</table>")
         parts += [f"<p>error: {escape(e)}</p>" for e in s.errors]
