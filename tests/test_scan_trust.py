@@ -273,12 +273,17 @@ def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
 
 
 def passed_over_repo(
-    path: Path, later: int, annotation: str | None, *, culprit_last: bool = False
+    path: Path,
+    later: int,
+    annotation: str | None,
+    *,
+    culprit_last: bool = False,
+    subject: str | None = None,
 ) -> tuple[RepoBuilder, Oid]:
     """A fix of a culprit the branch has, then `later` upstream fixes of other files, each
     backported (named with `annotation`, or by subject and author alone); the first fix not.
     `culprit_last`: the culprit is backported after the later fixes (the branch met the fix
-    only then)."""
+    only then); `subject`: the later fixes all have it ("Update German translation")."""
     b = RepoBuilder(path)
     b.commit("Linux 5.10", {f"f{n}.c": _source(n, 1, 2) for n in range(12)})
     b.branch(BRANCH, "master")
@@ -290,9 +295,8 @@ def passed_over_repo(
         f'f0: fix it\n\nFixes: {culprit[:12]} ("f0: change")\n', {"f0.c": _source(0, 8, 2)}
     )
     for n in range(1, later + 1):
-        b.cherry_pick(
-            b.commit(f"f{n}: fix", {f"f{n}.c": _source(n, 5, 2)}), BRANCH, annotation=annotation
-        )
+        title = subject or f"f{n}: fix"
+        b.cherry_pick(b.commit(title, {f"f{n}.c": _source(n, 5, 2)}), BRANCH, annotation=annotation)
     if culprit_last:
         b.cherry_pick(culprit, BRANCH, annotation=annotation)
     return b, fix
@@ -309,14 +313,16 @@ def _missing_fix(b: RepoBuilder, *args: str) -> dict[str, object]:
 def test_a_fix_the_branch_passed_over_ranks_low(tmp_path: Path) -> None:
     """A missing fix the branch went without while it took ten backports of later upstream
     commits, its culprit already in, ranks `low` and says so; nine, and it stays `normal`.
-    Backports that name nothing count by their subject and author; a detection ranks it
-    alike."""
-    for later, annotation, confidence in (
-        (9, "upstream", "normal"),
-        (10, "upstream", "low"),
-        (10, None, "low"),
+    Backports that name nothing count by their subject and author, where those name one
+    upstream commit; a detection ranks it alike."""
+    for later, annotation, subject, confidence in (
+        (9, "upstream", None, "normal"),
+        (10, "upstream", None, "low"),
+        (10, None, None, "low"),
+        (10, None, "po: Update German translation", "normal"),  # each names ten upstream
     ):
-        b, fix = passed_over_repo(tmp_path / f"r{later}{annotation}", later, annotation)
+        path = tmp_path / f"r{later}{annotation}{subject is None}"
+        b, fix = passed_over_repo(path, later, annotation, subject=subject)
         for args in ((), ("--detect",)):
             finding = _missing_fix(b, *args)
             assert (finding["commit"], finding["confidence"]) == (fix, confidence)

@@ -270,17 +270,17 @@ class IndexReader(StorePart):
         """(branch position, upstream position) of the branch's own commits that are
         backports, in branch order (`seq`; upstream's `upstream_seq`, later is larger), each
         upstream commit once, its first: those that name their upstream commit, and those
-        with an upstream commit's subject and author (a project that cherry-picks without
-        `-x`)."""
+        with the subject and author of one upstream commit (a project that cherry-picks
+        without `-x`; not "Update German translation", which names dozens)."""
         rows = self.db.execute(
             "SELECT b.seq, up.upstream_seq FROM upstream_refs u "
             "JOIN branch_commits b ON b.commit_id=u.commit_id AND b.refname=? "
             "JOIN commits up ON up.oid=u.upstream AND up.upstream_seq IS NOT NULL "
-            "UNION ALL "
-            "SELECT b.seq, up.upstream_seq FROM branch_commits b "
+            "UNION ALL "  # by subject and author only where that names one upstream commit
+            "SELECT b.seq, MIN(up.upstream_seq) FROM branch_commits b "
             "JOIN commits c ON c.id=b.commit_id JOIN commits up ON up.subject=c.subject "
-            "AND up.author_email=c.author_email "
-            "AND up.upstream_seq IS NOT NULL AND up.id<>c.id WHERE b.refname=? ORDER BY 1",
+            "AND up.author_email=c.author_email AND up.upstream_seq IS NOT NULL AND up.id<>c.id "
+            "WHERE b.refname=? GROUP BY b.seq HAVING COUNT(*)=1 ORDER BY 1",
             (refname, refname),
         ).fetchall()
         return [(int(position), int(upstream)) for position, upstream in _first_of_each(rows)]
