@@ -294,11 +294,16 @@ class Scanner:
         if limit is not None:
             wanted = set(limit)
             commits = [c for c in commits if c in wanted]
-        copies = self.ws.index.reader.upstream_copies()
+        copies = self._upstream_copies
         if copies:
             listed = set(commits)
             commits = [c for c in commits if copies.get(c) not in listed]
         return commits
+
+    @functools.cached_property
+    def _upstream_copies(self) -> dict[Oid, Oid]:
+        """Read once a scan: the index does not change while it scans."""
+        return self.ws.index.reader.upstream_copies()
 
     def _backports(self, branch: Ref) -> list[tuple[Oid, Oid]]:
         return self.ws.index.reader.backports_in(branch.refname)
