@@ -365,10 +365,13 @@ def test_a_fix_met_only_with_its_culprit_is_not_passed_over(tmp_path: Path) -> N
     for args in ((), ("--detect",)):
         finding = _missing_fix(b, *args)
         assert finding["confidence"] == "low"
-        assert finding["witnesses"] == [
-            f"{SIBLING} took {fix[:12]} as {taken[:12]}",
-            f"{BRANCH} took 12 later upstream commits without it",
-        ]
+        assert (
+            finding["witnesses"]
+            == [  # the branch's own history first
+                f"{BRANCH} took 12 later upstream commits without it",
+                f"{SIBLING} took {fix[:12]} as {taken[:12]}",
+            ]
+        )
 
 
 @given(

@@ -121,7 +121,7 @@ def render_finding_line(f: ScanFinding) -> str:
     subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
     rank = "" if f.confidence == "normal" else f" ({f.confidence})"
     out = [f"  {f.kind:<19} {short(f.commit)} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
-    out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:2]]
+    out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:3]]
     if f.series:
         shown = ", ".join(short(m.commit) for m in f.series[:5])
         more = f" and {len(f.series) - 5} more" if len(f.series) > 5 else ""

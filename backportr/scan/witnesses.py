@@ -137,7 +137,7 @@ class Witnesses:
         later = self.passed_over(branch, candidates, bases)
         if later >= PASSED_OVER:
             what = "it" if len(candidates) == 1 else "them"
-            lines.append(f"{branch.name} took {later} later upstream commits without {what}")
+            lines.insert(0, f"{branch.name} took {later} later upstream commits without {what}")
             return Witnessed(tuple(lines), "low")
         return Witnessed(tuple(lines), "normal")
 
