@@ -268,7 +268,7 @@ class Scanner:
         settings = (self.policy.fingerprint(), str(self.resolver.max_commits), str(self.staged))
 
         def key(check: str, commit: Oid) -> str:
-            return result_key("scan-v10", check, state, commit, *settings)
+            return result_key("scan-v11", check, state, commit, *settings)
 
         return key
 
