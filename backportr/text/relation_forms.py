@@ -204,6 +204,9 @@ class LearnedPhrase:
         )
 
 
+_READING = "a Fixes: trailer outranks the table's prose forms"
+"""How the forms are read beyond the table itself (in the fingerprint: a change re-reads)."""
+
 FIXES_FORM = FORMS[0].name
 """The kernel's trailer, parsed by `text/trailers.py` (its subject may wrap)."""
 
@@ -224,8 +227,10 @@ class Vocabulary:
         learned_forms = tuple(phrase.form() for phrase in self.learned)
         self.forms = table + learned_forms
         self.annotations = ANNOTATIONS.beyond_the_readers()
-        # the forms `mentions` reads, each with its words, and those words once
+        # the forms `mentions` reads, each with its words, and those words once; the
+        # table's apart from the project's own (learned), which a `Fixes:` trailer outranks
         self._prose = tuple((f, frozenset(f.words)) for f in self.forms if not f.trailer)
+        self._own_prose = tuple((f, frozenset(f.words)) for f in learned_forms if not f.trailer)
         self._prose_words = tuple(sorted({w for _, words in self._prose for w in words}))
         words = {w for form in self.forms for w in form.words}
         words |= {w for form in self.annotations for w in form.words}
@@ -256,6 +261,7 @@ class Vocabulary:
         text = "\n".join(
             [
                 table_fingerprint(self.table),
+                _READING,
                 *(f"annotation {a.name} {a.pattern.pattern}" for a in self.annotations),
                 *self.patterns,
                 *(f"learned {p.phrase}" for p in self.learned),
@@ -263,11 +269,15 @@ class Vocabulary:
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def mentions(self, body: str, low: str) -> Iterator[FixesTag]:
+    def mentions(self, body: str, low: str, *, table: bool = True) -> Iterator[FixesTag]:
         """Every culprit the forms name in a message body (`low`: the body lowercased, same
-        offsets), in form order, then the project's patterns."""
+        offsets), in form order, then the project's patterns. `table=False` leaves the
+        table's prose forms out (a message whose `Fixes:` trailer names its culprits: "the
+        function was introduced in commit X" there is history, not a culprit); the project's
+        learned phrases and patterns are read still."""
         present = {word for word in self._prose_words if word in low}  # each word once
-        for form, words in self._prose if present else ():
+        forms = self._prose if table else self._own_prose
+        for form, words in forms if present else ():
             if words.isdisjoint(present):
                 continue
             at = low.find(form.start)

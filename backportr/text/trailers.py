@@ -94,7 +94,8 @@ def parse_message(
     keyword test says it can match: most kernel commits carry only Signed-off-by lines.
     `trailers=False` leaves out the generic trailer list and the links (the bulk indexer
     stores neither). The culprits are the `Fixes:` lines', then those the vocabulary's other
-    forms name (`text/relation_forms.py`), each id once.
+    forms name (`text/relation_forms.py`; where a `Fixes:` line names one, the project's own
+    phrases only, not the table's prose), each id once.
     """
     first, _, body = message.partition("\n")
     subject = first.strip()
@@ -107,7 +108,7 @@ def parse_message(
     fixes = [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in fix_lines]
     named = {f.ref for f in fixes}
     whole = message.lstrip("\n")  # a subject may name it too ("Fix regression from <id>")
-    for mention in vocabulary.mentions(whole, whole.lower()):
+    for mention in vocabulary.mentions(whole, whole.lower(), table=not fixes):
         if mention.ref not in named:
             named.add(mention.ref)
             fixes.append(mention)
