@@ -68,8 +68,7 @@ class Witnesses:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        # refname -> (branch position, upstream position) of its backports, in branch order
-        self._taken: dict[str, TakenBackports] = {}
+        self._taken: dict[str, TakenBackports] = {}  # refname -> its backports, read once
 
     def siblings(self, branch: Ref) -> list[Ref]:
         """The indexed stable branches other than `branch`."""
