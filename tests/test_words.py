@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from backportr.errors import MissingObjectError
 from backportr.git import tree_grep as gittreegrep
 from backportr.git.builder import RepoBuilder
-from backportr.git.repo import Repo
+from backportr.git.repo import Repo, git_error_text
 from backportr.git.search import Searches
 from backportr.git.tree_grep import TreeGrep
 from backportr.index.peeking import stored_forks
@@ -277,6 +278,42 @@ def test_in_process_grep_of_a_tree_lacking_a_blob_is_a_missing_object(tmp_path: 
     with pytest.raises(MissingObjectError, match=str(blob)) as raised:
         TreeGrep(repo.git).grep(repo.commit(tip).tree, ["bar"], (".c",))
     assert raised.value.oid == str(blob)
+
+
+def test_the_identifiers_of_a_tree_lacking_a_blob_name_the_blob_and_its_file(
+    tmp_path: Path,
+) -> None:
+    """The identifier set of a branch tip (what a symbol check reads) in a partial copy whose
+    largest file is absent (a snapshot without its large blobs): `MissingObjectError` naming
+    the blob and its path, never libgit2's bare id as the whole message."""
+    b = RepoBuilder(tmp_path / "r")
+    tip = b.commit("init", {"src/a.c": "int foo;\n", "test/glass.h": "int glass_bits;\n"})
+    repo = Repo(b.path)
+    blob = str(repo.commit(tip).tree["test/glass.h"].id)
+    (b.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(MissingObjectError) as raised:
+        repo.search.tree_words(tip, (".c", ".h"))
+    assert raised.value.oid == blob and "test/glass.h" in raised.value.needed_by
+    assert repo.search.tree_words(tip, (".c",)) == {b"int", b"foo"}  # what it does not read
+
+
+def test_an_object_libgit2_cannot_find_is_told_as_the_repository_lacking_it(
+    tmp_path: Path,
+) -> None:
+    """Where libgit2's own error reaches a message (a scan's error for one target), it says
+    which object the repository lacks and what to do, not only the id."""
+    b = RepoBuilder(tmp_path / "r")
+    tip = b.commit("init", {"a.c": "int foo;\n"})
+    repo = Repo(b.path)
+    blob = repo.commit(tip).tree["a.c"].id
+    (b.path / ".git" / "objects" / str(blob)[:2] / str(blob)[2:]).unlink()
+    entry = repo.commit(tip).tree["a.c"]
+    assert isinstance(entry, pygit2.Blob)
+    with pytest.raises(pygit2.GitError) as raised:
+        entry.data  # noqa: B018 (read, as a tree walk reads it)
+    said = git_error_text(raised.value)
+    assert said.startswith(f"the repository lacks the object {blob}") and "git fsck" in said
+    assert git_error_text(pygit2.GitError("a pack cannot be read")) == "a pack cannot be read"
 
 
 def test_grep_files_moves_in_process_after_a_dozen_questions(tmp_path: Path) -> None:

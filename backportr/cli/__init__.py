@@ -23,7 +23,7 @@ from backportr.cli import cves, demo, mail, repository, resolve, scan, settings 
 from backportr.cli.app import app
 from backportr.cli.progress import above_the_bar
 from backportr.errors import BackportrError, ExitCode, Terminated
-from backportr.git.repo import GitError
+from backportr.git.repo import GitError, git_error_text
 from backportr.infra.dbfault import explain
 from backportr.infra.signals import signals_raise
 from backportr.output.safe import terminal
@@ -121,6 +121,8 @@ def _environment_fault(error: BaseException) -> str:
             f"the repository belongs to another user ({error}); if you trust it, run "
             "git config --global --add safe.directory <its path>"
         )
+    if isinstance(error, GitError):
+        return f"the repository cannot be read ({git_error_text(error)})"
     return f"the repository cannot be read ({error})"
 
 

@@ -42,6 +42,14 @@ _log = logging.getLogger("backportr")
 GitError = pygit2.GitError  # libgit2's failures (a damaged object, an unreadable pack)
 
 
+def git_error_text(error: pygit2.GitError) -> str:
+    """One line for libgit2's failure: an object it could not find is named as the
+    repository's lack (libgit2 says only the id), others as libgit2 says them."""
+    if isinstance(error, pygit2.NotFoundError) and error.args:
+        return str(MissingObjectError.lacking(str(error.args[0]), "read by libgit2"))
+    return str(error)
+
+
 def library_versions() -> tuple[str, str]:
     """pygit2's version and the libgit2 it runs on."""
     from importlib.metadata import version

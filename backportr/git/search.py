@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pygit2
 
-from backportr.errors import BackportrError
+from backportr.errors import BackportrError, MissingObjectError
 from backportr.git.blame import DiffCache, LineBlame
 from backportr.git.proc import GitAccess, GitHandle
 from backportr.git.range_history import Changes, RangeHistory
@@ -345,17 +345,23 @@ class Searches(GitAccess):
         suffixes = tuple(p for p in patterns if not p.endswith("*"))
         prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
         words: set[bytes] = set()
-        stack: list[pygit2.Tree] = [self.repo.commit(commit).tree]
+        stack: list[tuple[pygit2.Tree, str]] = [(self.repo.commit(commit).tree, "")]
         while stack:
-            tree = stack.pop()
+            tree, prefix = stack.pop()
             for entry in tree:
                 name = entry.name or ""
                 if isinstance(entry, pygit2.Tree):
-                    stack.append(entry)
+                    stack.append((entry, f"{prefix}{name}/"))
                 elif isinstance(entry, pygit2.Blob) and (
                     name.endswith(suffixes) or name.startswith(prefixes)
                 ):
-                    words.update(entry.data.translate(WORD_SPACES).split())
+                    try:
+                        data = entry.data
+                    except (KeyError, pygit2.GitError):  # NotFoundError is both
+                        raise MissingObjectError.lacking(
+                            str(entry.id), f"{prefix}{name}, searched for identifiers"
+                        ) from None
+                    words.update(data.translate(WORD_SPACES).split())
         # the files' maximal runs of letters, digits and underscores; identifiers start with
         # a letter or an underscore
         words.difference_update([w for w in words if len(w) < 3 or w[:1].isdigit()])

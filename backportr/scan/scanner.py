@@ -25,7 +25,7 @@ from typing import Literal
 from backportr import __version__
 from backportr.errors import BackportrError
 from backportr.git.names import Ref
-from backportr.git.repo import GitError
+from backportr.git.repo import GitError, git_error_text
 from backportr.git.trial import TreeState
 from backportr.index import Relation
 from backportr.index.cache import result_key
@@ -234,7 +234,8 @@ class Scanner:
             work()
         except (BackportrError, GitError) as error:  # this target's, not the scan's
             del result.findings[before:]
-            result.errors.append(f"{short(commit)}: {error}")
+            why = git_error_text(error) if isinstance(error, GitError) else str(error)
+            result.errors.append(f"{short(commit)}: {why}")
             return
         if self.policy.detect:
             return  # not cached (a detection reads what full scans cache); told once witnessed
