@@ -308,3 +308,58 @@ def test_the_tree_a_reply_names(tmp_path: Path) -> None:
     assert (
         repo.names.tree_name(repo.upstream("stable/master")) == "https://git.example.org/stable.git"
     )
+
+
+def test_changed_paths_are_libgit2s_tree_diff_on_every_kind_of_change(tmp_path: Path) -> None:
+    """`changed_paths` walks only the directories that differ; its answer is libgit2's
+    tree diff's paths for each kind of change: an edit, an add, a delete, a mode change, a
+    symlink, a directory replaced by a file and back, a submodule moved, a rename (no
+    rename detection: both paths), and a change deep in one of many directories."""
+    path = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(path))
+
+    def commit(message: str, *, add: bool = True) -> Oid:
+        if add:
+            git(path, "add", "-A")
+        git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+        return Oid(git(path, "rev-parse", "HEAD").strip())
+
+    for d in range(5):
+        for f in range(3):
+            (path / f"d{d}" / "sub").mkdir(parents=True, exist_ok=True)
+            (path / f"d{d}" / "sub" / f"f{f}.c").write_text(f"int x{d}{f};\n")
+    (path / "script.sh").write_text("echo\n")
+    (path / "gone").mkdir()
+    (path / "gone" / "a.txt").write_text("a\n")
+    (path / "becomes-dir").write_text("file\n")
+    commits = [commit("first")]
+    (path / "d3" / "sub" / "f1.c").write_text("int changed;\n")
+    (path / "script.sh").chmod(0o755)
+    (path / "link").symlink_to("script.sh")
+    (path / "new.c").write_text("int n;\n")
+    commits.append(commit("edits, a mode, a symlink, an add"))
+    for child in (path / "gone").iterdir():
+        child.unlink()
+    (path / "gone").rmdir()
+    (path / "gone").write_text("now a file\n")
+    (path / "becomes-dir").unlink()
+    (path / "becomes-dir").mkdir()
+    (path / "becomes-dir" / "inner.c").write_text("int i;\n")
+    commits.append(commit("a directory for a file, a file for a directory"))
+    git(path, "mv", "d0/sub/f0.c", "d4/moved.c")
+    git(path, "update-index", "--add", "--cacheinfo", f"160000,{commits[-1]},module")
+    commits.append(commit("a rename, a submodule", add=False))
+    git(path, "update-index", "--cacheinfo", f"160000,{commits[0]},module")
+    commits.append(commit("the submodule moved", add=False))
+
+    repo = Repo(path)
+    for oid in commits:
+        c = repo.commit(oid)
+        expected = (
+            frozenset(d.new_file.path for d in c.parents[0].tree.diff_to_tree(c.tree).deltas)
+            if c.parents
+            else frozenset()
+        )
+        assert repo.changed_paths(oid) == expected, oid
+    assert repo.changed_paths(commits[2]) >= {"gone", "gone/a.txt", "becomes-dir/inner.c"}
+    assert repo.changed_paths(commits[4]) == {"module"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pygit2
@@ -142,6 +142,33 @@ def test_the_learner_takes_the_fix_phrase_and_not_the_other(tmp_path: Path) -> N
     assert learned.accepted(ignored=["Amends:"]) == ()
     again = LearnedVocabulary.from_json(learned.to_json())
     assert again == learned
+
+
+def test_the_sampled_files_are_listed_by_one_git_process_with_the_same_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The learner lists its sampled citations' paths by one git process for every phrase
+    (`learn_paths`); where nothing is listed each pair's trees are walked: the same
+    weighing either way."""
+    b, _, _ = _xen_like(tmp_path / "r")
+    master = Repo(b.path).upstream("master").tip
+    stable = Repo(b.path).branch("stable-4.19").tip
+    listed = Repo(b.path)
+    asked: list[list[Oid]] = []
+    learn_paths = listed.diffs.learn_paths
+
+    def counted(oids: Iterable[Oid]) -> None:
+        asked.append(list(oids))
+        learn_paths(asked[-1])
+
+    monkeypatch.setattr(listed.diffs, "learn_paths", counted)
+    by_listing = VocabularyLearner(listed).learn(master, [stable], lambda *_: None)
+    walked = Repo(b.path)
+    monkeypatch.setattr(walked.diffs, "learn_paths", lambda oids: None)
+    by_walk = VocabularyLearner(walked).learn(master, [stable], lambda *_: None)
+    assert by_listing == by_walk
+    assert len(asked) == 1 and len(asked[0]) >= 2 * CULPRITS  # both sides of each pair
+    assert all(listed.diffs.known_paths(oid) is not None for oid in asked[0])
 
 
 @pytest.mark.parametrize(("taken", "accepted"), [((0, 0), True), ((1, 0), False), ((1, 1), True)])

@@ -102,7 +102,7 @@ class Diffs(GitAccess):
             return _file_changes(
                 (path, _listed_entry(old), _listed_entry(new)) for path, old, new in listed
             )
-        paths = self._known_paths(oid)
+        paths = self.known_paths(oid)
         if not paths:
             return None
         commit = self.repo.commit(oid)
@@ -135,7 +135,7 @@ class Diffs(GitAccess):
         remembered range's history when it holds the commit, or as `learn_paths` listed
         them: no diff)."""
         if oid not in self._files:
-            known = self._known_paths(oid)
+            known = self.known_paths(oid)
             self._files[oid] = known if known is not None else paths_of(self.diff(oid))
         return self._files[oid]
 
@@ -148,7 +148,7 @@ class Diffs(GitAccess):
         wanted = [
             oid
             for oid in dict.fromkeys(oids)
-            if oid not in self._files and self._known_paths(oid) is None
+            if oid not in self._files and self.known_paths(oid) is None
         ]
         for start in range(0, len(wanted), _LISTED_PER_PROCESS):
             part = wanted[start : start + _LISTED_PER_PROCESS]
@@ -170,7 +170,7 @@ class Diffs(GitAccess):
                 if record is not None and record[1]:
                     self._listed[record[0]] = tuple(sorted(record[3]))
 
-    def _known_paths(self, oid: Oid) -> tuple[str, ...] | None:
+    def known_paths(self, oid: Oid) -> tuple[str, ...] | None:
         """The paths the commit changed, when a remembered range holds it or they were
         listed (`learn_paths`): no diff."""
         listed = self._listed.get(oid)

@@ -232,12 +232,20 @@ class Repo:
         return sorted(names)
 
     def changed_paths(self, oid: Oid) -> frozenset[str]:
-        """The paths a commit changes against its first parent (none for a root commit)."""
+        """The paths a commit changes against its first parent (none for a root commit), as
+        libgit2's tree diff has them (no rename detection): as git listed them for many
+        commits at once (`Diffs.learn_paths`), else from a walk of the two trees that enters
+        only the directories whose ids differ (libgit2's diff read the whole trees: 4 ms a
+        commit on glibc's, against 2 ms, and git's listing a tenth of that)."""
         commit = self.commit(oid)
         if not commit.parents:
             return frozenset()
-        deltas = commit.parents[0].tree.diff_to_tree(commit.tree).deltas
-        return frozenset(d.new_file.path for d in deltas)
+        listed = self.diffs.known_paths(oid)  # listed by git in bulk (`learn_paths`)
+        if listed is not None:
+            return frozenset(listed)
+        out: set[str] = set()
+        _differing_paths(commit.parents[0].tree, commit.tree, "", out)
+        return frozenset(out)
 
     def _branch_names(self) -> set[str]:
         names: set[str] = set()
@@ -608,3 +616,28 @@ class Repo:
 def _branch_sort_key(name: str) -> tuple[tuple[int, ...], str]:
     numbers = tuple(int(n) for n in re.findall(r"\d+", name))
     return numbers, name
+
+
+def _differing_paths(
+    before: pygit2.Tree | None, after: pygit2.Tree | None, prefix: str, out: set[str]
+) -> None:
+    """Add to `out` the paths of the files that differ between two trees (either may be
+    absent), a file's mode counting, as a tree diff lists them: a directory replaced by a
+    file is each of its files and the file."""
+    old = {e.name: e for e in before} if before is not None else {}
+    new = {e.name: e for e in after} if after is not None else {}
+    for name in old.keys() | new.keys():
+        was, now = old.get(name), new.get(name)
+        if was is not None and now is not None and (was.id, was.filemode) == (now.id, now.filemode):
+            continue
+        was_tree = isinstance(was, pygit2.Tree)
+        now_tree = isinstance(now, pygit2.Tree)
+        if was_tree or now_tree:
+            _differing_paths(
+                was if isinstance(was, pygit2.Tree) else None,
+                now if isinstance(now, pygit2.Tree) else None,
+                f"{prefix}{name}/",
+                out,
+            )
+        if (was is not None and not was_tree) or (now is not None and not now_tree):
+            out.add(f"{prefix}{name}")

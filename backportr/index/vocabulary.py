@@ -259,11 +259,17 @@ class VocabularyLearner:
                 read = list(pool.map(lambda tip: self._carried(tip, upstream), tips))
             return [b for b in read if b is not None]
 
-        phrases = [
-            self._weigh(phrase, items, carried)
+        weighed = [
+            self._sampled(phrase, items)
             for phrase, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
             if len({oid for oid, _ in items}) >= LEAST_COMMITS
         ]
+        # The sampled citations' paths, every phrase's, listed by one git process (a tree
+        # diff each was most of the learning on a history of large directories: glibc's)
+        self.repo.diffs.learn_paths(
+            oid for w in weighed if isinstance(w, _Sample) for pair in w.pairs for oid in pair
+        )
+        phrases = [w if isinstance(w, PhraseEvidence) else self._weigh(w, carried) for w in weighed]
         return LearnedVocabulary(upstream, looked_at, tuple(_variants(phrases)))
 
     def _carried(self, tip: Oid, upstream: Oid) -> _Branch | None:
@@ -283,12 +289,9 @@ class VocabularyLearner:
             return None
         return _Branch(frozenset(named), min(times), max(times))
 
-    def _weigh(
-        self,
-        phrase: str,
-        items: list[tuple[Oid, Citation]],
-        carried: Callable[[], list[_Branch]],
-    ) -> PhraseEvidence:
+    def _sampled(self, phrase: str, items: list[tuple[Oid, Citation]]) -> PhraseEvidence | _Sample:
+        """The phrase's evidence where its form decides it, else the citations to weigh it
+        by: those whose id names an earlier commit, and the sample whose files are compared."""
         evidence = PhraseEvidence(
             phrase,
             written=_most_written(items),
@@ -310,7 +313,14 @@ class VocabularyLearner:
             return replace(evidence, verdict="function words")
         resolved = [(c, cited) for c, ci in items if (cited := self._resolve(ci.ref, c))]
         sample = self._random.sample(resolved, min(SAMPLE, len(resolved)))
-        compared = [t for t in (self._touches(c, cited) for c, cited in sample) if t is not None]
+        return _Sample(evidence, resolved, sample)
+
+    def _weigh(self, sampled: _Sample, carried: Callable[[], list[_Branch]]) -> PhraseEvidence:
+        """A phrase weighed by its sample's files and by what the branches took."""
+        evidence, resolved = sampled.evidence, sampled.resolved
+        compared = [
+            t for t in (self._touches(c, cited) for c, cited in sampled.pairs) if t is not None
+        ]
         pairs, taken, chance = _stable_pairs(resolved, carried(), self._times)
         evidence = replace(
             evidence,
@@ -349,6 +359,16 @@ class VocabularyLearner:
         if not before or len(before) > _LARGEST_DIFF or len(after) > _LARGEST_DIFF:
             return None
         return bool(before & after)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    """A phrase to weigh: its evidence so far, its citations that name an earlier commit
+    (citing, cited), and those of them whose files are compared."""
+
+    evidence: PhraseEvidence
+    resolved: list[tuple[Oid, Oid]]
+    pairs: list[tuple[Oid, Oid]]
 
 
 @dataclass(frozen=True, slots=True)
