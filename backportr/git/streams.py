@@ -33,9 +33,11 @@ _UNREADABLE_MOST = 16  # commits of one patch-id part without a readable diff be
 _SERVED_MOST = 256  # commits a patch-id question may have for the long-running diff process
 _SERVED_BYTES = 32 << 20  # a larger diff of one commit is left to git's own patch-id
 _SERVED_SECONDS = 20.0  # a diff process is retired at this age: no git process runs for long
-HEAVY_BYTES = 16 << 20
+HEAVY_BYTES = 4 << 20
 """A commit whose diff reads more than this (its files' blobs before and after, summed) is
-heavy (`Streams.heavy`): merged translation catalogs, regenerated files."""
+heavy (`Streams.heavy`): merged or updated translation catalogs, regenerated files (util-linux
+`stable/v2.41`: 15 of 309 commits, whose diffs were a second of its branch's patch-id pass;
+code branches hold one or two in a thousand)."""
 _WEIGHED_PER_PROCESS = 5_000  # commits whose blobs one `git log --no-walk --raw` lists
 _NO_BLOB = "0" * 40
 # The diff options every patch-id here is computed with, stated so that no configuration
