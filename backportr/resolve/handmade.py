@@ -59,6 +59,7 @@ class HandAdaptedFiles:
         """The newest backports, each with the paths its upstream commit changes."""
         if branch.tip not in self._touched:
             pairs = self.index.reader.backports_in(branch.refname)[-LOOKED_AT:]
+            self.repo.diffs.learn_paths(u for _, u in pairs)  # one git process for them all
             self._touched[branch.tip] = [(c, u, self.repo.changed_paths(u)) for c, u in pairs]
         return self._touched[branch.tip]
 
