@@ -5,6 +5,7 @@ findings streamed as they are settled. Each rule on a small repository shaped li
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -502,6 +503,52 @@ def test_the_run_line_quotes_a_branch_name_for_the_shell() -> None:
     assert run_line(finding) == (
         f"backportr resolve {'a' * 12} -b '23.11;touch$(x)' -f mbox -o 'queue-23.11;touch$(x)'"
     )
+
+
+def test_the_run_and_mark_lines_work_as_printed_for_a_branch_named_with_slashes(
+    tmp_path: Path,
+) -> None:
+    """A branch named `release/2.40/master` (glibc's, FRR's `stable/10.2`): the `run:` line
+    writes its queue into one directory, `queue-release-2.40-master` (the queue of a branch
+    with slashes was a path whose parents did not exist: the command failed as printed), and
+    the `run:` and `mark:` lines are whole in text however long (they were cut at 88
+    columns, a command that could not be copied)."""
+    branch = "release/2.40/master"
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"a.c": _source(0, 1, 2)})
+    b.branch(branch, "master")
+    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    b.cherry_pick(culprit, branch)
+    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    text = backportr("scan", "--repo", str(b.path), "-b", branch, "--branch-pattern", branch)
+    assert text.returncode == 4, text.stderr
+    runs = [ln.split("run: ", 1)[1] for ln in text.stdout.splitlines() if "run: " in ln]
+    marks = [ln.split("mark: ", 1)[1] for ln in text.stdout.splitlines() if "mark: " in ln]
+    queue_of = "-f mbox -o queue-release-2.40-master"
+    assert (
+        runs
+        == [  # the missing fix, and the backport it leaves incomplete
+            f"backportr resolve {fix[:12]} -b {branch} {queue_of}",
+            f"backportr resolve {culprit[:12]} -b {branch} {queue_of}",
+        ]
+    )
+    assert len(runs[0]) > 88 and not runs[0].endswith("...")
+    assert marks == [
+        f"not-for-branch {branch} {fix[:12]} - REASON",
+        f"not-for-branch {branch} {culprit[:12]} {fix[:12]} REASON",
+    ]
+    argv = shlex.split(runs[0])[1:]
+    done = backportr(*argv, "--repo", str(b.path), "--branch-pattern", branch, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    queue = tmp_path / "queue-release-2.40-master"
+    assert (queue / "series").read_text().splitlines() == ["0001-a-fix-it.patch"]
+    assert (queue / "0001-a-fix-it.patch").is_file()
+    marked = tmp_path / "marks"  # the mark lines as printed, a reason given
+    marked.write_text("".join(m.replace("REASON", "not ours") + "\n" for m in marks))
+    held = backportr("scan", "--repo", str(b.path), "-b", branch, "--branch-pattern", branch,
+                     "-f", "json", "--marks", str(marked))  # fmt: skip
+    scanned = json.loads(held.stdout)["branches"][0]
+    assert held.returncode == 0 and scanned["findings"] == [] and len(scanned["marked"]) == 2
 
 
 def test_detection_names_the_findings_without_resolving_them(tmp_path: Path) -> None:

@@ -110,14 +110,16 @@ def run_line(f: ScanFinding) -> str:
     if f.kind == "reverted-upstream":  # the revert is what to take
         found = re.search(r"reverted upstream by ([0-9a-f]{7,40})", " ".join(f.evidence))
         commit = found.group(1) if found else commit
-    branch, queue = shlex.quote(f.branch), shlex.quote(f"queue-{f.branch}")  # names are data
+    # names are data, quoted; the queue one directory (`stable/10.2` -> `queue-stable-10.2`)
+    branch, queue = shlex.quote(f.branch), shlex.quote(f"queue-{f.branch.replace('/', '-')}")
     return f"backportr resolve {commit} -b {branch} -f mbox -o {queue}"
 
 
 def render_finding_line(f: ScanFinding) -> str:
     """A finding as the text output shows it, as soon as it is settled (`--format text`
     streams these lines): kind, commit, subject and status; one line of why; what the
-    siblings did; what to run. Every line within 100 columns."""
+    siblings did; what to run. Each line within 100 columns, but the command to run and
+    the line that marks it, which are copied as they are: whole, however long."""
     subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
     rank = "" if f.confidence == "normal" else f" ({f.confidence})"
     out = [f"  {f.kind:<19} {short(f.commit)} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
@@ -126,8 +128,8 @@ def render_finding_line(f: ScanFinding) -> str:
         shown = ", ".join(short(m.commit) for m in f.series[:5])
         more = f" and {len(f.series) - 5} more" if len(f.series) > 5 else ""
         out.append(f"      series: {shown}{more}")
-    out.append(f"      run: {_cut(run_line(f), 88)}")
-    out.append(f"      mark: {_cut(mark_line(f), 88)}")
+    out.append(f"      run: {run_line(f)}")
+    out.append(f"      mark: {mark_line(f)}")
     return terminal("\n".join(out))
 
 
