@@ -414,6 +414,26 @@ def test_the_script_starts_from_the_ref_it_resolved(tmp_path: Path) -> None:
     assert "y += 100;" in (worktree / "drivers/drv.c").read_text()
 
 
+def test_several_branches_named_with_slashes_get_a_directory_each(tmp_path: Path) -> None:
+    """`-o DIR` for two branches named as glibc's (`release/2.40/master`): a subdirectory
+    each, `release-2.40-master` (a branch's name as a path: its parents were missing, and
+    the command failed before writing anything)."""
+    from backportr.git.builder import RepoBuilder
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"a.c": "int a;\n"})
+    for branch in ("release/2.40/master", "release/2.41/master"):
+        b.branch(branch, "master")
+    fix = b.commit("a: fix", {"a.c": "long a;\n"})
+    out = tmp_path / "out"
+    proc = backportr("resolve", fix, "--repo", str(b.path), "-b", "release/2.40/master",
+                     "-b", "release/2.41/master", "-f", "mbox", "-o", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["release-2.40-master", "release-2.41-master"]
+    for made in out.iterdir():
+        assert (made / "series").read_text() == "0001-a-fix.patch\n"
+
+
 def test_the_cover_letter_wraps_at_spaces_only() -> None:
     """A reason wrapped for the cover letter keeps `Stable-dep-of:` whole (it was split as
     `Stable-` / `dep-of:`), and a long id is never cut."""

@@ -29,7 +29,7 @@ from backportr.output import inside, make_directory, write_atomically
 from backportr.output.mbox import Cover, Mailing, cover_for, render_cover, render_mbox, render_patch
 from backportr.output.patches import Annotation, Patch, applicable_prefix, build_patches, dropped
 from backportr.output.queue import COVER, QueuedFile, QueueDirectory
-from backportr.output.safe import one_line
+from backportr.output.safe import directory_name, one_line
 from backportr.text.annotations import DEFAULT
 
 
@@ -88,7 +88,8 @@ class SeriesWriter:
                 continue
             if len(report.branches) > 1:
                 make_directory(output)  # a subdirectory per branch in it
-            directory = output / branch.branch if len(report.branches) > 1 else output
+            several = len(report.branches) > 1
+            directory = output / directory_name(branch.branch) if several else output
             self._to_directory(directory, owner, branch, patches, cover, left_out, stamp)
 
     def _patches(self, branch: BranchReport, tip: Oid) -> tuple[list[Patch] | None, list[str]]:

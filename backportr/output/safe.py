@@ -9,6 +9,7 @@ terminal's title, in XML it makes the document malformed, in Markdown raw HTML r
   become U+FFFD; then `&`, `<`, `>` and quotes escaped.
 - `markdown`: as `terminal`, then HTML and table syntax escaped.
 - `one_line`: a mail header's value, every control character folded to a space.
+- `directory_name`: a branch's name as one directory of an output (`/` as `-`).
 PURE.
 """
 
@@ -42,6 +43,14 @@ def xml(text: str, *, quote: bool = True) -> str:
 
 
 _HEADER_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def directory_name(branch: str) -> str:
+    """A branch's name as one directory name, where an output is made for it (its queue, its
+    part of a patch set): `release/2.40/master` -> `release-2.40-master`; no `/` makes a path
+    whose parents are not there. (A git branch has no `..` and no part that starts with a
+    dot: the name is no path out of the directory.)"""
+    return branch.replace("/", "-")
 
 
 def one_line(value: str) -> str:

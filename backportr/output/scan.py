@@ -17,7 +17,7 @@ from backportr.model import short
 from backportr.output.html import sort_and_filter_script
 from backportr.output.jsontext import dumps_indented
 from backportr.output.report import member_dict
-from backportr.output.safe import markdown, terminal
+from backportr.output.safe import directory_name, markdown, terminal
 from backportr.output.safe import xml as escape
 from backportr.scan.findings import KINDS, BranchScan, ScanFinding
 from backportr.scan.marks import mark_line
@@ -111,7 +111,7 @@ def run_line(f: ScanFinding) -> str:
         found = re.search(r"reverted upstream by ([0-9a-f]{7,40})", " ".join(f.evidence))
         commit = found.group(1) if found else commit
     # names are data, quoted; the queue one directory (`stable/10.2` -> `queue-stable-10.2`)
-    branch, queue = shlex.quote(f.branch), shlex.quote(f"queue-{f.branch.replace('/', '-')}")
+    branch, queue = shlex.quote(f.branch), shlex.quote(f"queue-{directory_name(f.branch)}")
     return f"backportr resolve {commit} -b {branch} -f mbox -o {queue}"
 
 
