@@ -269,7 +269,14 @@ class VocabularyLearner:
         self.repo.diffs.learn_paths(
             oid for w in weighed if isinstance(w, _Sample) for pair in w.pairs for oid in pair
         )
-        phrases = [w if isinstance(w, PhraseEvidence) else self._weigh(w, carried) for w in weighed]
+
+        @functools.cache
+        def shares() -> list[float]:  # each branch's, once: every citation is resolved now
+            return [_share(branch, self._times) for branch in carried()]
+
+        phrases = [
+            w if isinstance(w, PhraseEvidence) else self._weigh(w, carried, shares) for w in weighed
+        ]
         return LearnedVocabulary(upstream, looked_at, tuple(_variants(phrases)))
 
     def _carried(self, tip: Oid, upstream: Oid) -> _Branch | None:
@@ -315,13 +322,19 @@ class VocabularyLearner:
         sample = self._random.sample(resolved, min(SAMPLE, len(resolved)))
         return _Sample(evidence, resolved, sample)
 
-    def _weigh(self, sampled: _Sample, carried: Callable[[], list[_Branch]]) -> PhraseEvidence:
-        """A phrase weighed by its sample's files and by what the branches took."""
+    def _weigh(
+        self,
+        sampled: _Sample,
+        carried: Callable[[], list[_Branch]],
+        shares: Callable[[], list[float]],
+    ) -> PhraseEvidence:
+        """A phrase weighed by its sample's files and by what the branches took (`shares`:
+        each branch's share of the upstream commits of its years, `_share`)."""
         evidence, resolved = sampled.evidence, sampled.resolved
         compared = [
             t for t in (self._touches(c, cited) for c, cited in sampled.pairs) if t is not None
         ]
-        pairs, taken, chance = _stable_pairs(resolved, carried(), self._times)
+        pairs, taken, chance = _stable_pairs(resolved, carried(), shares(), self._times)
         evidence = replace(
             evidence,
             sampled=len(compared),
@@ -382,14 +395,18 @@ class _Branch:
 
 
 def _stable_pairs(
-    resolved: list[tuple[Oid, Oid]], branches: list[_Branch], times: dict[Oid, int]
+    resolved: list[tuple[Oid, Oid]],
+    branches: list[_Branch],
+    shares: list[float],
+    times: dict[Oid, int],
 ) -> tuple[int, int, float]:
     """(pairs, taken, chance): citations whose cited commit a branch carries, written before
     the branch's newest commit; how many of their citing commits it carries too; and how
-    many it would carry by chance (its share of the upstream commits of its years)."""
+    many it would carry by chance (`shares`: each branch's share of the upstream commits
+    of its years, `_share`; one pass over the history's times a branch, not a phrase: on
+    glibc's 78 branches 22 phrases took 6 s)."""
     pairs = taken = 0
     chance = 0.0
-    shares = [_share(branch, times) for branch in branches]
     for citing, cited in resolved:
         for branch, share in zip(branches, shares, strict=True):
             if times.get(citing, 0) > branch.last or not branch.carries(cited):
