@@ -55,6 +55,25 @@ def test_corpus(case: dict[str, Any]) -> None:
         assert mentions_relations(case["message"])
 
 
+@pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
+def test_a_message_with_cr_lf_line_ends_reads_as_with_lf(case: dict[str, Any]) -> None:
+    """A message written on Windows (SDL holds a thousand) or carried by mail: each line
+    ends in CR LF. It reads as the same message with LF (a `Cc: stable@...` line ending in
+    CR was no stable tag: the CR after the address was read as more text)."""
+    message = case["message"].replace("\r\n", "\n")
+    assert parse_message(message.replace("\n", "\r\n")) == parse_message(message)
+
+
+def test_a_cc_stable_line_ending_in_cr_lf_is_a_stable_tag() -> None:
+    for line in (
+        "Cc: stable@vger.kernel.org",
+        "Cc: <stable@vger.kernel.org>",
+        "Cc: stable@dpdk.org",
+    ):
+        parsed = parse_message(f"a: fix\r\n\r\n{line}\r\nSigned-off-by: A <a@example.org>\r\n")
+        assert len(parsed.stable_tags) == 1, line
+
+
 def test_subject_is_first_line() -> None:
     assert parse_message("ima: x\n\nbody\n").subject == "ima: x"
     assert parse_message("").subject == ""

@@ -204,7 +204,7 @@ class LearnedPhrase:
         )
 
 
-_READING = "a Fixes: trailer outranks the table's prose forms"
+_READING = "a Fixes: trailer outranks the table's prose forms; CR LF is a line's end"
 """How the forms are read beyond the table itself (in the fingerprint: a change re-reads)."""
 
 FIXES_FORM = FORMS[0].name

@@ -95,8 +95,11 @@ def parse_message(
     `trailers=False` leaves out the generic trailer list and the links (the bulk indexer
     stores neither). The culprits are the `Fixes:` lines', then those the vocabulary's other
     forms name (`text/relation_forms.py`; where a `Fixes:` line names one, the project's own
-    phrases only, not the table's prose), each id once.
+    phrases only, not the table's prose), each id once. A line ending in CR LF (a message
+    written on Windows: SDL has a thousand) is read as one ending in LF.
     """
+    if "\r" in message:
+        message = message.replace("\r\n", "\n")
     first, _, body = message.partition("\n")
     subject = first.strip()
     low = body.lower()
