@@ -58,8 +58,13 @@ _HEADS = [
     "No backport needed unless ",
     'Commit 0123456789ab ("',
     '") introduced',
+    # a commit's address in a fix line (relation_forms.COMMIT_URL)
+    "Fixes: https://github.com/",
+    "Follow-up for https://",
+    "/commit/",
+    "/-/commit/",
 ]
-_FILLERS = [" ", "\t", '"', "(", ")", "<", ">", "[", "]", "#", ":", "a", "0", "-", "@", "."]
+_FILLERS = [" ", "\t", '"', "(", ")", "<", ">", "[", "]", "#", ":", "a", "0", "-", "@", ".", "/"]
 
 pieces = st.one_of(
     st.sampled_from(_HEADS),

@@ -74,6 +74,28 @@ def test_a_cc_stable_line_ending_in_cr_lf_is_a_stable_tag() -> None:
         assert len(parsed.stable_tags) == 1, line
 
 
+@pytest.mark.parametrize(
+    ("line", "ref"),
+    [
+        ("Fixes: https://github.com/util-linux/util-linux/commit/a772d7c493afcec32f0123fc947013f74db6e45d",
+         "a772d7c493afcec32f0123fc947013f74db6e45d"),
+        ("Follow-up for https://github.com/systemd/systemd/commit/cd3c6322dbc6370448bafc216ee4e19e32a79d9e",
+         "cd3c6322dbc6370448bafc216ee4e19e32a79d9e"),
+        ("Follow-up for: https://gitlab.freedesktop.org/NetworkManager/NetworkManager/-/commit/"
+         "0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"),
+        ("Fixes: https://github.com/systemd/systemd/issues/12345", None),
+        ("Fixes: https://github.com/systemd/systemd/pull/31337", None),
+        ("See https://github.com/x/y/commit/0123456789abcdef0123456789abcdef01234567 for it", None),
+    ],
+)  # fmt: skip
+def test_a_fix_line_may_name_its_culprit_by_the_commits_address(line: str, ref: str | None) -> None:
+    """`Fixes: <forge>/commit/<id>` (util-linux writes it) and `Follow-up for <forge>/commit/<id>`
+    (systemd) name the commit as the bare id does; an issue's or a pull request's address,
+    or a commit's address in a line of no fix form, names none."""
+    parsed = parse_message(f"a: fix\n\n{line}\nSigned-off-by: A <a@example.org>\n")
+    assert [f.ref for f in parsed.fixes] == ([ref] if ref else [])
+
+
 def test_subject_is_first_line() -> None:
     assert parse_message("ima: x\n\nbody\n").subject == "ima: x"
     assert parse_message("").subject == ""

@@ -33,8 +33,13 @@ from backportr.text.relation_words import RELATION_WORDS, lowered_mentions_relat
 
 _GAP = r"[ \t\r\n]{1,8}"  # between two words: spaces, or a line wrapped between them
 _ID = r"(?=[0-9a-fA-F]{0,39}[0-9])([0-9a-fA-F]{6,40})\b"  # prose: hex with a digit in it
-# `fixes commit <id>`, `the commit <id>`, `the <id> patch` (an id with a letter: not a number)
-_COMMIT = rf"(?:(?:the{_GAP})?commit{_GAP}|the{_GAP}(?=[0-9a-fA-F]{{0,39}}[a-fA-F]))?"
+COMMIT_URL = r"https?://[^\s/]{1,100}/[^\s]{0,200}?/commit/"
+"""A forge's address of a commit, up to its id (`https://github.com/systemd/systemd/commit/`,
+GitLab's `.../-/commit/`): `Follow-up for <url><id>` names the commit as `<id>` would. An id
+of another project's repository names no commit here."""
+# `fixes commit <id>`, `the commit <id>`, `the <id> patch` (an id with a letter: not a
+# number), `<forge>/commit/<id>`
+_COMMIT = rf"(?:(?:the{_GAP})?commit{_GAP}|the{_GAP}(?=[0-9a-fA-F]{{0,39}}[a-fA-F])|{COMMIT_URL})?"
 _RECENT = (
     rf"(?:(?:the{_GAP})?(?:recent|previous|earlier|latest|last){_GAP})?"  # `by recent commit <id>`
 )

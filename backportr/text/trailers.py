@@ -22,14 +22,16 @@ from backportr.model import (
     Version,
 )
 from backportr.text.annotations import ANNOTATIONS
-from backportr.text.relation_forms import DEFAULT, Vocabulary
+from backportr.text.relation_forms import COMMIT_URL, DEFAULT, Vocabulary
 from backportr.text.relation_words import lowered_mentions_relations
 
 T = TypeVar("T")
 
 _HEX = r"[0-9a-fA-F]"
 _ML = re.IGNORECASE | re.MULTILINE
-_FIXES = re.compile(rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit[ \t]+)?({_HEX}{{6,40}})\b(.*)$", _ML)
+_FIXES = re.compile(
+    rf"^[ \t]*fixes[ \t]*:[ \t]*(?:commit[ \t]+|{COMMIT_URL})?({_HEX}{{6,40}})\b(.*)$", _ML
+)
 _STABLE_DEP = re.compile(rf"^[ \t]*stable-dep-of[ \t]*:[ \t]*({_HEX}{{6,40}})\b(.*)$", _ML)
 # A stable tag is a trailer: it starts its line. An indented `Cc: stable@...` is quoted text
 # (another project's commit message cited in this one), not this commit's request.
