@@ -86,9 +86,9 @@ class SeriesWriter:
             if output is None:
                 self._to_stdout(branch, patches, cover, stamp, stdout, len(report.branches))
                 continue
-            if len(report.branches) > 1:
-                make_directory(output)  # a subdirectory per branch in it
             several = len(report.branches) > 1
+            if several:
+                make_directory(output)  # a subdirectory per branch in it
             directory = output / directory_name(branch.branch) if several else output
             self._to_directory(directory, owner, branch, patches, cover, left_out, stamp)
 

@@ -209,7 +209,10 @@ class LearnedPhrase:
         )
 
 
-_READING = "a Fixes: trailer outranks the table's prose forms; CR LF is a line's end"
+_READING = (
+    "a Fixes: trailer outranks the table's prose forms; CR LF is a line's end; "
+    "a commit's address names it"
+)
 """How the forms are read beyond the table itself (in the fingerprint: a change re-reads)."""
 
 FIXES_FORM = FORMS[0].name

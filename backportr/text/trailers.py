@@ -98,7 +98,7 @@ def parse_message(
     stores neither). The culprits are the `Fixes:` lines', then those the vocabulary's other
     forms name (`text/relation_forms.py`; where a `Fixes:` line names one, the project's own
     phrases only, not the table's prose), each id once. A line ending in CR LF (a message
-    written on Windows: SDL has a thousand) is read as one ending in LF.
+    written on Windows: 198 of SDL's, 1,499 of systemd-stable's) is read as one ending in LF.
     """
     if "\r" in message:
         message = message.replace("\r\n", "\n")
