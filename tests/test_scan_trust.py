@@ -434,15 +434,22 @@ def test_a_fix_and_its_upstream_copy_are_one_finding(tmp_path: Path) -> None:
     assert copy != fix
 
 
+def backported_culprit_and_fix(path: Path, branch: str) -> tuple[RepoBuilder, Oid, Oid]:
+    """`branch` forked from master, a culprit backported to it, and the culprit's fix upstream
+    that the branch lacks: a missing fix, and the backport it leaves incomplete."""
+    b = RepoBuilder(path)
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2)})
+    b.branch(branch, "master")
+    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    b.cherry_pick(culprit, branch)
+    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    return b, culprit, fix
+
+
 def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:
     """A finding marked `not-for-branch` is counted, not listed; once it names another
     commit (a new follow-up upstream) it is listed again, the mark quoted."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2)})
-    b.branch(BRANCH, "master")
-    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
-    b.cherry_pick(culprit, BRANCH)
-    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    b, culprit, fix = backported_culprit_and_fix(tmp_path / "r", BRANCH)
     marks = tmp_path / "marks"
     marks.write_text(
         f"# ours\nnot-for-branch {BRANCH} {fix[:12]} - we do not ship a.c\n"
@@ -514,12 +521,7 @@ def test_the_run_and_mark_lines_work_as_printed_for_a_branch_named_with_slashes(
     the `run:` and `mark:` lines are whole in text however long (they were cut at 88
     columns, a command that could not be copied)."""
     branch = "release/2.40/master"
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("base", {"a.c": _source(0, 1, 2)})
-    b.branch(branch, "master")
-    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
-    b.cherry_pick(culprit, branch)
-    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    b, culprit, fix = backported_culprit_and_fix(tmp_path / "r", branch)
     text = backportr("scan", "--repo", str(b.path), "-b", branch, "--branch-pattern", branch)
     assert text.returncode == 4, text.stderr
     runs = [ln.split("run: ", 1)[1] for ln in text.stdout.splitlines() if "run: " in ln]
