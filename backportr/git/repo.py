@@ -630,14 +630,9 @@ def _differing_paths(
         was, now = old.get(name), new.get(name)
         if was is not None and now is not None and (was.id, was.filemode) == (now.id, now.filemode):
             continue
-        was_tree = isinstance(was, pygit2.Tree)
-        now_tree = isinstance(now, pygit2.Tree)
-        if was_tree or now_tree:
-            _differing_paths(
-                was if isinstance(was, pygit2.Tree) else None,
-                now if isinstance(now, pygit2.Tree) else None,
-                f"{prefix}{name}/",
-                out,
-            )
-        if (was is not None and not was_tree) or (now is not None and not now_tree):
+        was_dir = was if isinstance(was, pygit2.Tree) else None
+        now_dir = now if isinstance(now, pygit2.Tree) else None
+        if was_dir is not None or now_dir is not None:
+            _differing_paths(was_dir, now_dir, f"{prefix}{name}/", out)
+        if (was is not None and was_dir is None) or (now is not None and now_dir is None):
             out.add(f"{prefix}{name}")
