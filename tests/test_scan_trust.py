@@ -434,16 +434,44 @@ def test_a_fix_and_its_upstream_copy_are_one_finding(tmp_path: Path) -> None:
     assert copy != fix
 
 
-def backported_culprit_and_fix(path: Path, branch: str) -> tuple[RepoBuilder, Oid, Oid]:
+def backported_culprit_and_fix(
+    path: Path, branch: str, names: str = 'Fixes: {id} ("a: change")'
+) -> tuple[RepoBuilder, Oid, Oid]:
     """`branch` forked from master, a culprit backported to it, and the culprit's fix upstream
-    that the branch lacks: a missing fix, and the backport it leaves incomplete."""
+    that the branch lacks (its message naming the culprit by `names`, `{id}` the culprit's
+    first 12 digits): a missing fix, and the backport it leaves incomplete."""
     b = RepoBuilder(path)
     b.commit("Linux 5.10", {"a.c": _source(0, 1, 2)})
     b.branch(branch, "master")
     culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
     b.cherry_pick(culprit, branch)
-    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    line = names.replace("{id}", culprit[:12])
+    fix = b.commit(f"a: fix it\n\n{line}\n", {"a.c": _source(0, 8, 2)})
     return b, culprit, fix
+
+
+def test_evidence_names_the_culprit_as_the_fix_did(tmp_path: Path) -> None:
+    """A fix that names its culprit `Follow-up for <id>` (systemd's way) is shown so, in the
+    missing fix's evidence and in the incomplete backport's series, full scan and detection
+    alike; where the branch has the culprit (as its backport) ends the line, the subject
+    shortened first when it is too long for it."""
+    b, culprit, fix = backported_culprit_and_fix(
+        tmp_path / "r", BRANCH, "Follow-up for {id}, which broke the thing in some rare cases."
+    )
+    backport = b.tip(BRANCH)
+    for args in ((), ("--detect",)):
+        findings = scan_json(b, *args)["findings"]
+        assert isinstance(findings, list)
+        found = {f["kind"]: f for f in findings}
+        missing, incomplete = found["missing-fix"], found["incomplete-backport"]
+        assert missing["evidence"] == [
+            f"Follow-up for {culprit[:12]} (a: change), which the branch has as {backport[:12]}"
+        ]
+        (member,) = incomplete["series"]
+        assert member["commit"] == fix
+        assert member["reasons"][0]["detail"].startswith(f"Follow-up for {culprit[:12]} (")
+    text = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "--detect").stdout
+    assert f"why: Follow-up for {culprit[:12]} (a: change), which the branch has as" in text
 
 
 def test_marks_hold_a_finding_until_it_changes(tmp_path: Path) -> None:

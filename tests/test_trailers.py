@@ -11,7 +11,8 @@ import pytest
 
 from backportr.errors import UsageError
 from backportr.model import StableTag
-from backportr.text.relation_forms import FORMS, RelationForm, Vocabulary
+from backportr.scan.findings import fit_line
+from backportr.text.relation_forms import FORMS, RelationForm, Vocabulary, cited
 from backportr.text.relation_words import RELATION_WORDS
 from backportr.text.trailers import (
     mentions_relations,
@@ -296,3 +297,28 @@ def test_a_projects_own_pattern_names_culprits_too() -> None:
     for bad in (r"^Amends: [0-9a-f]+", r"(a)(b)", r"([0-9a-f]"):
         with pytest.raises(UsageError, match=r"backportr\.fixesPattern"):
             Vocabulary([bad])
+
+
+def test_evidence_cites_the_culprit_as_the_form_named_it() -> None:
+    """A line of evidence says how the fix named its culprit: the trailer, the table's prose
+    forms in their own words, a learned phrase as the project writes it, a project's pattern
+    by its number; an index row without a form (None) was a `Fixes:` line."""
+    said = "0123456789ab (x: y)"
+    assert cited(None, said) == f"Fixes: {said}"
+    assert cited("Fixes:", said) == f"Fixes: {said}"
+    assert cited("Follow-up for", said) == f"Follow-up for {said}"
+    assert cited("Introduced by", said) == f"introduced by {said}"
+    assert cited('Commit <id> ("...") introduced', said) == f"{said} introduced it"
+    assert cited("Amends:", said) == f"Amends: {said}"
+    assert cited("fixesPattern 2", said) == f"{said} (backportr.fixesPattern 2)"
+    assert cited("odd {} words", said) == f"odd {{}} words {said}"  # a phrase is data
+    assert all(said in cited(form.name, said) for form in FORMS)
+
+
+def test_a_why_line_shortens_the_subject_before_the_end() -> None:
+    long = "Fixes: 0123456789ab (" + "s" * 80 + "), which the branch has as ba9876543210"
+    fitted = fit_line(long, 88)
+    assert len(fitted) == 88 and fitted.endswith("...), which the branch has as ba9876543210")
+    assert fit_line("short", 88) == "short"
+    assert fit_line("x" * 100, 88) == "x" * 85 + "..."
+    assert fit_line("(" + "y" * 100 + ")", 88) == "(" + "y" * 84 + "..."

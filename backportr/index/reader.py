@@ -133,7 +133,7 @@ class IndexReader(StorePart):
 
     def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
         rows = self.db.execute(
-            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
             "JOIN commits c ON c.id = t.commit_id WHERE c.oid=?",
             (oid,),
         )
@@ -181,7 +181,7 @@ class IndexReader(StorePart):
                 " ON b.refname=r.refname AND b.commit_id=c.id)"
             )
         rows = self.db.execute(
-            f"SELECT c.oid, t.target, t.ref, t.subject, t.how FROM {table} t "
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
             f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
             "ORDER BY c.upstream_seq, c.commit_time",
             (oid,),
@@ -308,3 +308,8 @@ def _first_of_each(rows: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
             seen.add(row[1])
             out.append(row)
     return out
+
+
+def _form(table: str) -> str:
+    """The column a relation's `form` is read from: the `fixes` table's own."""
+    return ", t.form" if table == "fixes" else ""

@@ -91,6 +91,9 @@ class Relation:
     ref: str | None
     subject: str | None
     how: str | None
+    form: str | None = None
+    """How a `fixes` row's commit named its culprit (`Fixes:`, `Follow-up for`, ...:
+    `text/relation_forms.py`); None in the other tables."""
 
 
 @dataclass(frozen=True, slots=True)

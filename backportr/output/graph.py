@@ -124,7 +124,8 @@ def _edge_label(kind: str, detail: str) -> str:
         found = _IN_FILE.search(detail + " ") or _LAST_CHANGED.search(detail)
         return f"{kind} in {found.group(1)}" if found else kind
     if kind == "follow-up":
-        return "fixed by (Fixes:)" + (" by subject" if "matched by subject" in detail else "")
+        named = " (Fixes:)" if detail.startswith("Fixes:") else ""  # else a project's phrase
+        return f"fixed by{named}" + (" by subject" if "matched by subject" in detail else "")
     return kind
 
 

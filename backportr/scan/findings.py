@@ -137,8 +137,21 @@ class ScanFinding:
     @property
     def why(self) -> str:
         """One line of why, for text output (the evidence in full is in JSON)."""
-        first = self.evidence[0] if self.evidence else self.status
-        return first if len(first) <= 88 else first[:85] + "..."
+        return fit_line(self.evidence[0] if self.evidence else self.status, 88)
+
+
+def fit_line(line: str, width: int) -> str:
+    """`line` within `width` characters: the first parenthesized subject shortened (what
+    follows it, `which the branch has as <id>`, says the most), else the end cut."""
+    if len(line) <= width:
+        return line
+    opening = line.find(" (")
+    closing = line.find(")", opening)
+    over = len(line) - width
+    if opening != -1 and closing != -1 and closing - opening - 2 >= over + 3 + 10:
+        inner = line[opening + 2 : closing]
+        return f"{line[: opening + 2]}{inner[: len(inner) - over - 3]}...{line[closing:]}"
+    return line[: width - 3] + "..."
 
 
 _KIND_ORDER = {

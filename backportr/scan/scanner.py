@@ -52,6 +52,7 @@ from backportr.scan.findings import (
     prioritize,
 )
 from backportr.scan.witnesses import Witnesses
+from backportr.text.relation_forms import cited
 from backportr.text.trailers import parse_version
 
 _log = logging.getLogger("backportr")
@@ -342,14 +343,15 @@ class Scanner:
         presence = self.ws.presence
         if presence.check(commit, branch).present:
             return
-        present = self._present_culprits(branch, commit)
+        relations = self._present_culprit_relations(branch, commit)
+        present = [r.target for r in relations if r.target]
         if not present:
             return
         dropped = self.policy.is_dropped(branch.name, commit)
         if not dropped and not self._wanted(branch, commit):
             return  # only ignored paths, or Cc: stable # 6.1+ and this is 5.10
         subject = self._subject(commit)
-        evidence = tuple(self._culprit_evidence(c, branch) for c in present)
+        evidence = tuple(self._culprit_evidence(r, branch) for r in relations)
         if self.policy.is_dropped(branch.name, commit):
             result.findings.append(
                 ScanFinding(
@@ -462,9 +464,17 @@ class Scanner:
     # -- detection only (`--detect`): what the index tells, no series resolved, no trial ----
 
     def _present_culprits(self, branch: Ref, commit: Oid) -> list[Oid]:
-        """The `Fixes:` culprits of `commit` the branch has (in its history or backported)."""
-        culprits = [r.target for r in self.ws.index.reader.fixes_of(commit) if r.target]
-        return [c for c in culprits if c and self.ws.presence.check(c, branch).present]
+        """The culprits `commit` names that the branch has (in its history or backported)."""
+        return [r.target for r in self._present_culprit_relations(branch, commit) if r.target]
+
+    def _present_culprit_relations(self, branch: Ref, commit: Oid) -> list[Relation]:
+        """The relations naming the culprits of `commit` the branch has, each culprit once."""
+        found: dict[Oid, Relation] = {}
+        for relation in self.ws.index.reader.fixes_of(commit):
+            culprit = relation.target
+            if culprit and culprit not in found and self.ws.presence.check(culprit, branch).present:
+                found[culprit] = relation
+        return list(found.values())
 
     def _met_alone(self, branch: Ref, series: Sequence[Member]) -> list[Oid]:
         """The members of an incomplete backport's series its maintainers met on their own:
@@ -555,13 +565,14 @@ class Scanner:
         follow-up upstream reverted), its absent declared and recorded prerequisites."""
         ctx = self.resolver.context(branch)
         members: dict[Oid, Member] = {}
-        for kind, commit, related in self._absent_relations(branch, upstream):
+        for kind, relation, related in self._absent_relations(branch, upstream):
+            commit = relation.commit
             if kind == "revert" and related == upstream:
                 continue
             if kind == "follow-up" and effective_upstream_reverter(ctx, commit) is not None:
                 continue
             why = (
-                f"Fixes: {short(related)} ({self._subject(related)})"
+                cited(relation.form, f"{short(related)} ({self._subject(related)})")
                 if kind == "follow-up"
                 else f"reverts {short(related)} upstream"
             )
@@ -578,10 +589,11 @@ class Scanner:
 
     def _absent_relations(
         self, branch: Ref, upstream: Oid
-    ) -> Iterator[tuple[Literal["follow-up", "revert"], Oid, Oid]]:
+    ) -> Iterator[tuple[Literal["follow-up", "revert"], Relation, Oid]]:
         """The follow-ups and upstream reverts the branch lacks, of the backport and of its
-        present follow-ups and reverts, to any depth: (kind, the absent commit, the commit
-        it relates to), as they are found (a caller may stop at the first)."""
+        present follow-ups and reverts, to any depth: (kind, the relation of the absent
+        commit, the commit it relates to), as they are found (a caller may stop at the
+        first)."""
         index, presence = self.ws.index, self.ws.presence
         seen: set[Oid] = set()
         todo = [upstream]
@@ -599,7 +611,7 @@ class Scanner:
                     if presence.check(relation.commit, branch).present:
                         todo.append(relation.commit)
                     else:
-                        yield kind, relation.commit, commit
+                        yield kind, relation, commit
 
     def _absent_prerequisites(self, branch: Ref, upstream: Oid) -> list[Finding]:
         """The backport's declared and recorded prerequisites the branch lacks."""
@@ -708,12 +720,14 @@ class Scanner:
         tags = [t for t in self.ws.index.reader.stable_tags_of(commit) if t.since or t.until]
         return not (version and tags and not any(t.covers(version) for t in tags))
 
-    def _culprit_evidence(self, culprit: Oid, branch: Ref) -> str:
+    def _culprit_evidence(self, relation: Relation, branch: Ref) -> str:
+        """`Fixes: <culprit> (<subject>), which the branch has[ as <its backport>]`, the
+        culprit named as the fix named it."""
+        culprit = relation.target or Oid("")
         found = self.ws.presence.check(culprit, branch)
-        where = (
-            "in its history" if found.how == "ancestor" else f"as {short(found.as_commit or '?')}"
-        )
-        return f"Fixes: {short(culprit)} ({self._subject(culprit)}), in the branch {where}"
+        has = "" if found.how == "ancestor" else f" as {short(found.as_commit or '?')}"
+        named = cited(relation.form, f"{short(culprit)} ({self._subject(culprit)})")
+        return f"{named}, which the branch has{has}"
 
     def _subject(self, commit: Oid) -> str:
         return self.ws.index.reader.subject(commit, self.ws.repo)

@@ -335,6 +335,31 @@ def table_fingerprint(forms: tuple[RelationForm, ...]) -> str:
 
 DEFAULT = Vocabulary()
 
+_CITED = {
+    "Fixes commit": "fixes commit {}",
+    "Regression from": "a regression from {}",
+    "Introduced by": "introduced by {}",
+    "Caused by": "caused by {}",
+    "Broken by": "broken by {}",
+    "Part of": "part of {}",
+    "Backported where": "backport where {} is",
+    'Commit <id> ("...") introduced': "{} introduced it",
+}
+
+
+def cited(form: str | None, described: str) -> str:
+    """A fix's culprit as the fix named it, for a line of evidence: `Fixes: <described>`,
+    `Follow-up for <described>`, `introduced by <described>`, a learned phrase as the project
+    writes it (`Amends: <described>`); a commit of an index that did not record the form
+    (None) named it by `Fixes:`."""
+    name = form or FIXES_FORM
+    if name.startswith("fixesPattern"):
+        return f"{described} (backportr.{name})"
+    if name not in _CITED:
+        return f"{name} {described}"
+    before, _, after = _CITED[name].partition("{}")
+    return f"{before}{described}{after}"
+
 
 def _subject_after(body: str, end: int) -> str | None:
     """A `("subject")` right after the id, on the same line (looked for in the next few

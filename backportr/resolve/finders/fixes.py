@@ -10,6 +10,7 @@ from backportr.index import CommitIndex, Relation
 from backportr.index.cache import result_key
 from backportr.model import Oid, Reason, short
 from backportr.resolve.finders import Context, Finding
+from backportr.text.relation_forms import cited
 
 _CULPRIT_DEPTH = 4  # culprits of culprits followed for evidence
 
@@ -50,7 +51,7 @@ def follow_ups(ctx: Context, commit: Oid) -> list[Finding]:
         if reverted_in_force(ctx, relation.commit) and not ctx.is_present(relation.commit):
             continue  # upstream took it back: with its revert it is nothing to take
         how = " (matched by subject: the id written is wrong)" if relation.how == "subject" else ""
-        detail = f"Fixes: {ctx.describe(commit)}{how}"
+        detail = f"{cited(relation.form, ctx.describe(commit))}{how}"
         found.append(Finding(relation.commit, "follow-up", Reason("follow-up", detail, commit)))
     reverts = ctx.index.reader.reverted_by(commit, upstream_only=True)
     if reverts and not stands_upstream(ctx, commit):
