@@ -241,6 +241,48 @@ def test_branches_are_read_only_where_a_phrase_is_weighed(
         assert set(verdicts) == {"amends:"} and read == [[own]]
 
 
+def test_the_branches_read_in_one_walk_carry_what_each_walk_of_its_own_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every stable branch's upstream commits read from one walk of all their histories is
+    what a walk of each branch reads: a branch forked from another (a vendor's, sharing its
+    commits), one with a merge and a commit dated before its parent, one with nothing
+    upstream lacks; each its newest `BRANCH_COMMITS` only (in the walk's order: where dates
+    go backwards, one walk's order and another's may differ there); past `TOGETHER_COMMITS`
+    each branch is read apart."""
+    from backportr.index import vocabulary
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("base", {"a.c": "0\n"})
+    b.branch("stable-1", "master")
+    upstream = [b.commit(f"a: change {n}", {"a.c": f"{n}\n"}) for n in range(12)]
+    b.branch("stable-3", "master")  # forked after everything: it lacks nothing upstream has
+    for n, commit in enumerate(upstream[:8]):
+        b.commit(f"s1 {n}\n\n[ upstream commit {commit} ]", {f"s1-{n}": "x\n"}, branch="stable-1")
+    b.branch("stable-2", "stable-1")
+    b.branch("side", "stable-2")
+    for n, commit in enumerate(upstream[8:]):
+        gap = -3600 if n == 1 else 60  # a commit dated an hour before its parent
+        b.commit(
+            f"s2 {n}\n\ncommit {commit} upstream.", {f"s2-{n}": "y\n"}, branch="stable-2", gap=gap
+        )
+    b.commit(f"side\n\n[ upstream commit {upstream[0]} ]", {"side": "z\n"}, branch="side")
+    b.merge("stable-2", "side", "Merge side")
+    repo = Repo(b.path)
+    tips = [repo.branch(name).tip for name in ("stable-1", "stable-2", "stable-3")]
+    master = repo.upstream("master").tip
+    learner = VocabularyLearner(repo)
+    together = learner._carried_together(tips, master)
+    assert together == [learner._carried(tip, master) for tip in tips]
+    assert [len(b.named) if b else 0 for b in together] == [8, 12, 0]
+    monkeypatch.setattr(vocabulary, "BRANCH_COMMITS", 6)  # the newest six of each
+    together = learner._carried_together(tips, master)
+    assert together is not None and together[0] == learner._carried(tips[0], master)
+    assert together[1] is not None and len(together[1].named) >= vocabulary.LEAST_COMMITS
+    monkeypatch.setattr(vocabulary, "TOGETHER_COMMITS", 5)
+    assert VocabularyLearner(repo)._carried_together(tips, master) is None
+
+
 def _series(path: Path, target: str) -> list[str]:
     proc = backportr(
         "resolve", target, "-b", "stable-4.19", "--repo", str(path), "--upstream", "master",

@@ -78,21 +78,21 @@ class Streams(GitAccess):
 
     def log_raw(
         self,
-        include: Oid,
+        include: Oid | Sequence[Oid],
         exclude: list[Oid] | tuple[Oid, ...] = (),
         *,
         per_process: int | None = None,
     ) -> Iterator[bytes]:
-        """`log`'s records unsplit (`git.log_records.log_record` splits one), for a bulk reader.
+        """`log`'s records unsplit (`git.log_records.log_record` splits one), for a bulk reader;
+        of one tip or of several (their histories in one walk).
 
         With `per_process`, no git process prints more than that many records: the next one
         starts from the walk's frontier (the parents seen and not yet printed; everything
         left is reachable from them), so a million-commit history is read by several
         bounded processes instead of one that runs for minutes. A commit printed twice
         (possible only where commit dates go backwards) is given once."""
-        yield from self._bounded_log(
-            [include], exclude, per_process, ["-z", f"--format={LOG_FORMAT}"]
-        )
+        tips = [include] if isinstance(include, str) else list(include)
+        yield from self._bounded_log(tips, exclude, per_process, ["-z", f"--format={LOG_FORMAT}"])
 
     def range_changes(
         self, oldest: Oid, tip: Oid, *, per_process: int = 50_000
