@@ -307,8 +307,8 @@ def test_evidence_cites_the_culprit_as_the_form_named_it() -> None:
     assert cited(None, said) == f"Fixes: {said}"
     assert cited("Fixes:", said) == f"Fixes: {said}"
     assert cited("Follow-up for", said) == f"Follow-up for {said}"
-    assert cited("Introduced by", said) == f"introduced by {said}"
-    assert cited('Commit <id> ("...") introduced', said) == f"{said} introduced it"
+    assert cited("Introduced by", said) == f"fixes a bug introduced by {said}"
+    assert cited('Commit <id> ("...") introduced', said) == f"fixes a bug {said} introduced"
     assert cited("Amends:", said) == f"Amends: {said}"
     assert cited("fixesPattern 2", said) == f"{said} (backportr.fixesPattern 2)"
     assert cited("odd {} words", said) == f"odd {{}} words {said}"  # a phrase is data

@@ -335,23 +335,24 @@ def table_fingerprint(forms: tuple[RelationForm, ...]) -> str:
 
 DEFAULT = Vocabulary()
 
-_CITED = {
+_CITED = {  # a fix's relation to its culprit, in the words of the form that names it
     "Fixes commit": "fixes commit {}",
-    "Regression from": "a regression from {}",
-    "Introduced by": "introduced by {}",
-    "Caused by": "caused by {}",
-    "Broken by": "broken by {}",
-    "Part of": "part of {}",
-    "Backported where": "backport where {} is",
-    'Commit <id> ("...") introduced': "{} introduced it",
+    "This fixes": "fixes {}",
+    "Regression from": "fixes a regression from {}",
+    "Introduced by": "fixes a bug introduced by {}",
+    "Caused by": "fixes a bug caused by {}",
+    "Broken by": "fixes what was broken by {}",
+    "Part of": "completes {}",
+    "Backported where": "to be backported wherever {} is",
+    'Commit <id> ("...") introduced': "fixes a bug {} introduced",
 }
 
 
 def cited(form: str | None, described: str) -> str:
     """A fix's culprit as the fix named it, for a line of evidence: `Fixes: <described>`,
-    `Follow-up for <described>`, `introduced by <described>`, a learned phrase as the project
-    writes it (`Amends: <described>`); a commit of an index that did not record the form
-    (None) named it by `Fixes:`."""
+    `Follow-up for <described>`, `fixes a bug introduced by <described>`, a learned phrase
+    as the project writes it (`Amends: <described>`); a commit of an index that did not
+    record the form (None) named it by `Fixes:`."""
     name = form or FIXES_FORM
     if name.startswith("fixesPattern"):
         return f"{described} (backportr.{name})"
