@@ -233,7 +233,8 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
 ) -> None:
     """`--jobs 0`, the default: one process per core this process may use, at most
     `AUTO_JOBS`, and one alone where a branch has few targets that no earlier run
-    answered; a number given is kept to the cores and the targets."""
+    answered (a detection: few targets); a number given is kept to the cores and the
+    targets."""
     from backportr.scan import run as scan_run
 
     enough, few = (lambda: scan_run.AUTO_MIN_TARGETS), (lambda: scan_run.AUTO_MIN_TARGETS - 1)
@@ -244,6 +245,11 @@ def test_jobs_by_default_one_per_core_where_a_branch_has_work_for_them(
     assert scan_run.processes(8, 3, enough) == 3 and scan_run.processes(1, 1000, enough) == 1
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert scan_run.processes(0, 5000, enough) == 2
+    # a detection: one process but for a branch of many targets, each an index question
+    detected = scan_run.AUTO_MIN_DETECTED
+    assert scan_run.processes(0, detected - 1, enough, detect=True) == 1
+    assert scan_run.processes(0, detected, few, detect=True) == 2
+    assert scan_run.processes(2, 5000, few, detect=True) == 2  # a number given is kept
 
 
 def test_jobs_show_progress_as_the_processes_finish_chunks(repo: Kernel, tmp_path: Path) -> None:
