@@ -6,6 +6,7 @@ another reason is not; `backportr config` shows both with their evidence, and
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -191,6 +192,38 @@ def test_a_trailer_too_few_pairs_speak_for_is_read_unless_the_pair_went_without_
     assert references.accepted is accepted, references
     if not accepted:
         assert references.verdict == "stable branches do not take it with the cited commit"
+
+
+@pytest.mark.parametrize(
+    ("taken", "verdict"), [((2, 1), "too few pairs taken to tell from chance"), ((2, 2), "fix")]
+)
+def test_a_phrase_whose_pairs_chance_explains_is_not_learned(
+    tmp_path: Path, taken: tuple[int, int], verdict: str
+) -> None:
+    """Two pairs, one taken, where the branch takes an eighth of its years' upstream commits
+    (0.24 pairs expected): chance gives as much one time in five (runc's `added by`, rpm's
+    `similar to`); both taken, one time in thirty: the phrase is learned."""
+    from backportr.index.vocabulary import STABLE_SIGNIFICANCE, by_chance
+
+    b, _, _ = _xen_like(tmp_path / "r", phrase="Amends:", taken=taken)
+    for n in range(LEAST):  # the branch names enough upstream commits to be read
+        note = b.commit(f"notes: add {n}", {f"notes/{n}.txt": f"{n}\n"})
+        b.cherry_pick(note, "stable-4.19")
+    repo = Repo(b.path)
+    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
+    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
+    amends = {p.phrase: p for p in learned.phrases}["amends:"]
+    assert (amends.pairs, amends.taken) == taken and amends.verdict == verdict, amends
+    assert (by_chance(amends.taken, amends.chance) > STABLE_SIGNIFICANCE) is (verdict != "fix")
+
+
+def test_chance_is_the_tail_of_a_poisson_count() -> None:
+    from backportr.index.vocabulary import by_chance
+
+    assert by_chance(0, 0.5) == 1.0 and by_chance(1, 0.0) == 0.0
+    assert abs(by_chance(1, 0.15) - (1 - math.exp(-0.15))) < 1e-12
+    assert abs(by_chance(2, 0.43) - (1 - math.exp(-0.43) * 1.43)) < 1e-12
+    assert by_chance(3, 0.2) < by_chance(2, 0.2) < by_chance(1, 0.2)
 
 
 def test_a_fixes_only_project_learns_nothing_new(tmp_path: Path) -> None:

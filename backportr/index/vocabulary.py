@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 import random
 import tempfile
@@ -67,6 +68,10 @@ TOUCH = 0.5
 STABLE_PAIRS = 2
 STABLE_RATE = 0.3
 STABLE_LIFT = 4.0
+STABLE_SIGNIFICANCE = 0.05
+"""How often chance alone may give the stable branches' count of pairs taken: a phrase
+whose few pairs chance explains (runc's `added by`: 1 of 2 taken where 0.15 were expected,
+1 time in 7) is no evidence."""
 _LARGEST_DIFF = 60  # files: a larger commit is no evidence of where a fix is
 _FUNCTION_WORDS = (
     "a about above after again against also an and as at be because been before below "
@@ -81,7 +86,7 @@ _FUNCTION_WORDS = (
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 """Words that make no phrase alone (`in <id>`, `since <id>`, `see <id>`, Xen's `c/s`)."""
 
-VERSION = 1  # of the saved file and of the rules: another version learns again
+VERSION = 2  # of the saved file and of the rules: another version learns again
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,9 +522,11 @@ def _verdict(e: PhraseEvidence, resolved: int, has_stable: bool) -> str:
     if e.sampled == 0 or e.touching < TOUCH * e.sampled:
         return "does not change the cited lines"
     if e.pairs >= STABLE_PAIRS:
-        if e.taken >= STABLE_RATE * e.pairs and e.taken >= STABLE_LIFT * e.chance:
-            return "fix"
-        return "stable branches do not take it with the cited commit"
+        if e.taken < STABLE_RATE * e.pairs or e.taken < STABLE_LIFT * e.chance:
+            return "stable branches do not take it with the cited commit"
+        if by_chance(e.taken, e.chance) > STABLE_SIGNIFICANCE:
+            return "too few pairs taken to tell from chance"
+        return "fix"
     if e.phrase.endswith(":") and has_stable:
         # a trailer, new since the stable branches' last backports, unless the one pair
         # they met says they do not take it
@@ -527,6 +534,17 @@ def _verdict(e: PhraseEvidence, resolved: int, has_stable: bool) -> str:
             return "fix"
         return "stable branches do not take it with the cited commit"
     return "no stable evidence"
+
+
+def by_chance(taken: int, expected: float) -> float:
+    """How often chance alone takes `taken` pairs or more where `expected` were: the tail
+    of a Poisson count of that mean (the pairs are many branches' and commits' chances,
+    each small)."""
+    term = total = math.exp(-expected)
+    for count in range(1, taken):
+        term *= expected / count
+        total += term
+    return max(0.0, 1.0 - total) if taken > 0 else 1.0
 
 
 def _read_as(items: list[tuple[Oid, Citation]]) -> str | None:
