@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import pygit2
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -84,6 +85,47 @@ def test_adapted_backports_of_a_branch_that_adapts_on_purpose_are_counted_apart(
     text = backportr("scan", "--repo", str(b.path), "-b", BRANCH)
     assert text.returncode == 0, text.stderr  # nothing to act on
     assert "adapted, probably on purpose (12)" in text.stdout
+
+
+def test_a_practice_git_cannot_read_reports_every_adapted_backport_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """The branch's practice is judged from its adapted backports; where one of their
+    searches needs an object the repository lacks (a blame through an earlier version of
+    the file), the practice is an error of the scan, as a target's is: the scan's other
+    answers are written, each adapted backport stays a finding (nothing is set apart on a
+    judgement not made), and it exits 1 (OVN's mirror: the whole scan was lost, 110 s in)."""
+
+    def source(n: int, a: int, b: int, note: str = "end") -> str:
+        pad = "".join(f"\tint pad{i} = {i};\n" for i in range(20))
+        head = f"int f{n}(int x)\n{{\n\tint a = {a};\n\tint b = {b};\n"
+        return f"{head}{pad}\treturn a; /* {note} */\n}}\n"
+
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {f"drivers/d{n}.c": source(n, 1, 2) for n in range(DRIVERS)})
+    b.branch(BRANCH, "master")
+    earlier = b.commit(f"d0: say why\n\n{SIGNED}", {"drivers/d0.c": source(0, 1, 2, "why")})
+    for n in range(DRIVERS):
+        note = "why" if n == 0 else "end"
+        b.commit(f"d{n}: use a wider a\n\n{SIGNED}", {f"drivers/d{n}.c": source(n, 10, 2, note)})
+        b.commit(f"d{n}: fix b\n\nCc: stable@vger.kernel.org\n{SIGNED}",
+                 {f"drivers/d{n}.c": source(n, 10, 20, note)}, name=f"T{n}")  # fmt: skip
+        b.cherry_pick(b.ids[f"T{n}"], BRANCH, files={f"drivers/d{n}.c": source(n, 1, 20)})
+    blob = str(b.repo[earlier].peel(pygit2.Commit).tree["drivers/d0.c"].id)
+    (Path(b.repo.path) / "objects" / blob[:2] / blob[2:]).unlink()  # only a blame reads it
+    proc = backportr("scan", "--repo", str(b.path), "-b", BRANCH, "-f", "json", "--jobs", "1")
+    assert proc.returncode == 1, proc.stderr
+    found = json.loads(proc.stdout)["branches"][0]
+    lacks = f"the repository lacks the object {blob}"
+    assert found["errors"] == [
+        f"{b.ids['T0'][:12]}: {lacks} (a blame of the conflicting lines); run git fsck, or "
+        "fetch the repository's missing objects (a damaged or partial copy)",
+        f"the branch's practice: {lacks} (a blame of the conflicting lines); run git fsck, "
+        "or fetch the repository's missing objects (a damaged or partial copy)",
+    ]
+    assert found["adapted"] == [] and "could not be judged" in found["practice"]
+    assert _commits(found["findings"]) == {b.ids[f"T{n}"] for n in range(1, DRIVERS)}
+    assert "Traceback" not in proc.stderr and f"practice: {lacks}" in proc.stderr
 
 
 def test_a_follow_up_left_a_finding_is_tried_as_the_finding_lists_it(tmp_path: Path) -> None:

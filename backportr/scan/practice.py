@@ -27,9 +27,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
+from backportr.errors import BackportrError
 from backportr.git.names import Ref
+from backportr.git.repo import GitError, git_error_text
 from backportr.git.trial import TreeState
-from backportr.model import Oid
+from backportr.model import Member, Oid, short
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.scan.findings import BranchScan, ScanFinding
@@ -240,19 +242,30 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
     resting = [f for f in scan.findings if f.kind == "incomplete-backport" and f.adapted]
     if not resting:
         return
-    practice = reader.practice(branch)
+    try:
+        practice = reader.practice(branch)
+    except (BackportrError, GitError) as error:  # an object git cannot read, as a target's
+        scan.errors.append(f"the branch's practice: {_why(error)}")
+        scan.practice = "its practice could not be judged: every adapted backport is reported"
+        return
     scan.practice = practice.describe()
     if not practice.adapts_on_purpose:
         return
     pending = {id(f) for f in resting}
     retained: list[ScanFinding] = []
     for finding in scan.findings:
-        if id(finding) not in pending or _held(reader, branch, finding):
+        if id(finding) not in pending:
             retained.append(finding)
             continue
-        adapted = set(finding.adapted)
-        apart = tuple(m for m in finding.series if m.commit in adapted)
-        apart = reader.scanner.tried_as_listed(branch, finding.series, apart)
+        try:
+            apart, own = _parted(reader, branch, finding)
+        except (BackportrError, GitError) as error:  # that finding stays one, whole
+            scan.errors.append(f"{short(finding.commit)}: {_why(error)}")
+            retained.append(finding)
+            continue
+        if apart is None:
+            retained.append(finding)
+            continue
         scan.adapted.append(
             replace(
                 finding,
@@ -264,11 +277,28 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
                 ),
             )
         )
-        own = tuple(m for m in finding.series if m.commit not in adapted)
-        own = reader.scanner.tried_as_listed(branch, finding.series, own)
         if own:
             retained.append(replace(finding, series=own, adapted=()))
     scan.findings = retained
+
+
+def _parted(
+    reader: PracticeReader, branch: Ref, finding: ScanFinding
+) -> tuple[tuple[Member, ...] | None, tuple[Member, ...]]:
+    """A finding resting on its backport's adaptation, on a branch that adapts on purpose:
+    (what it went without, tried as listed; None where evidence holds it a finding) and
+    what it lacks of its own, tried as listed."""
+    if _held(reader, branch, finding):
+        return None, finding.series
+    adapted = set(finding.adapted)
+    tried = reader.scanner.tried_as_listed
+    apart = tried(branch, finding.series, tuple(m for m in finding.series if m.commit in adapted))
+    own = tried(branch, finding.series, tuple(m for m in finding.series if m.commit not in adapted))
+    return apart, own
+
+
+def _why(error: BackportrError | GitError) -> str:
+    return git_error_text(error) if isinstance(error, GitError) else str(error)
 
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
