@@ -20,7 +20,12 @@ from backportr.git.builder import RepoBuilder
 from backportr.git.log_records import LogRecord
 from backportr.git.repo import Repo
 from backportr.git.streams import Streams
-from backportr.index.vocabulary import LearnedVocabulary, VocabularyLearner, saved_path
+from backportr.index.vocabulary import (
+    LearnedVocabulary,
+    PhraseEvidence,
+    VocabularyLearner,
+    saved_path,
+)
 from backportr.model import Oid
 from backportr.text.citations import citations, line_citations, lines_with_hex_runs
 from backportr.text.relation_forms import LearnedPhrase, Vocabulary
@@ -172,6 +177,19 @@ def test_the_sampled_files_are_listed_by_one_git_process_with_the_same_verdicts(
     assert all(listed.diffs.known_paths(oid) is not None for oid in asked[0])
 
 
+def _learned_with_pairs(path: Path, phrase: str, taken: tuple[int, int]) -> PhraseEvidence:
+    """What is learned of `phrase` in `_xen_like` history whose stable branch took `taken`
+    (features, corrections) and names enough upstream commits besides to be read."""
+    b, _, _ = _xen_like(path, phrase=phrase, taken=taken)
+    for n in range(LEAST):
+        note = b.commit(f"notes: add {n}", {f"notes/{n}.txt": f"{n}\n"})
+        b.cherry_pick(note, "stable-4.19")
+    repo = Repo(b.path)
+    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
+    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
+    return {p.phrase: p for p in learned.phrases}[phrase.lower()]
+
+
 @pytest.mark.parametrize(("taken", "accepted"), [((0, 0), True), ((1, 0), False), ((1, 1), True)])
 def test_a_trailer_too_few_pairs_speak_for_is_read_unless_the_pair_went_without_it(
     tmp_path: Path, taken: tuple[int, int], accepted: bool
@@ -180,14 +198,7 @@ def test_a_trailer_too_few_pairs_speak_for_is_read_unless_the_pair_went_without_
     project made for relations; one whose only pair, a branch carrying a cited commit, went
     without its citing commit is not (util-linux's `References: <id>` names related work);
     one whose pair took it is."""
-    b, _, _ = _xen_like(tmp_path / "r", phrase="References:", taken=taken)
-    for n in range(LEAST):  # the branch names enough upstream commits to be read
-        note = b.commit(f"notes: add {n}", {f"notes/{n}.txt": f"{n}\n"})
-        b.cherry_pick(note, "stable-4.19")
-    repo = Repo(b.path)
-    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
-    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
-    references = {p.phrase: p for p in learned.phrases}["references:"]
+    references = _learned_with_pairs(tmp_path / "r", "References:", taken)
     assert (references.pairs, references.taken) == taken
     assert references.accepted is accepted, references
     if not accepted:
@@ -205,14 +216,7 @@ def test_a_phrase_whose_pairs_chance_explains_is_not_learned(
     `similar to`); both taken, one time in thirty: the phrase is learned."""
     from backportr.index.vocabulary import STABLE_SIGNIFICANCE, by_chance
 
-    b, _, _ = _xen_like(tmp_path / "r", phrase="Amends:", taken=taken)
-    for n in range(LEAST):  # the branch names enough upstream commits to be read
-        note = b.commit(f"notes: add {n}", {f"notes/{n}.txt": f"{n}\n"})
-        b.cherry_pick(note, "stable-4.19")
-    repo = Repo(b.path)
-    master, stable = repo.upstream("master").tip, repo.branch("stable-4.19").tip
-    learned = VocabularyLearner(repo).learn(master, [stable], lambda *_: None)
-    amends = {p.phrase: p for p in learned.phrases}["amends:"]
+    amends = _learned_with_pairs(tmp_path / "r", "Amends:", taken)
     assert (amends.pairs, amends.taken) == taken and amends.verdict == verdict, amends
     assert (by_chance(amends.taken, amends.chance) > STABLE_SIGNIFICANCE) is (verdict != "fix")
 
