@@ -582,6 +582,33 @@ def test_the_run_line_quotes_a_branch_name_for_the_shell() -> None:
     )
 
 
+def test_a_finding_in_text_keeps_what_the_siblings_did_on_its_lines() -> None:
+    """Many siblings that went without the commit are shown as the first of them and how
+    many more, so that the line still says what they did (it was cut mid-word: "carry
+    40f146841364 wi..."); the why line keeps how the branch has the culprit; JSON has both
+    whole."""
+    from backportr.output.scan import finding_dict, render_finding_line
+    from backportr.scan.findings import ScanFinding
+
+    names = ", ".join(f"release-1.{n}" for n in range(6))
+    seen = f"{names} carry {'c' * 12} without it"
+    why = f"Fixes: {'c' * 12} ({'a long subject ' * 5}), which the branch has as {'b' * 12}"
+    finding = ScanFinding(
+        "missing-fix", "release-1.3", Oid("a" * 40), "s", "ready", evidence=(why,),
+        witnesses=(seen,),
+    )  # fmt: skip
+    lines = render_finding_line(finding).splitlines()
+    assert (
+        f"      seen: release-1.0, release-1.1, release-1.2 and 3 more carry {'c' * 12} without it"
+        in lines
+    )
+    assert lines[1].endswith(f"...), which the branch has as {'b' * 12}")
+    assert all(len(line) <= 100 for line in lines if "run: " not in line and "mark: " not in line)
+    assert finding_dict(finding)["witnesses"] == [seen] and finding_dict(finding)["evidence"] == [
+        why
+    ]
+
+
 def test_the_run_and_mark_lines_work_as_printed_for_a_branch_named_with_slashes(
     tmp_path: Path,
 ) -> None:

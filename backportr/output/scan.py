@@ -123,7 +123,7 @@ def render_finding_line(f: ScanFinding) -> str:
     subject = f.subject if len(f.subject) <= 50 else f.subject[:47] + "..."
     rank = "" if f.confidence == "normal" else f" ({f.confidence})"
     out = [f"  {f.kind:<19} {short(f.commit)} {subject}  [{f.status}]{rank}", f"      why: {f.why}"]
-    out += [f"      seen: {_cut(w, 88)}" for w in f.witnesses[:3]]
+    out += [f"      seen: {_fit_witness(w, 88)}" for w in f.witnesses[:3]]
     if f.series:
         shown = ", ".join(short(m.commit) for m in f.series[:5])
         more = f" and {len(f.series) - 5} more" if len(f.series) > 5 else ""
@@ -195,6 +195,23 @@ class ScanStream:
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _fit_witness(line: str, width: int) -> str:
+    """A witness line within `width`: where it names many branches ("21.11, 22.11, 24.11
+    carry X without it"), the first of them and how many more, so that what they did stays
+    on the line (JSON lists them all)."""
+    if len(line) <= width:
+        return line
+    names, verb, rest = line.partition(" carry ")
+    listed = names.split(", ")
+    if not verb or len(listed) < 2:
+        return _cut(line, width)
+    for shown in range(len(listed) - 1, 0, -1):
+        head = f"{', '.join(listed[:shown])} and {len(listed) - shown} more"
+        if len(head) + len(verb) + len(rest) <= width:
+            return f"{head}{verb}{rest}"
+    return _cut(f"{listed[0]} and {len(listed) - 1} more{verb}{rest}", width)
 
 
 def render_scan_json(scans: Sequence[BranchScan], run: RunInfo | None = None) -> str:
