@@ -148,6 +148,11 @@ def test_a_follow_up_left_a_finding_is_tried_as_the_finding_lists_it(tmp_path: P
         assert [(m["commit"], m["apply"]) for m in finding["series"]] == [(follow, "clean")]
     apart = next(e for e in adapted if e["commit"] == t4)
     assert [(m["commit"], m["apply"]) for m in apart["series"]] == [(b.ids["Y4"], "conflict")]
+    carrier = findings[("incomplete-backport", t4)]["why"].split()[2]  # each part counts its own
+    assert findings[("incomplete-backport", t4)]["why"] == (
+        f"backported as {carrier} lacks 1 commit(s): 1 follow-up(s)"
+    )
+    assert apart["why"] == f"backported as {carrier} lacks 1 commit(s): 1 it was adapted around"
     work = tmp_path / "wt"
     subprocess.run(
         ["git", "-C", str(b.path), "worktree", "add", "-q", str(work), BRANCH], check=True
@@ -248,6 +253,20 @@ def test_a_sibling_that_took_it_with_the_target_keeps_the_finding(tmp_path: Path
     assert finding["confidence"] == "high"
     assert finding["witnesses"][0].startswith(f"{SIBLING} took {b.ids['Y3'][:12]} as ")
     assert b.ids["T3"] not in _commits(found["adapted"])
+
+
+def test_a_sibling_that_took_it_months_before_the_target_is_no_evidence(
+    tmp_path: Path,
+) -> None:
+    """The sibling took the refactor on its own account, half a year before the fix (not
+    in one batch with it): the adapted backport is counted apart as the others are."""
+    b = adapted_repo(tmp_path / "r")
+    b.cherry_pick(b.ids["Y3"], SIBLING)
+    b._clock += 180 * 86400
+    b.cherry_pick(b.ids["T3"], SIBLING)
+    found = scan_json(b)
+    assert found["findings"] == []
+    assert _commits(found["adapted"]) == {b.ids[f"T{n}"] for n in range(DRIVERS)}
 
 
 def test_a_recorded_dependency_keeps_the_finding(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from backportr.model import Member, Oid, short
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
 from backportr.scan.findings import BranchScan, ScanFinding
-from backportr.scan.scanner import Scanner, adapted_roots
+from backportr.scan.scanner import Scanner, adapted_roots, incomplete_why
 
 MIN_HISTORY = 10
 """Adapted backports whose fate is known before a branch's practice is judged."""
@@ -43,6 +43,14 @@ MIN_HISTORY = 10
 TAKEN_SHARE = 0.5
 """A branch that took what its adapted backports went without in fewer than this share of
 them adapts on purpose."""
+
+TOGETHER = 2 * 86400
+"""Seconds between a sibling's backport of the target and its backport of a commit the
+target was adapted around within which it took the two together: a dependency is picked in
+the session that picks the target (DPDK 24.11's pair for 23.11's `4d78ac5f3ef7` share one
+committer time). Further apart, the sibling took the commit on its own account, which says
+nothing of the target (containerd's release/2.1 took a lint cleanup eight months before the
+fix release/1.7 adapted around it)."""
 
 _KEY = "adapted-around:v1"
 _SLICE = 64  # a sibling's backports asked at a time (`PracticeReader._sampled`)
@@ -266,19 +274,18 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
         if apart is None:
             retained.append(finding)
             continue
+        evidence = _reworded(reader, branch, finding, apart, adapted=True)
         scan.adapted.append(
             replace(
                 finding,
                 kind="adapted-backport",
                 series=apart,
-                evidence=(
-                    *finding.evidence,
-                    f"adapted, probably on purpose: {practice.describe()}",
-                ),
+                evidence=(*evidence, f"adapted, probably on purpose: {practice.describe()}"),
             )
         )
         if own:
-            retained.append(replace(finding, series=own, adapted=()))
+            evidence = _reworded(reader, branch, finding, own, adapted=False)
+            retained.append(replace(finding, series=own, evidence=evidence, adapted=()))
     scan.findings = retained
 
 
@@ -297,15 +304,33 @@ def _parted(
     return apart, own
 
 
+def _reworded(
+    reader: PracticeReader,
+    branch: Ref,
+    finding: ScanFinding,
+    part: tuple[Member, ...],
+    *,
+    adapted: bool,
+) -> tuple[str, ...]:
+    """The finding's evidence for one part of its series: its first line counts what that
+    part lacks ("lacks 2 commit(s): 2 it was adapted around"), not the whole finding's."""
+    carrier = reader.ws.presence.check(finding.commit, branch).as_commit
+    if carrier is None or not finding.evidence:
+        return finding.evidence
+    counted = {m.commit for m in part} if adapted else set()
+    return (incomplete_why(carrier, part, counted), *finding.evidence[1:])
+
+
 def _why(error: BackportrError | GitError) -> str:
     return git_error_text(error) if isinstance(error, GitError) else str(error)
 
 
 def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
     """Evidence that what the backport went without is wanted all the same: a sibling
-    backported a commit it was adapted around beside the target (a sibling that forked
-    after it has it by ancestry, and a follow-up of it there is routine: no evidence), a
-    branch records it as the target's dependency, or the target declares it."""
+    backported a commit it was adapted around beside the target, in one batch (a sibling
+    that forked after it has it by ancestry, and a follow-up of it there is routine: no
+    evidence; one it took months apart, on its own account: none either), a branch records
+    it as the target's dependency, or the target declares it."""
     ws = reader.ws
     adapted = adapted_roots(finding.series)  # not what hangs on those
     ctx = reader.scanner.resolver.context(branch)
@@ -316,10 +341,22 @@ def _held(reader: PracticeReader, branch: Ref, finding: ScanFinding) -> bool:
     for sibling in ws.indexed:
         if sibling.refname in (branch.refname, upstream):
             continue
-        if not ws.presence.check(finding.commit, sibling).present:
+        target = ws.presence.check(finding.commit, sibling)
+        if not target.present or target.as_commit is None:
             continue
         for commit in adapted:
             found = ws.presence.check(commit, sibling)
-            if found.present and found.how != "ancestor":  # backported there: a decision
+            if (
+                found.present
+                and found.how != "ancestor"  # backported there: a decision
+                and found.as_commit is not None
+                and _together(reader, found.as_commit, target.as_commit)
+            ):
                 return True
     return False
+
+
+def _together(reader: PracticeReader, one: Oid, other: Oid) -> bool:
+    """Two commits of a sibling committed within `TOGETHER` of each other: one batch."""
+    repo = reader.ws.repo
+    return abs(repo.commit(one).commit_time - repo.commit(other).commit_time) <= TOGETHER

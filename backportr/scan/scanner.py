@@ -452,7 +452,7 @@ class Scanner:
                     self._subject(upstream),
                     report.status,
                     series,
-                    (_incomplete_why(carrier, series, adapted),),
+                    (incomplete_why(carrier, series, adapted),),
                     tagged,
                     self.ws.index.reader.upstream_seq(upstream) or 0,
                     adapted=tuple(m.commit for m in series if m.commit in adapted),
@@ -536,7 +536,7 @@ class Scanner:
             result.findings.append(
                 ScanFinding(
                     "incomplete-backport", branch.name, upstream, self._subject(upstream),
-                    "detected", series, (_incomplete_why(carrier, series, set()),),
+                    "detected", series, (incomplete_why(carrier, series, set()),),
                     any(self._tagged(m.commit) for m in series),
                     self.ws.index.reader.upstream_seq(upstream) or 0,
                 )
@@ -760,8 +760,9 @@ def adapted_members(series: tuple[Member, ...]) -> set[Oid]:
     return adapted
 
 
-def _incomplete_why(carrier: Oid, series: tuple[Member, ...], adapted: set[Oid]) -> str:
-    """One line: the backport, how many commits its closure lacks, and of which kind."""
+def incomplete_why(carrier: Oid, series: tuple[Member, ...], adapted: set[Oid]) -> str:
+    """One line: the backport, how many commits its closure lacks, and of which kind (those
+    in `adapted`: what it was adapted around, and what hangs on that)."""
     own = len(series) - len(adapted)
     kinds = []
     if own:
