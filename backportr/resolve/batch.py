@@ -15,8 +15,6 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import networkx as nx
-
 from backportr.git.trial import TreeState, TrialApplier
 from backportr.model import (
     BranchReport,
@@ -141,6 +139,8 @@ def _joined(known: Member | None, member: Member) -> Member:
 
 def _order(series: Sequence[Sequence[Oid]], seq: Callable[[Oid], int]) -> list[Oid]:
     """Every series' order respected, ties by upstream order; upstream order when they clash."""
+    import networkx as nx  # as `graph.py` does: not on every command's start
+
     graph: nx.DiGraph[Oid] = nx.DiGraph()
     for one in series:
         graph.add_nodes_from(one)
