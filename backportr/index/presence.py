@@ -57,7 +57,9 @@ class PresenceChecker:
         candidates: list[tuple[Oid, str]] = [
             (c, "annotation") for c in self.index.reader.carriers(commit, branch.refname)
         ]
-        if not candidates and self._by_patch_id(commit, branch):
+        if not candidates and (
+            self._looked_up(commit, branch) or self._may_share_patch_id(commit, branch)
+        ):
             patch_id = self.index.patch_ids.patch_id(commit)
             if patch_id:
                 candidates = [
@@ -98,21 +100,18 @@ class PresenceChecker:
         is a lookup only, `looked_up`, does not ask which paths the commit changes.)"""
         if self.contains(commit, branch) or self.index.reader.carriers(commit, branch.refname):
             return False
-        return self._by_patch_id(commit, branch) and not self.index.patch_ids.looked_up(
-            commit, branch.refname
-        )
+        return not self._looked_up(commit, branch) and self._may_share_patch_id(commit, branch)
 
-    def _by_patch_id(self, commit: Oid, branch: Ref) -> bool:
-        """Is the branch searched for `commit` by patch-id: a lookup (`looked_up`), or one
-        of its commits could share it (`_may_share_patch_id`)? A lookup counts as a question
-        toward listing the branch's paths too: a run that finds the first patch-ids it asks
-        known would otherwise give the questions before the listing to commits not yet
-        asked, and compute their patch-ids whatever their paths (a warm DPDK detection, 51
-        more each run, 0.3-0.5 s, until all were)."""
-        if self.index.patch_ids.looked_up(commit, branch.refname):
-            self._asked[branch.refname] = self._asked.get(branch.refname, 0) + 1
-            return True
-        return self._may_share_patch_id(commit, branch)
+    def _looked_up(self, commit: Oid, branch: Ref) -> bool:
+        """`PatchIds.looked_up`, counted as a question toward listing the branch's paths
+        (`_may_share_patch_id`): a run that finds the first patch-ids it asks known would
+        otherwise give the questions before the listing to commits not yet asked, and
+        compute their patch-ids whatever their paths (a warm DPDK detection, 51 more each
+        run, 0.3-0.5 s, until all were)."""
+        if not self.index.patch_ids.looked_up(commit, branch.refname):
+            return False
+        self._asked[branch.refname] = self._asked.get(branch.refname, 0) + 1
+        return True
 
     def _may_share_patch_id(self, commit: Oid, branch: Ref) -> bool:
         """Could one of the branch's own commits carry `commit`'s patch-id? A patch-id hashes

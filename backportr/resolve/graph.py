@@ -7,21 +7,17 @@ first" (B is a prerequisite of A, or A is a follow-up of B).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from backportr.model import Oid, Reason
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 
 class SeriesGraph:
     """Members of a series with the reasons that brought each in."""
 
     def __init__(self) -> None:
-        import networkx  # when a series is first made: a detection makes none (0.2 s a start)
+        import networkx as nx  # when a series is first made: a detection makes none (0.2 s)
 
-        self.graph: nx.DiGraph[Oid] = networkx.DiGraph()
+        self.graph: nx.DiGraph[Oid] = nx.DiGraph()
 
     def add_node(self, commit: Oid, *, seq: int, subject: str = "") -> bool:
         """Add a commit; False when it was already there."""
@@ -71,12 +67,12 @@ class SeriesGraph:
 
         Returns (order, had_cycle); a cycle falls back to plain upstream order.
         """
-        import networkx  # loaded by __init__
+        import networkx as nx  # loaded by __init__
 
         seq = {n: (self.graph.nodes[n]["seq"], n) for n in self.graph.nodes}
         reverse = self.graph.reverse(copy=False)
         try:
-            order = list(networkx.lexicographical_topological_sort(reverse, key=lambda n: seq[n]))
+            order = list(nx.lexicographical_topological_sort(reverse, key=lambda n: seq[n]))
             return order, False
-        except networkx.NetworkXUnfeasible:
+        except nx.NetworkXUnfeasible:
             return sorted(self.graph.nodes, key=lambda n: seq[n]), True
