@@ -227,10 +227,11 @@ def test_a_form_added_to_the_table_is_read_and_re_reads_the_index() -> None:
 )
 def test_a_relation_is_read_where_the_line_says_so(line: str, names: bool) -> None:
     """The prose forms read the cited id where the words say the commit corrects it or
-    follows it, and nothing where the same words say something else."""
+    follows it, and nothing where the same words say something else (each line in a commit
+    whose subject, as HAProxy's and Xen's do, says it fixes something)."""
     expected = re.search(r"\b[0-9a-f]{7,40}\b", line)
     assert expected is not None
-    fixes = parse_message(f"subject\n\n{line}\n").fixes
+    fixes = parse_message(f"BUG/MEDIUM: fix it\n\n{line}\n").fixes
     assert [f.ref for f in fixes] == ([expected.group(0)] if names else []), line
 
 
@@ -248,6 +249,32 @@ def test_a_relation_is_read_where_the_line_says_so(line: str, names: bool) -> No
 )
 def test_prose_that_names_no_commit_is_no_relation(line: str) -> None:
     assert parse_message(f"subject\n\n{line}\n").fixes == ()
+
+
+@pytest.mark.parametrize(
+    ("subject", "line", "names"),
+    [
+        # real lines: "introduced in/by <id>" names a culprit where something went wrong...
+        ("sysusers: fix argument confusion", "Bug introduced in 335f6ab4f13a.", True),
+        ("run: double free", "Introduced in f2b9f2c83e5b.", True),  # it opens its sentence
+        ("doc: update the guide", 'A typo was introduced in commit ba54bdc79d94 ("net', True),
+        ("sd-journal: fix NULL arg", "It was introduced in 9c66f528138f.", True),  # subject
+        ("tools: libxl: Fix some const consts introduced in 711cb4229900", "", True),
+        ("zstream: force-install zstreamdump link", "Accidentally introduced by 1234abcd5", True),
+        # ...and is where code came from in a commit that says nothing went wrong
+        ("libxl: rework domain userdata file lock", "The lock introduced in d2cd9d4f0 ...", False),
+        ("pkg/oci: don't use var", "This variable was introduced in 8de612020e1", False),
+        ("net/iavf: add VF initiated reset", "the path that was introduced in 3e6a5d2d310a", False),
+        ("wifi: drop workaround for bad values", "This was first introduced by 5e2a6b4c0d", False),
+    ],
+)  # fmt: skip
+def test_introduced_names_a_culprit_only_where_something_went_wrong(
+    subject: str, line: str, names: bool
+) -> None:
+    """The `Introduced by` form (`in`, `with`): in the upstream histories of eight projects,
+    most such lines of a commit that names no fault are the code's history (docs/reading.md)."""
+    fixes = parse_message(f"{subject}\n\n{line}\n").fixes
+    assert [f.form for f in fixes] == (["Introduced by"] if names else [])
 
 
 def test_a_form_keeps_the_quoted_subject_and_fixes_wins_for_the_same_id() -> None:

@@ -554,7 +554,9 @@ def _read_as(items: list[tuple[Oid, Citation]]) -> str | None:
     other = 0
     sample = items[:SAMPLE]
     for _, citation in sample:
-        parsed = parse_message("subject\n\n" + citation.line, trailers=False)
+        # read as in a fix: a form that needs a fault named (`Introduced in`) is known
+        # for its words, not learned again as the project's own phrase
+        parsed = parse_message("fix\n\n" + citation.line, trailers=False)
         forms = [f.form for f in parsed.fixes if citation.ref.startswith(f.ref[:7])]
         if forms:
             fixes[forms[0]] += 1

@@ -61,6 +61,9 @@ class RelationForm:
     trailer: bool = False
     """A trailer `text/trailers.py` reads with its own parser (a subject wrapped over lines,
     quoted text left out): in the table for what it is, skipped by `mentions`."""
+    faulty: bool = False
+    """The words name where code came from as often as a culprit ("the lock introduced in
+    <id>"): a match names one only where something went wrong (`names_a_fault`)."""
 
 
 def _form(
@@ -72,9 +75,17 @@ def _form(
     example: str,
     *,
     trailer: bool = False,
+    faulty: bool = False,
 ) -> RelationForm:
     return RelationForm(
-        name, start, re.compile(pattern, _FLAGS), words, phrase, example, trailer=trailer
+        name,
+        start,
+        re.compile(pattern, _FLAGS),
+        words,
+        phrase,
+        example,
+        trailer=trailer,
+        faulty=faulty,
     )
 
 
@@ -136,6 +147,7 @@ FORMS: tuple[RelationForm, ...] = (
         ("introduced",),
         "introduced by {id}",
         "Fixes a bug introduced by 7ef26afca555a5e167ebc59514490906a46db2cb.",  # systemd
+        faulty=True,
     ),
     _form(
         "Caused by",
@@ -292,7 +304,7 @@ class Vocabulary:
             while at != -1:
                 if at == 0 or not low[at - 1].isalnum():
                     match = form.pattern.match(body, at)
-                    if match is not None:
+                    if match is not None and (not form.faulty or names_a_fault(low, at)):
                         subject = match.groupdict().get("subject")
                         yield FixesTag(
                             match.group(1).lower(),
@@ -323,11 +335,43 @@ class Vocabulary:
         )
 
 
+_FAULT = re.compile(
+    r"\b(?:bug|regress|issue|problem|typo|error|crash|leak|memleak|warn|break|broke|fail|flaw"
+    r"|mistake|fault|segfault|assert|race|deadlock|fix|wrong|incorrect|overflow|accidental"
+    r"|inadvertent|unintention|mistaken|uninitiali[sz]ed|correct|stray|complain|inappropriate"
+    r"|forgot|missing|missed)"
+)
+_SENTENCE_ENDS = (". ", ".\n", "! ", "? ", "\n\n")
+_SENTENCE = 300  # characters before a phrase its sentence is looked for in
+
+
+def names_a_fault(low: str, at: int) -> bool:
+    """Does the phrase at `at` of a lowercased message (its subject the first line) name a
+    culprit, not where code came from? Yes where it opens its sentence ("Introduced in
+    <id>."), where its sentence up to it says something went wrong ("Bug introduced by",
+    "a typo was accidentally introduced in"), or where the subject does ("sd-journal: fix
+    ...: It was introduced in <id>"); not in "The lock introduced in <id> ..." of a commit
+    that reworks it. A bounded look back (`_SENTENCE` characters): linear on any message."""
+    newline = low.find("\n")
+    subject = low if newline == -1 else low[:newline]
+    if newline == -1 or at <= newline:
+        return bool(_FAULT.search(subject[:at]))
+    before = low[max(newline + 1, at - _SENTENCE) : at]
+    opens = (found + len(end) for end in _SENTENCE_ENDS if (found := before.rfind(end)) != -1)
+    sentence = before[max(opens, default=0) :]
+    if not sentence.strip() or _FAULT.search(sentence):
+        return True
+    return bool(_FAULT.search(subject))
+
+
 def table_fingerprint(forms: tuple[RelationForm, ...]) -> str:
     """A table's fingerprint, derived from what each form reads: adding or changing a form
     changes it, with no version to raise by hand."""
     text = "\n".join(
-        "\t".join((f.name, f.start, f.pattern.pattern, str(f.pattern.flags), *f.words))
+        "\t".join(
+            (f.name, f.start, f.pattern.pattern, str(f.pattern.flags), *f.words)
+            + (("faulty",) if f.faulty else ())
+        )
         for f in forms
     )
     return "forms " + hashlib.sha256(text.encode()).hexdigest()[:16]
