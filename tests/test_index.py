@@ -84,6 +84,38 @@ def test_ancestry_from_index(scenario: RepoBuilder) -> None:
     assert index.after_fork.in_branch(scenario.ids["fix-bp"], refname) is True
 
 
+def test_questions_read_whole_are_answered_as_row_by_row(
+    scenario: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `BULK_AFTER` questions of a kind (a scan's thousands), the reader and the
+    after-fork rows answer from the kind's rows read whole: the same answers, in the same
+    order, as a query a question."""
+    import backportr.index.reader as reader_module
+
+    repo, index = _open(scenario)
+    sibling = repo.branch("linux-5.10.y").refname
+    ids = [Oid(oid) for oid in scenario.ids.values()]
+    subjects = [index.reader.subject(oid, repo) for oid in ids]
+
+    def answers() -> tuple[list[object], list[object], list[object]]:
+        r, a = index.reader, index.after_fork
+        return (
+            [(r.fixed_by(o), r.fixes_of(o), r.reverted_by(o), r.reverted_by(o, upstream_only=True))
+             for o in ids],
+            [(r.carriers(o, sibling), a.in_branch(o, sibling)) for o in ids],
+            [r.branch_commits_with_subject(s, sibling) for s in subjects],
+        )  # fmt: skip
+
+    row_by_row = answers()
+    assert any(index.reader.fixed_by(o) for o in ids)  # questions with answers among them
+    assert any(index.reader.carriers(o, sibling) for o in ids)
+    index.forget()
+    monkeypatch.setattr(reader_module, "BULK_AFTER", 1)  # each kind weighed from its first
+    assert answers() == row_by_row
+    assert set(index.reader._whole) >= {"fixes_to_upstream", "fixes_of", f"carriers {sibling}"}
+    assert sibling in index.after_fork._whole
+
+
 def test_incremental_update_reads_only_new_commits(scenario: RepoBuilder) -> None:
     repo, index = _open(scenario)
     before = index.reader.count()

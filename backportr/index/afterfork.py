@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from backportr.errors import BackportrError
 from backportr.index.part import IndexFile, StorePart
-from backportr.index.reader import IndexReader
+from backportr.index.reader import IndexReader, Tally
 from backportr.model import Oid, oids
 
 
@@ -24,9 +24,15 @@ class AfterFork(StorePart):
     def __init__(self, file: IndexFile, reader: IndexReader) -> None:
         super().__init__(file)
         self.reader = reader
+        self._tally = Tally()  # questions about each branch, until an update
+        # each branch's own commits and upstream commits after its fork, read whole when
+        # the tally says so (a scan asks thousands, a resolve a few)
+        self._whole: dict[str, tuple[set[int], set[int]]] = {}
 
     def forget(self) -> None:
         self._unlisted = None
+        self._tally = Tally()
+        self._whole = {}
 
     def in_branch(self, oid: Oid, refname: str) -> bool | None:
         """Is the commit in the branch's history? None when the index cannot tell."""
@@ -34,15 +40,25 @@ class AfterFork(StorePart):
         if row is None:
             return None
         cid, seq = row.id, row.upstream_seq
-        if self.db.execute(
-            "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
-        ).fetchone():
+        whole = self._whole.get(refname)
+        if whole is None and self._often(refname):
+            whole = self._read_whole(refname)
+        if whole is not None and cid in whole[0]:
+            return True
+        if (
+            whole is None
+            and self.db.execute(
+                "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
+            ).fetchone()
+        ):
             return True
         if seq is None:
             return False
         stored = self.reader.stored_ref(refname)
         if stored is None or stored.fork is None:
             return None
+        if whole is not None:
+            return cid not in whole[1]
         self.complete([refname])
         return (
             self.db.execute(
@@ -50,6 +66,28 @@ class AfterFork(StorePart):
             ).fetchone()
             is None
         )
+
+    def _often(self, refname: str) -> bool:
+        return self._tally.due(refname, lambda: self._rows(refname))
+
+    def _rows(self, refname: str) -> int:
+        """The branch's own commits and the upstream commits after its fork, as stored
+        (none of the latter for a branch not yet listed: the guess is low, never wrong)."""
+        count = "SELECT COUNT(*) FROM {} WHERE refname=?"
+        own = self.db.execute(count.format("branch_commits"), (refname,)).fetchone()[0]
+        after = self.db.execute(count.format("after_fork"), (refname,)).fetchone()[0]
+        return int(own) + int(after)
+
+    def _read_whole(self, refname: str) -> tuple[set[int], set[int]]:
+        """The branch's own commits and the upstream commits after its fork (its rows
+        listed first where they are not yet), by row id."""
+        stored = self.reader.stored_ref(refname)
+        if stored is not None and stored.fork is not None:  # where a question lists them
+            self.complete([refname])
+        own = self.db.execute("SELECT commit_id FROM branch_commits WHERE refname=?", (refname,))
+        after = self.db.execute("SELECT commit_id FROM after_fork WHERE refname=?", (refname,))
+        whole = self._whole[refname] = ({r[0] for r in own}, {r[0] for r in after})
+        return whole
 
     def fixes(self, refname: str) -> list[Oid]:
         """Upstream commits after the branch's fork with a resolved `Fixes:`, oldest first."""

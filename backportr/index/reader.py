@@ -5,6 +5,7 @@ writes: answers cached for later are `cache.py`'s, the facts about the project `
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from backportr.index.part import IndexFile, StorePart
@@ -22,6 +23,29 @@ class SubjectSource(Protocol):
 
 
 _ROWS_CACHED = 200_000  # commits' rows cached in memory; past it the table starts again
+BULK_AFTER = 256  # single-row questions of a kind before reading its rows whole is weighed
+
+
+class Tally:
+    """When a kind of question (who fixes X, which commit of this branch carries U) is
+    better answered from its rows read whole, once, than a row at a time: a scan asks
+    thousands (a warm DPDK detection, 58,000 queries), a resolve a few. Weighed each time
+    the count of questions doubles from `BULK_AFTER`: yes when those asked are at least
+    half the rows a whole read returns (a single-row query costs about what two rows of
+    a whole read do), on the guess that as many are still to come."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, int] = {}
+        self._rows: dict[str, int] = {}
+
+    def due(self, kind: str, rows: Callable[[], int]) -> bool:
+        """One more question of `kind`; `rows`: how many rows its whole read returns."""
+        asked = self._asked[kind] = self._asked.get(kind, 0) + 1
+        if asked < BULK_AFTER or asked & (asked - 1):  # 256, 512, 1024, ...
+            return False
+        if kind not in self._rows:
+            self._rows[kind] = rows()
+        return asked * 2 >= self._rows[kind]
 
 
 class CommitRow(NamedTuple):
@@ -44,6 +68,8 @@ class IndexReader(StorePart):
         super().__init__(file)
         self._rows: dict[Oid, CommitRow | None] = {}  # commits' rows read, until an update
         self._refs: dict[str, IndexedRef | None] = {}  # stored refs read, until an update
+        self._tally = Tally()  # single questions of each kind, until an update
+        self._whole: dict[str, dict[Any, list[Any]]] = {}  # kinds read whole, by their key
 
     def fix_form_counts(self) -> dict[str, int]:
         """How many indexed commits name a culprit in each form (`text/relation_forms.py`), most
@@ -57,6 +83,26 @@ class IndexReader(StorePart):
     def forget(self) -> None:
         self._rows = {}
         self._refs = {}
+        self._tally = Tally()
+        self._whole = {}
+
+    def _read_whole(self, kind: str) -> dict[Any, list[Any]] | None:
+        """The answers to every question of `kind`, read whole once `Tally` says so (None
+        before: ask the row). `kind` names the queries of `_WHOLE`, with their one
+        parameter after a space, if any; the rows are (key, value), each key's values in
+        the query's order."""
+        if kind in self._whole:
+            return self._whole[kind]
+        name, _, parameter = kind.partition(" ")
+        query, count = _WHOLE[name]
+        arguments = (parameter,) if parameter else ()
+        if not self._tally.due(kind, lambda: int(self.db.execute(count, arguments).fetchone()[0])):
+            return None
+        whole: dict[Any, list[Any]] = {}
+        for key, *value in self.db.execute(query, arguments):
+            whole.setdefault(key, []).append(value)
+        self._whole[kind] = whole
+        return whole
 
     def refs(self) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self.db.execute("SELECT * FROM refs ORDER BY name")]
@@ -132,9 +178,12 @@ class IndexReader(StorePart):
         return self._relations_of("reverts", oid)
 
     def _relations_of(self, table: str, oid: Oid) -> list[Relation]:
+        whole = self._read_whole(f"{table}_of")
+        if whole is not None:
+            return [Relation(oid, *row) for row in whole.get(oid, ())]
         rows = self.db.execute(
             f"SELECT c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
-            "JOIN commits c ON c.id = t.commit_id WHERE c.oid=?",
+            "JOIN commits c ON c.id = t.commit_id WHERE c.oid=? ORDER BY t.rowid",
             (oid,),
         )
         return [Relation(*row) for row in rows]
@@ -174,6 +223,10 @@ class IndexReader(StorePart):
     def _relations_to(
         self, table: str, oid: Oid, upstream_only: bool, *, in_branch: bool = False
     ) -> list[Relation]:
+        if not in_branch:
+            whole = self._read_whole(f"{table}_to{'_upstream' if upstream_only else ''}")
+            if whole is not None:
+                return [Relation(*row) for row in whole.get(oid, ())]
         where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
         if in_branch:
             where += (
@@ -183,7 +236,7 @@ class IndexReader(StorePart):
         rows = self.db.execute(
             f"SELECT c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
             f"JOIN commits c ON c.id = t.commit_id WHERE t.target=?{where} "
-            "ORDER BY c.upstream_seq, c.commit_time",
+            "ORDER BY c.upstream_seq, c.commit_time, t.rowid",
             (oid,),
         )
         return [Relation(*row) for row in rows]
@@ -196,10 +249,13 @@ class IndexReader(StorePart):
 
     def carriers(self, upstream: Oid, refname: str) -> list[Oid]:
         """Branch commits that name `upstream` in an upstream-reference line, oldest first."""
+        whole = self._read_whole(f"carriers {refname}")
+        if whole is not None:
+            return [row[0] for row in whole.get(upstream, ())]
         rows = self.db.execute(
             "SELECT c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
             "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? "
-            "WHERE u.upstream=? ORDER BY b.seq",
+            "WHERE u.upstream=? ORDER BY b.seq, u.rowid",
             (refname, upstream),
         )
         return [r[0] for r in rows]
@@ -223,6 +279,9 @@ class IndexReader(StorePart):
         return [r[0] for r in rows]
 
     def branch_commits_with_subject(self, subject: str, refname: str) -> list[Oid]:
+        whole = self._read_whole(f"subjects {refname}")
+        if whole is not None:
+            return [row[0] for row in whole.get(subject, ())]
         rows = self.db.execute(
             "SELECT c.oid FROM commits c CROSS JOIN branch_commits b ON b.commit_id=c.id "
             "AND b.refname=? WHERE c.subject=? ORDER BY b.seq",
@@ -313,3 +372,48 @@ def _first_of_each(rows: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 def _form(table: str) -> str:
     """The column a relation's `form` is read from: the `fixes` table's own."""
     return ", t.form" if table == "fixes" else ""
+
+
+_TABLES = ("fixes", "reverts", "stable_deps")
+
+
+def _relations(table: str, *, to: bool, upstream_only: bool = False) -> str:
+    """Every row of a relation table as `_relations_of` (key: the commit naming it) or
+    `_relations_to` (key: the target) reads one, in their order."""
+    if not to:
+        return (
+            f"SELECT c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
+            "JOIN commits c ON c.id = t.commit_id ORDER BY t.rowid"
+        )
+    where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
+    return (
+        f"SELECT t.target, c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
+        f"JOIN commits c ON c.id = t.commit_id WHERE t.target IS NOT NULL{where} "
+        "ORDER BY c.upstream_seq, c.commit_time, t.rowid"
+    )
+
+
+_BRANCH_ROWS = "SELECT COUNT(*) FROM branch_commits WHERE refname=?"
+_WHOLE = {
+    **{f"{t}_of": (_relations(t, to=False), f"SELECT COUNT(*) FROM {t}") for t in _TABLES},
+    **{f"{t}_to": (_relations(t, to=True), f"SELECT COUNT(*) FROM {t}") for t in _TABLES},
+    **{
+        f"{t}_to_upstream": (
+            _relations(t, to=True, upstream_only=True),
+            f"SELECT COUNT(*) FROM {t}",
+        )
+        for t in _TABLES
+    },
+    "carriers": (
+        "SELECT u.upstream, c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
+        "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq, u.rowid",
+        _BRANCH_ROWS,
+    ),
+    "subjects": (
+        "SELECT c.subject, c.oid FROM commits c CROSS JOIN branch_commits b "
+        "ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+        _BRANCH_ROWS,
+    ),
+}
+"""The queries `IndexReader._read_whole` answers a kind from, by its name: its rows read
+whole, and how many they are (an upper bound)."""
