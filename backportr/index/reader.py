@@ -29,10 +29,11 @@ BULK_AFTER = 256  # single-row questions of a kind before reading its rows whole
 class Tally:
     """When a kind of question (who fixes X, which commit of this branch carries U) is
     better answered from its rows read whole, once, than a row at a time: a scan asks
-    thousands (a warm DPDK detection, 58,000 queries), a resolve a few. Weighed each time
-    the count of questions doubles from `BULK_AFTER`: yes when those asked are at least
-    half the rows a whole read returns (a single-row query costs about what two rows of
-    a whole read do), on the guess that as many are still to come."""
+    thousands (a warm DPDK detection, 58,000 queries), a resolve a few. Weighed every
+    `_WEIGHED` questions from `BULK_AFTER`: yes once those asked reach a third of the rows
+    a whole read returns (a row read whole costs a quarter to a tenth of a question's
+    query on DPDK's index, each kind measured), on the guess that as many are still to
+    come."""
 
     def __init__(self) -> None:
         self._asked: dict[str, int] = {}
@@ -41,11 +42,14 @@ class Tally:
     def due(self, kind: str, rows: Callable[[], int]) -> bool:
         """One more question of `kind`; `rows`: how many rows its whole read returns."""
         asked = self._asked[kind] = self._asked.get(kind, 0) + 1
-        if asked < BULK_AFTER or asked & (asked - 1):  # 256, 512, 1024, ...
+        if asked < BULK_AFTER or asked % _WEIGHED:
             return False
         if kind not in self._rows:
             self._rows[kind] = rows()
-        return asked * 2 >= self._rows[kind]
+        return asked * 3 >= self._rows[kind]
+
+
+_WEIGHED = 64
 
 
 class CommitRow(NamedTuple):
@@ -386,9 +390,9 @@ def _relations(table: str, *, to: bool, upstream_only: bool = False) -> str:
             "JOIN commits c ON c.id = t.commit_id ORDER BY t.rowid"
         )
     where = " AND c.upstream_seq IS NOT NULL" if upstream_only else ""
-    return (
+    return (  # `+`: the table read in order, not by its target lookup (a third of the time)
         f"SELECT t.target, c.oid, t.target, t.ref, t.subject, t.how{_form(table)} FROM {table} t "
-        f"JOIN commits c ON c.id = t.commit_id WHERE t.target IS NOT NULL{where} "
+        f"JOIN commits c ON c.id = t.commit_id WHERE +t.target IS NOT NULL{where} "
         "ORDER BY c.upstream_seq, c.commit_time, t.rowid"
     )
 
@@ -404,14 +408,15 @@ _WHOLE = {
         )
         for t in _TABLES
     },
-    "carriers": (
-        "SELECT u.upstream, c.oid FROM upstream_refs u JOIN commits c ON c.id=u.commit_id "
-        "JOIN branch_commits b ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq, u.rowid",
+    "carriers": (  # from the branch's rows: a few thousand, where upstream's are many
+        "SELECT u.upstream, c.oid FROM branch_commits b JOIN upstream_refs u "
+        "ON u.commit_id=b.commit_id JOIN commits c ON c.id=b.commit_id WHERE b.refname=? "
+        "ORDER BY b.seq, u.rowid",
         _BRANCH_ROWS,
     ),
     "subjects": (
-        "SELECT c.subject, c.oid FROM commits c CROSS JOIN branch_commits b "
-        "ON b.commit_id=c.id AND b.refname=? ORDER BY b.seq",
+        "SELECT c.subject, c.oid FROM branch_commits b JOIN commits c ON c.id=b.commit_id "
+        "WHERE b.refname=? ORDER BY b.seq",
         _BRANCH_ROWS,
     ),
 }
