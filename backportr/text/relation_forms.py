@@ -252,6 +252,7 @@ class Vocabulary:
         self._prose = tuple((f, frozenset(f.words)) for f in self.forms if not f.trailer)
         self._own_prose = tuple((f, frozenset(f.words)) for f in learned_forms if not f.trailer)
         self._prose_words = tuple(sorted({w for _, words in self._prose for w in words}))
+        self._own_words = tuple(sorted({w for _, words in self._own_prose for w in words}))
         words = {w for form in self.forms for w in form.words}
         words |= {w for form in self.annotations for w in form.words}
         # what the cheap test must look for beyond its own words
@@ -268,6 +269,12 @@ class Vocabulary:
                     "group, the id"
                 )
             self._own.append(compiled)
+
+    @property
+    def own_forms(self) -> bool:
+        """Has the project forms of its own (learned phrases, patterns), which a message
+        whose `Fixes:` trailer names its culprits is read with still?"""
+        return bool(self._own_prose or self._own)
 
     @property
     def reads_every_message(self) -> bool:
@@ -295,8 +302,10 @@ class Vocabulary:
         table's prose forms out (a message whose `Fixes:` trailer names its culprits: "the
         function was introduced in commit X" there is history, not a culprit); the project's
         learned phrases and patterns are read still."""
-        present = {word for word in self._prose_words if word in low}  # each word once
-        forms = self._prose if table else self._own_prose
+        forms, wanted = (
+            (self._prose, self._prose_words) if table else (self._own_prose, self._own_words)
+        )
+        present = {word for word in wanted if word in low}  # each word once
         for form, words in forms if present else ():
             if words.isdisjoint(present):
                 continue
