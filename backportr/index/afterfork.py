@@ -68,7 +68,7 @@ class AfterFork(StorePart):
         )
 
     def _often(self, refname: str) -> bool:
-        return self._tally.due(refname, lambda: self._rows(refname))
+        return self._tally.due(refname, lambda: self._rows(refname), row_cost=1 / 10)
 
     def _rows(self, refname: str) -> int:
         """The branch's own commits and the upstream commits after its fork, as stored

@@ -30,23 +30,23 @@ class Tally:
     """When a kind of question (who fixes X, which commit of this branch carries U) is
     better answered from its rows read whole, once, than a row at a time: a scan asks
     thousands (a warm DPDK detection, 58,000 queries), a resolve a few. Weighed every
-    `_WEIGHED` questions from `BULK_AFTER`: yes once those asked reach a third of the rows
-    a whole read returns (a row read whole costs a quarter to a tenth of a question's
-    query on DPDK's index, each kind measured), on the guess that as many are still to
-    come."""
+    `_WEIGHED` questions from `BULK_AFTER`: yes once those asked cost what the whole read
+    does, on the guess that as many are still to come (a row read whole costs a quarter to
+    a third of a question's query on DPDK's index, a tenth for a set of row ids)."""
 
     def __init__(self) -> None:
         self._asked: dict[str, int] = {}
         self._rows: dict[str, int] = {}
 
-    def due(self, kind: str, rows: Callable[[], int]) -> bool:
-        """One more question of `kind`; `rows`: how many rows its whole read returns."""
+    def due(self, kind: str, rows: Callable[[], int], *, row_cost: float = 1 / 3) -> bool:
+        """One more question of `kind`; `rows`: how many rows its whole read returns;
+        `row_cost`: what a row of it costs, in questions."""
         asked = self._asked[kind] = self._asked.get(kind, 0) + 1
         if asked < BULK_AFTER or asked % _WEIGHED:
             return False
         if kind not in self._rows:
             self._rows[kind] = rows()
-        return asked * 3 >= self._rows[kind]
+        return asked >= self._rows[kind] * row_cost
 
 
 _WEIGHED = 64
