@@ -111,7 +111,7 @@ def test_questions_read_whole_are_answered_as_row_by_row(
     assert any(index.reader.carriers(o, sibling) for o in ids)
     index.forget()
     monkeypatch.setattr(reader_module, "BULK_AFTER", 1)  # each kind weighed from its first
-    monkeypatch.setattr(reader_module, "_WEIGHED", 1)  # question on
+    monkeypatch.setattr(reader_module, "_WEIGHED", 1)  # and at every question after it
     assert answers() == row_by_row
     assert set(index.reader._whole) >= {"fixes_to_upstream", "fixes_of", f"carriers {sibling}"}
     assert sibling in index.after_fork._whole

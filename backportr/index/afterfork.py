@@ -43,14 +43,12 @@ class AfterFork(StorePart):
         whole = self._whole.get(refname)
         if whole is None and self._often(refname):
             whole = self._read_whole(refname)
-        if whole is not None and cid in whole[0]:
-            return True
-        if (
-            whole is None
-            and self.db.execute(
-                "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
-            ).fetchone()
-        ):
+        if whole is not None:
+            if cid in whole[0]:
+                return True
+        elif self.db.execute(
+            "SELECT 1 FROM branch_commits WHERE refname=? AND commit_id=?", (refname, cid)
+        ).fetchone():
             return True
         if seq is None:
             return False

@@ -24,6 +24,7 @@ class SubjectSource(Protocol):
 
 _ROWS_CACHED = 200_000  # commits' rows cached in memory; past it the table starts again
 BULK_AFTER = 256  # single-row questions of a kind before reading its rows whole is weighed
+_WEIGHED = 64  # and then how often it is weighed again
 
 
 class Tally:
@@ -47,9 +48,6 @@ class Tally:
         if kind not in self._rows:
             self._rows[kind] = rows()
         return asked >= self._rows[kind] * row_cost
-
-
-_WEIGHED = 64
 
 
 class CommitRow(NamedTuple):
@@ -378,7 +376,7 @@ def _form(table: str) -> str:
     return ", t.form" if table == "fixes" else ""
 
 
-_TABLES = ("fixes", "reverts", "stable_deps")
+_TABLES = ("fixes", "reverts")  # `stable_deps` is asked in a branch only, a row at a time
 
 
 def _relations(table: str, *, to: bool, upstream_only: bool = False) -> str:

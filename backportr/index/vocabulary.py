@@ -554,7 +554,7 @@ def _read_as(items: list[tuple[Oid, Citation]]) -> str | None:
     other = 0
     sample = items[:SAMPLE]
     for _, citation in sample:
-        # read as in a fix: a form that needs a fault named (`Introduced in`) is known
+        # read as in a fix: a form that needs a fault named (`Introduced by`) is known
         # for its words, not learned again as the project's own phrase
         parsed = parse_message("fix\n\n" + citation.line, trailers=False)
         forms = [f.form for f in parsed.fixes if citation.ref.startswith(f.ref[:7])]

@@ -271,12 +271,6 @@ class Vocabulary:
             self._own.append(compiled)
 
     @property
-    def own_forms(self) -> bool:
-        """Has the project forms of its own (learned phrases, patterns), which a message
-        whose `Fixes:` trailer names its culprits is read with still?"""
-        return bool(self._own_prose or self._own)
-
-    @property
     def reads_every_message(self) -> bool:
         """A project's own pattern has no word to test first: every message is read."""
         return bool(self._own)

@@ -112,12 +112,11 @@ def parse_message(
         fix_lines, dep_lines = _fixes_and_deps(body, low)
     fixes = [FixesTag(m.group(1).lower(), _quoted_subject(m.group(2))) for m in fix_lines]
     named = {f.ref for f in fixes}
-    if not fixes or vocabulary.own_forms:  # else no form is read (`Vocabulary.mentions`)
-        whole = message.lstrip("\n")  # a subject may name it too ("Fix regression from <id>")
-        for mention in vocabulary.mentions(whole, whole.lower(), table=not fixes):
-            if mention.ref not in named:
-                named.add(mention.ref)
-                fixes.append(mention)
+    whole = message.lstrip("\n")  # a subject may name it too ("Fix regression from <id>")
+    for mention in vocabulary.mentions(whole, whole.lower(), table=not fixes):
+        if mention.ref not in named:
+            named.add(mention.ref)
+            fixes.append(mention)
     deps = [StableDep(m.group(1).lower(), _quoted_subject(m.group(2))) for m in dep_lines]
     tags = _stable_tags(body, low) if "stable" in low else []
     reverts = (
