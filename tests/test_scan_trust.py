@@ -435,6 +435,56 @@ def test_a_fix_met_only_with_its_culprit_is_not_passed_over(tmp_path: Path) -> N
         )
 
 
+def test_a_sibling_that_has_them_from_its_fork_is_no_witness(tmp_path: Path) -> None:
+    """A sibling forked after the fix has it and its culprit by ancestry: it neither took the
+    fix nor carries the culprit without it, however long ago it forked (OVS 3.4 and 3.5
+    were named as carrying a culprit of 3.3 without a fix they had from their forks)."""
+    b = RepoBuilder(tmp_path / "r")
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    b.branch(BRANCH, "master")
+    culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
+    b.cherry_pick(culprit, BRANCH)
+    fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
+    b.branch(SIBLING, "master")
+    b._clock += 200 * 24 * 3600  # months pass
+    b.cherry_pick(b.commit("b: later", {"b.c": _source(1, 4, 2)}), SIBLING)  # its tip, later
+    for args in ((), ("--detect",)):
+        finding = _missing_fix(b, *args)
+        assert (finding["commit"], finding["confidence"], finding["witnesses"]) == (
+            fix,
+            "normal",
+            [],
+        )
+
+
+def test_a_sibling_that_took_a_fix_of_what_it_has_from_its_fork_does_not_rank_it_high(
+    tmp_path: Path,
+) -> None:
+    """An adapted backport whose refactor has a fix upstream: a sibling forked after the
+    refactor backported the target and that fix (a fix of what it has from its fork, not
+    the decision the branch faces: take the refactor). The line says so; the finding ranks
+    as without it, not `high` (OVS 3.3's "ofproto-dpif-upcall: Avoid stale ukeys leaks.",
+    ranked first for 3.4's fix of a feature 3.4 had from its fork)."""
+    b = adapted_repo(tmp_path / "r", taken_later=8)  # the branch takes what it went without
+    y9, t9 = b.ids["Y9"], b.ids["T9"]
+    fixed = _source(9, 10, 20).replace("int b = 20;", "int b = 20; /* wide */")
+    follow = b.commit(f'd9: fix the wider a\n\nFixes: {y9[:12]} ("d9: use a wider a")\n{SIGNED}',
+                      {"drivers/d9.c": fixed})  # fmt: skip
+    newer = "linux-6.6.y"
+    b.branch(newer, y9)
+    b.cherry_pick(t9, newer)
+    taken = b.cherry_pick(follow, newer)
+    found = scan_json(b)
+    listed = found["findings"]
+    assert isinstance(listed, list)
+    finding = next(f for f in listed if f["commit"] == t9)
+    assert [m["commit"] for m in finding["series"]] == [y9, follow]
+    assert finding["witnesses"] == [
+        f"{newer} took {follow[:12]} as {taken[:12]} (it has {y9[:12]} from its fork)"
+    ]
+    assert finding["confidence"] == "normal"
+
+
 @given(
     st.lists(st.integers(-50, 50), max_size=40),
     st.integers(-60, 60),

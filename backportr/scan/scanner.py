@@ -51,7 +51,7 @@ from backportr.scan.findings import (
     finding_to_json,
     prioritize,
 )
-from backportr.scan.witnesses import Witnesses
+from backportr.scan.witnesses import Witnesses, related_of
 from backportr.text.relation_forms import cited
 from backportr.text.trailers import parse_version
 
@@ -385,7 +385,9 @@ class Scanner:
         if not any(m.commit == commit for m in listed):
             return  # the fix and its own revert: nothing to take
         series = self.tried_as_listed(branch, report.series, listed)
-        seen = self.witnesses.of(branch, [m.commit for m in series], present, [commit])
+        seen = self.witnesses.of(
+            branch, [m.commit for m in series], present, [commit], related_of(series)
+        )
         result.findings.append(
             ScanFinding(
                 "missing-fix",
@@ -442,7 +444,11 @@ class Scanner:
         if series:
             adapted = adapted_members(series)
             seen = self.witnesses.of(
-                branch, [m.commit for m in series], [upstream], self._met_alone(branch, series)
+                branch,
+                [m.commit for m in series],
+                [upstream],
+                self._met_alone(branch, series),
+                related_of(series),
             )
             result.findings.append(
                 ScanFinding(
@@ -511,7 +517,7 @@ class Scanner:
                     if finding.kind == "missing-fix"
                     else self._met_alone(branch, finding.series)
                 )
-                seen = self.witnesses.of(branch, missing, bases, alone)
+                seen = self.witnesses.of(branch, missing, bases, alone, related_of(finding.series))
                 finding = replace(finding, witnesses=seen.lines, confidence=seen.confidence)
             witnessed.append(finding)
         result.findings = witnessed

@@ -4,9 +4,11 @@ For each indexed stable branch other than the one scanned (its siblings), each c
 finding says the branch lacks: backported there, and as which commit ("24.11 took
 6c0a92a90b5d as 1f2e3d4c5b6a"; a sibling that forked after the commit has it by ancestry, no
 decision of its maintainers, so no witness); or, where the sibling carries the same base (the
-backport, or the culprit of a missing fix) without any of them, skipped. The finding's
-confidence follows: a sibling that backported the base as well backported one of them (the
-same decision as the branch's, made), `high`; every sibling that carries the base went
+backport, or the culprit of a missing fix) and has none of them, skipped. A sibling that has
+one of them by ancestry is neither. The finding's confidence follows: a sibling that
+backported the base as well backported one of them (the same decision as the branch's, made;
+not a follow-up of another of them the sibling has by ancestry, which fixes what it has),
+`high`; every sibling that carries the base went
 without all of them for months (`SKIPPED_FOR`: upstream that long before its tip), `low`;
 the branch itself went without those it met on their own (fixes of what it had) while it took
 `PASSED_OVER` backports of later upstream commits (its maintainers' batches reached past
@@ -17,11 +19,11 @@ them; a sibling that took them with the base by ancestry does not outweigh it: o
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from backportr.git.names import Ref
-from backportr.model import Oid, short
+from backportr.model import Member, Oid, short
 from backportr.resolve.workspace import Workspace
 from backportr.scan.findings import Confidence
 
@@ -63,6 +65,11 @@ class Witnessed:
     confidence: Confidence
 
 
+def related_of(series: Sequence[Member]) -> dict[Oid, tuple[Oid, ...]]:
+    """Each member's related commits, as `Witnesses.of` asks them."""
+    return {m.commit: tuple(r.related for r in m.reasons if r.related) for m in series}
+
+
 class Witnesses:
     """The siblings of each scanned branch, asked about a finding's commits."""
 
@@ -96,31 +103,42 @@ class Witnesses:
         missing: Sequence[Oid],
         bases: Sequence[Oid],
         candidates: Sequence[Oid] = (),
+        related: Mapping[Oid, Collection[Oid]] | None = None,
     ) -> Witnessed:
         """What each sibling did with `missing`, and with `bases` (the backport, or the
         culprits of a missing fix) without them; and what the branch itself did with
         `candidates`, those of `missing` its maintainers met on their own (a fix of what it
-        has: the missing fix, a follow-up of the backport)."""
+        has: the missing fix, a follow-up of the backport). `related`: for each of `missing`,
+        the commits its reasons name (`related_of`: of a follow-up, what it follows up)."""
         presence = self.ws.presence
         siblings = self.siblings(branch)
         lines: list[str] = []
         took = False
         skipped: list[str] = []
         for sibling in siblings:
+            found = {commit: presence.check(commit, sibling) for commit in missing}
+            inherited = {c for c, f in found.items() if f.present and f.how == "ancestor"}
+            carried: list[str] = []
+            decided = False  # one of them backported for what the branch lacks too
+            for commit, f in found.items():
+                if not f.present or commit in inherited:
+                    continue  # a backport is a decision; a commit from the fork is none
+                shown = short(commit)
+                if f.as_commit and f.as_commit != commit:
+                    shown += f" as {short(f.as_commit)}"
+                had = [r for r in (related or {}).get(commit, ()) if r in inherited]
+                if had:  # a fix of what the sibling has from its fork, and the branch lacks
+                    shown += f" (it has {short(had[0])} from its fork)"
+                else:
+                    decided = True
+                carried.append(shown)
             based = [presence.check(base, sibling) for base in bases]
-            carried = []
-            for commit in missing:
-                found = presence.check(commit, sibling)
-                if found.present and found.how != "ancestor":  # a backport: a decision
-                    shown = short(commit)
-                    if found.as_commit and found.as_commit != commit:
-                        shown += f" as {short(found.as_commit)}"
-                    carried.append(shown)
             if carried:
                 # the same decision as here: the sibling backported the base too
-                took = took or any(p.present and p.how != "ancestor" for p in based)
+                backported = any(p.present and p.how != "ancestor" for p in based)
+                took = took or (decided and backported)
                 lines.append(f"{sibling.name} took {', '.join(carried)}")
-            elif any(p.present for p in based):
+            elif not inherited and any(p.present for p in based):
                 skipped.append(sibling.name)
         if skipped:
             verb = "carries" if len(skipped) == 1 else "carry"
