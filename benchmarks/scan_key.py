@@ -10,7 +10,8 @@ MIRROR is a repository holding upstream and the stable branches (DPDK's `dpdk` m
 scratch bare repository borrows its objects (alternates) and holds the state the maintainer
 saw: the branch at `--before`, upstream cut at the date of `--after` (as the issue measuring
 it does: the fixes that existed when they chose), each sibling branch at its last commit
-before the date of `--before`. The answer key: the upstream commits named by the branch's
+before the date of `--before` (absent if it had no commit of its own by then: not yet
+created). The answer key: the upstream commits named by the branch's
 backports in before..after.
 
 Timed, each in its own process: `git log --format=%H%x00%B` of upstream (the raw log), the
@@ -71,9 +72,11 @@ def prepare(mirror: Path, args: argparse.Namespace) -> Path:
     upstream = git(mirror, "rev-list", "-1", f"--before={after_date}", args.upstream).strip()
     refs = {f"refs/heads/{args.upstream}": upstream, f"refs/heads/{args.branch}": before}
     for sibling in filter(None, args.siblings.split(",")):
-        tip = git(mirror, "rev-list", "-1", f"--before={before_date}", sibling).strip()
-        if tip:
-            refs[f"refs/heads/{sibling}"] = tip
+        # a branch with no commit of its own by the date (upstream's or the scanned
+        # branch's alone) did not exist yet: absent, not an old commit of theirs
+        own = ["rev-list", "-1", f"--before={before_date}", sibling]
+        if git(mirror, *own, f"^{args.upstream}", f"^{args.branch}").strip():
+            refs[f"refs/heads/{sibling}"] = git(mirror, *own).strip()
     for ref, oid in refs.items():
         git(repo, "update-ref", ref, oid)
     print(f"upstream {args.upstream} at {upstream[:12]} (before {after_date})")
