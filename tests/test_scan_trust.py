@@ -160,6 +160,31 @@ def test_a_follow_up_left_a_finding_is_tried_as_the_finding_lists_it(tmp_path: P
     assert picked.returncode == 0
 
 
+def test_each_part_of_a_parted_finding_is_witnessed_by_its_own_commits(tmp_path: Path) -> None:
+    """The sibling took the refactor months before the fix (no evidence against the
+    branch's practice), so the backport is parted: its own follow-up stays a finding,
+    the refactor goes apart. Each part names and ranks by what it lacks: the finding is
+    not `high` for the sibling's refactor, which the adapted entry names (DPDK 23.11's
+    follow-ups of `4359d9d1f7` were shown with 24.11's take of an adapted-around commit)."""
+    b = adapted_repo(tmp_path / "r")
+    y4, t4 = b.ids["Y4"], b.ids["T4"]
+    took = b.cherry_pick(y4, SIBLING)
+    b._clock += 180 * 86400
+    b.cherry_pick(t4, SIBLING)
+    fixed = _source(4, 10, 20).replace("return a + b + x;", "return a + b + 2 * x;")
+    b.commit(f'd4: fix the return\n\nFixes: {t4[:12]} ("d4: fix b")\n{SIGNED}',
+             {"drivers/d4.c": fixed})  # fmt: skip
+    found = scan_json(b)
+    listed, adapted = found["findings"], found["adapted"]
+    assert isinstance(listed, list) and isinstance(adapted, list)
+    own = next(f for f in listed if f["kind"] == "incomplete-backport")
+    apart = next(e for e in adapted if e["commit"] == t4)
+    assert own["witnesses"] == [f"{SIBLING} carries {t4[:12]} without it"]
+    assert own["confidence"] == "normal"
+    assert apart["witnesses"] == [f"{SIBLING} took {y4[:12]} as {took[:12]}"]
+    assert apart["confidence"] == "high"
+
+
 def young_branch_repo(path: Path, sibling_took: int = 0) -> RepoBuilder:
     """`adapted_repo`'s upstream; the sibling carries every T_N adapted without Y_N
     (`sibling_took` of them had Y_N backported after), the young branch, forked later, two

@@ -34,7 +34,7 @@ from backportr.git.trial import TreeState
 from backportr.model import Member, Oid, short
 from backportr.resolve.finders.conflicts import conflict_prerequisites
 from backportr.resolve.finders.declared import declared, recorded
-from backportr.scan.findings import BranchScan, ScanFinding
+from backportr.scan.findings import BranchScan, ScanFinding, prioritize
 from backportr.scan.scanner import Scanner, adapted_roots, incomplete_why
 
 MIN_HISTORY = 10
@@ -127,6 +127,12 @@ class PracticeReader:
                 practice = practice.joined(sibling.name, seen)
         cache.cache_result(_verdict_key(branch), practice.as_json())
         return practice
+
+    def witnessed(self, branch: Ref, part: ScanFinding) -> ScanFinding:
+        """A part of a finding `settle` parted, witnessed and ranked by its own series
+        (the whole's witnesses name the other part's commits too)."""
+        seen = self.scanner.witness_backport(branch, part.commit, part.series)
+        return replace(part, witnesses=seen.lines, confidence=seen.confidence)
 
     def _siblings(self, branch: Ref) -> list[Ref]:
         """The other indexed stable branches, the one that forked nearest to `branch` first
@@ -276,17 +282,21 @@ def settle(scan: BranchScan, branch: Ref, reader: PracticeReader) -> None:
             continue
         evidence = _reworded(reader, branch, finding, apart, adapted=True)
         scan.adapted.append(
-            replace(
-                finding,
-                kind="adapted-backport",
-                series=apart,
-                evidence=(*evidence, f"adapted, probably on purpose: {practice.describe()}"),
+            reader.witnessed(
+                branch,
+                replace(
+                    finding,
+                    kind="adapted-backport",
+                    series=apart,
+                    evidence=(*evidence, f"adapted, probably on purpose: {practice.describe()}"),
+                ),
             )
         )
         if own:
             evidence = _reworded(reader, branch, finding, own, adapted=False)
-            retained.append(replace(finding, series=own, evidence=evidence, adapted=()))
-    scan.findings = retained
+            own_part = replace(finding, series=own, evidence=evidence, adapted=())
+            retained.append(reader.witnessed(branch, own_part))
+    scan.findings = prioritize(retained, reader.scanner.policy.untagged)
 
 
 def _parted(

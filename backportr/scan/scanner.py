@@ -51,7 +51,7 @@ from backportr.scan.findings import (
     finding_to_json,
     prioritize,
 )
-from backportr.scan.witnesses import Witnesses, related_of
+from backportr.scan.witnesses import Witnessed, Witnesses, related_of
 from backportr.text.relation_forms import cited
 from backportr.text.trailers import parse_version
 
@@ -443,13 +443,7 @@ class Scanner:
         tagged = any(self._tagged(m.commit) for m in series)
         if series:
             adapted = adapted_members(series)
-            seen = self.witnesses.of(
-                branch,
-                [m.commit for m in series],
-                [upstream],
-                self._met_alone(branch, series),
-                related_of(series),
-            )
+            seen = self.witness_backport(branch, upstream, series)
             result.findings.append(
                 ScanFinding(
                     "incomplete-backport",
@@ -466,6 +460,17 @@ class Scanner:
                     confidence=seen.confidence,
                 )
             )
+
+    def witness_backport(self, branch: Ref, upstream: Oid, series: Sequence[Member]) -> Witnessed:
+        """What the siblings did with `series`, the commits a backport of `upstream` lacks
+        (of a finding, or of either part `practice.settle` parts it into)."""
+        return self.witnesses.of(
+            branch,
+            [m.commit for m in series],
+            [upstream],
+            self._met_alone(branch, series),
+            related_of(series),
+        )
 
     # -- detection only (`--detect`): what the index tells, no series resolved, no trial ----
 
