@@ -31,6 +31,15 @@ def _source(n: int, a: int, b: int) -> str:
     return f"int f{n}(int x)\n{{\n\tint a = {a};\n\tint b = {b};\n\treturn a + b + x;\n}}\n"
 
 
+def two_files_repo(path: Path, *, branch: bool = True) -> RepoBuilder:
+    """Upstream's first commit, `a.c` and `b.c`; the branch forked there (with `branch`)."""
+    b = RepoBuilder(path)
+    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    if branch:
+        b.branch(BRANCH, "master")
+    return b
+
+
 def adapted_repo(
     path: Path, taken_later: int = 0, sibling_takes: tuple[int, ...] = ()
 ) -> RepoBuilder:
@@ -306,9 +315,7 @@ def test_a_recorded_dependency_keeps_the_finding(tmp_path: Path) -> None:
 def test_a_commit_and_its_revert_are_not_proposed(tmp_path: Path) -> None:
     """A backported fix's follow-up, and upstream's revert of that follow-up, both absent:
     the pair cancels, nothing is incomplete."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
-    b.branch(BRANCH, "master")
+    b = two_files_repo(tmp_path / "r")
     fix = b.commit("a: fix\n\nCc: stable@vger.kernel.org\n", {"a.c": _source(0, 3, 2)})
     b.cherry_pick(fix, BRANCH)
     follow = b.commit(
@@ -322,9 +329,7 @@ def test_a_commit_and_its_revert_are_not_proposed(tmp_path: Path) -> None:
 def test_siblings_as_witnesses_and_the_ranking(tmp_path: Path) -> None:
     """A missing fix a sibling took ranks `high` and names the sibling's commit; one whose
     culprit every sibling has carried for months without it ranks `low`, after it."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
-    b.branch(BRANCH, "master")
+    b = two_files_repo(tmp_path / "r")
     b.branch(SIBLING, "master")
     culprit_a = b.commit("a: change", {"a.c": _source(0, 7, 2)})
     culprit_b = b.commit("b: change", {"b.c": _source(1, 7, 2)})
@@ -464,9 +469,7 @@ def test_a_sibling_that_has_them_from_its_fork_is_no_witness(tmp_path: Path) -> 
     """A sibling forked after the fix has it and its culprit by ancestry: it neither took the
     fix nor carries the culprit without it, however long ago it forked (OVS 3.4 and 3.5
     were named as carrying a culprit of 3.3 without a fix they had from their forks)."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
-    b.branch(BRANCH, "master")
+    b = two_files_repo(tmp_path / "r")
     culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
     b.cherry_pick(culprit, BRANCH)
     fix = b.commit(f'a: fix it\n\nFixes: {culprit[:12]} ("a: change")\n', {"a.c": _source(0, 8, 2)})
@@ -547,8 +550,7 @@ def test_a_fix_and_its_upstream_copy_are_one_finding(tmp_path: Path) -> None:
     (`(cherry picked from commit Y)`): the same change twice upstream, one finding, the
     original's; a detection lists it alike. A copy whose original is not a candidate (the
     branch took the original) is no finding either: it is present by its patch."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
+    b = two_files_repo(tmp_path / "r", branch=False)
     culprit = b.commit("a: change", {"a.c": _source(0, 7, 2)})
     b.branch(BRANCH, "master")
     b.branch("topic", "master")
@@ -748,9 +750,7 @@ def test_detection_names_the_findings_without_resolving_them(tmp_path: Path) -> 
     named with its culprit (status `detected`, no series), but not one upstream reverted; a
     backport's absent follow-up, of it or of a present follow-up, is named as its member,
     but not one upstream reverted. The same findings as the full scan's."""
-    b = RepoBuilder(tmp_path / "r")
-    b.commit("Linux 5.10", {"a.c": _source(0, 1, 2), "b.c": _source(1, 1, 2)})
-    b.branch(BRANCH, "master")
+    b = two_files_repo(tmp_path / "r")
     fix = b.commit("a: fix\n\nCc: stable@vger.kernel.org\n", {"a.c": _source(0, 3, 2)})
     b.cherry_pick(fix, BRANCH)
     first = b.commit(f'a: fix the fix\n\nFixes: {fix[:12]} ("a: fix")\n', {"a.c": _source(0, 3, 4)})
