@@ -811,6 +811,26 @@ def helper_beyond_the_targets_files(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
+def helper_creating_the_targets_files(path: Path) -> Scenario:
+    """Another author's `enabler` adds a driver the branch lacks (its file, and a line in a
+    file the target does not touch); the target changes only that driver's file: nothing
+    of it lands without `enabler`, so there is nothing to adapt it onto, and `enabler` is
+    taken (fwupd's "Add a new plugin to update PixArt Touchpads" for a quirk of it)."""
+    k = Kernel(path)
+    core = k.b.files("master")["fs/core.c"]
+    k.b.commit(
+        "drv: add the new driver\n\nSigned-off-by: Other Dev <other@example.org>\n",
+        {
+            "drivers/new.c": c_file("new_fn0", "new_fn1"),
+            "fs/core.c": core.replace("\ty += 1;", "\ty += 11;", 1),
+        },
+        author=OTHER,
+        name="enabler",
+    )
+    k.change("target", "drivers/new.c", "\ty -= 3;", "\ty -= 30;", subject="new: fix a quirk")
+    return Scenario(k.b, "target", ["enabler", "target"])
+
+
 def helper_within_the_targets_files(path: Path) -> Scenario:
     """As above, but the other author's `enabler` changes only the target's own file: a
     context prerequisite, taken."""
@@ -1352,6 +1372,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "posting_filled_in_between": posting_filled_in_between,
     "authors_earlier_posting_on_anothers_work": authors_earlier_posting_on_anothers_work,
     "helper_within_the_targets_files": helper_within_the_targets_files,
+    "helper_creating_the_targets_files": helper_creating_the_targets_files,
     "refactor_in_a_fixes_only_project": refactor_in_a_fixes_only_project,
     "refactor_in_a_project_taking_refactors": refactor_in_a_project_taking_refactors,
     "refactor_in_a_project_recording_stable_deps": refactor_in_a_project_recording_stable_deps,

@@ -87,8 +87,9 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     those), by another author than the target, that is not a revert and changes files the
     member it helps does not touch: it brings
     changes the backport does not need (a feature, a CI or test rework), and maintainers
-    adapt the member instead (measured on the three shared projects: docs/rules.md).
-    Why, or None when it stays."""
+    adapt the member instead (measured on the three shared projects: docs/rules.md); unless
+    it creates every file those members change, which the branch lacks (there is nothing
+    to adapt them onto). Why, or None when it stays."""
     ctx = closure.ctx
     ours, target = ctx.index.reader.info(helper), ctx.index.reader.info(closure.target)
     if ours is None or target is None or ours.author_email == target.author_email:
@@ -102,6 +103,8 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
         return ctx.applier.landing_paths(commit, tip) or ctx.repo.diffs.files_touched(commit)
 
     wanted = {path for member in helped for path in files(member)}
+    if wanted and wanted <= created_absent(closure, helper):
+        return None  # nothing of what it helps lands without it: nothing to adapt onto
     outside = [path for path in files(helper) if path not in wanted]
     if not outside:
         return None
@@ -111,6 +114,15 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
         f"{', ...' if len(outside) > 1 else ''}): more than the backport needs; adapt "
         f"{names} instead, or take it"
     )
+
+
+def created_absent(closure: Closure, commit: Oid) -> set[str]:
+    """The files `commit` creates that the branch lacks (fwupd's "Add a new plugin to update
+    PixArt Touchpads", whose quirk file a later quirk changes)."""
+    ctx = closure.ctx
+    tree = ctx.repo.commit(ctx.branch.tip).tree
+    created = {change.new_path for change in ctx.repo.diffs.diff(commit) if change.old is None}
+    return {path for path in created if path not in tree}
 
 
 def larger_than_helped(closure: Closure, helper: Oid) -> str | None:
