@@ -792,7 +792,7 @@ def helper_that_conflicts_too(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
-def helper_beyond_the_targets_files(path: Path) -> Scenario:
+def helper_beyond_the_targets_files(path: Path, author: Person = OTHER) -> Scenario:
     """The target conflicts; another author's `enabler` resolves it, but also changes a file
     the target does not touch (a feature with a hunk next to the fix): more than the
     backport needs, so it is suggested and the target adapted by hand."""
@@ -804,11 +804,19 @@ def helper_beyond_the_targets_files(path: Path) -> Scenario:
             "drivers/drv.c": drv.replace("\ty *= 2;", "\ty *= 4;", 1),
             "fs/core.c": core.replace("\ty += 1;", "\ty += 11;", 1),
         },
-        author=OTHER,
+        author=author,
         name="enabler",
     )
     k.edit_in("target", "drv_fn0", "\ty -= 3;", "\ty -= 30;")
+    if author.name == DEFAULT_AUTHOR.name:
+        return Scenario(k.b, "target", ["enabler", "target"])
     return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def helper_beyond_by_the_authors_other_address(path: Path) -> Scenario:
+    """As above, but `enabler` is the target's author's, written from another address (a
+    company's and their own, fwupd's Mario Limonciello): the author's own work, taken."""
+    return helper_beyond_the_targets_files(path, Person(DEFAULT_AUTHOR.name, "a.thor@corp.example"))
 
 
 def helper_creating_the_targets_files(path: Path) -> Scenario:
@@ -1367,6 +1375,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_that_conflicts_too": helper_that_conflicts_too,
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
+    "helper_beyond_by_the_authors_other_address": helper_beyond_by_the_authors_other_address,
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
     "authors_earlier_posting": authors_earlier_posting,
     "posting_filled_in_between": posting_filled_in_between,

@@ -158,6 +158,18 @@ class IndexReader(StorePart):
         ours, theirs = self.info(a), self.info(b)
         return ours is not None and theirs is not None and ours.author_email == theirs.author_email
 
+    def same_person(self, a: Oid, b: Oid) -> bool:
+        """Were two indexed commits written by one person: one email, or one full name
+        (first and last: a developer who writes from a company's address and their own,
+        fwupd's Mario Limonciello)."""
+        ours, theirs = self.info(a), self.info(b)
+        if ours is None or theirs is None:
+            return False
+        name = ours.author_name.strip().casefold()
+        return ours.author_email == theirs.author_email or (
+            " " in name and name == theirs.author_name.strip().casefold()
+        )
+
     def same_authorship(self, a: Oid, b: Oid) -> bool:
         """One author and one author date: a cherry-pick keeps both."""
         ours, theirs = self.info(a), self.info(b)
