@@ -85,12 +85,11 @@ def prune_unhelpful(
 def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     """A commit found only to resolve a conflict (and not a fix: the caller asks only of
     those), by another author than the target's (another email and another full name:
-    `same_person`), that is not a revert and changes files the
-    member it helps does not touch: it brings
-    changes the backport does not need (a feature, a CI or test rework), and maintainers
-    adapt the member instead (measured on the three shared projects: docs/rules.md); unless
-    it creates every file those members change, which the branch lacks (there is nothing
-    to adapt them onto). Why, or None when it stays."""
+    `same_person`), that is not a revert and changes files the member it helps does not
+    touch: it brings changes the backport does not need (a feature, a CI or test rework),
+    and maintainers adapt the member instead (measured on the three shared projects:
+    docs/rules.md); unless it creates every file those members change, which the branch
+    lacks (there is nothing to adapt them onto). Why, or None when it stays."""
     ctx = closure.ctx
     reader = ctx.index.reader
     if None in (reader.info(helper), reader.info(closure.target)):
