@@ -8,12 +8,12 @@ backport, or the culprit of a missing fix) and has none of them, skipped. A sibl
 one of them by ancestry is neither. The finding's confidence follows: a sibling that
 backported the base as well backported one of them (the same decision as the branch's, made;
 not a follow-up of another of them the sibling has by ancestry, which fixes what it has),
-`high`; every sibling that carries the base went
-without all of them for months (`SKIPPED_FOR`: upstream that long before its tip), `low`;
-the branch itself went without those it met on their own (fixes of what it had) while it took
-`PASSED_OVER` backports of later upstream commits (its maintainers' batches reached past
-them; a sibling that took them with the base by ancestry does not outweigh it: on DPDK 23.11
-3 of 17 such fixes were taken, against 8 in 10 of the rest), `low`; otherwise `normal`.
+`high`; every sibling that carries the base went without all of them for months
+(`SKIPPED_FOR`: upstream that long before its tip), `low`; the branch itself went without
+those it met on their own (fixes of what it had) while it took `PASSED_OVER` backports of
+later upstream commits (its maintainers' batches reached past them; a sibling that took them
+with the base by ancestry does not outweigh it: on DPDK 23.11 3 of 17 such fixes were taken,
+against 8 in 10 of the rest), `low`; otherwise `normal`.
 """
 
 from __future__ import annotations
