@@ -287,7 +287,7 @@ def other_authors_step(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["refactor", "step", "target"])
 
 
-def another_authors_batch(path: Path) -> Scenario:
+def another_authors_batch(path: Path, first: Person | None = None) -> Scenario:
     """Three steps of another author's series, applied upstream in one `git am` run (a
     second apart, OVN's northd refactor), each editing what the one before wrote; the
     target, days later, edits what the last wrote. The target conflicts without step 3,
@@ -295,7 +295,7 @@ def another_authors_batch(path: Path) -> Scenario:
     depth, the earlier steps of the same upstream batch are searched, and the four apply.
     The maintainers took the whole batch (issue 61: six of eleven prerequisite misses)."""
     k = Kernel(path)
-    k.edit_in("step1", "drv_fn5", "\ty += 1;", "\ty += 10;", author=OTHER)
+    k.edit_in("step1", "drv_fn5", "\ty += 1;", "\ty += 10;", author=first or OTHER)
     k.b._clock -= 59  # the next patch of the same `git am` run
     k.edit_in("step2", "drv_fn5", "\ty += 10;", "\ty += 100;", author=OTHER)
     k.b._clock -= 59
@@ -303,6 +303,12 @@ def another_authors_batch(path: Path) -> Scenario:
     k.b._clock += 3 * 86400
     k.edit_in("target", "drv_fn5", "\ty += 1000;", "\ty += 1001;", trailers=k.fixes("v5.10"))
     return Scenario(k.b, "target", ["step1", "step2", "step3", "target"])
+
+
+def another_authors_batch_from_two_addresses(path: Path) -> Scenario:
+    """As `another_authors_batch`, but the batch's author wrote step 1 from another address
+    (their company's): one person's batch all the same, taken whole."""
+    return another_authors_batch(path, Person(OTHER.name, "other.dev@corp.example"))
 
 
 def another_authors_old_batch(path: Path) -> Scenario:
@@ -1332,6 +1338,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "present_by_annotation": present_by_annotation,
     "follow_up_and_its_revert_naming_it": follow_up_and_its_revert_naming_it,
     "another_authors_batch": another_authors_batch,
+    "another_authors_batch_from_two_addresses": another_authors_batch_from_two_addresses,
     "another_authors_old_batch": another_authors_old_batch,
     "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,

@@ -231,19 +231,20 @@ class Closure:
 
     def _committed_near(self, one: Oid, other: Oid, seconds: int, *, same_author: bool) -> bool:
         """Committed upstream within `seconds` of each other (and, with `same_author`, by
-        the same author)."""
-        ours = self.ctx.index.reader.info(one)
-        theirs = self.ctx.index.reader.info(other)
+        one person: `Reader.same_person`)."""
+        reader = self.ctx.index.reader
+        ours, theirs = reader.info(one), reader.info(other)
         return (
             ours is not None
             and theirs is not None
-            and (not same_author or ours.author_email == theirs.author_email)
             and abs(ours.commit_time - theirs.commit_time) <= seconds
+            and (not same_author or reader.same_person(one, other))
         )
 
     def same_author(self, commit: Oid) -> bool:
-        """Written by the target's author (any posting of theirs)."""
-        return self.ctx.index.reader.same_author(commit, self.target)
+        """Written by the target's author (any posting of theirs, from any of their
+        addresses: `Reader.same_person`)."""
+        return self.ctx.index.reader.same_person(commit, self.target)
 
     def is_candidate(self, commit: Oid) -> bool:
         ctx = self.ctx
