@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import email
 import email.policy
+import errno
 import gzip
 import http.server
 import json
@@ -27,8 +28,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from backportr.errors import BackportrError
 from backportr.examples.ima import ImaFixture
 from backportr.mail.lore import Lore, LoreError
+from backportr.output import write_atomically
 from tests.inbox import Archive, free_port, needs_public_inbox, start_archive
 
 ACTIONABLE = {
@@ -444,6 +447,29 @@ def test_output_to_special_files_and_directories(ima: ImaFixture, tmp_path: Path
         full = backportr(*args, "-o", "/dev/full")
         assert full.returncode == 1 and "No space left" in full.stderr
         assert Path("/dev/full").is_char_device()
+    if Path("/proc/self").is_dir():  # a directory no file can be made in
+        unwritable = backportr(*args, "-o", "/proc/backportr-x.json")
+        assert unwritable.returncode == 1, unwritable.stderr
+        assert unwritable.stderr.startswith("backportr: error: cannot write /proc/backportr-x.json")
+        assert ".tmp" not in unwritable.stderr and len(unwritable.stderr.splitlines()) == 1
+
+
+def test_a_report_that_fails_midway_names_its_file_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fills while a report is written: one line naming the report (not the
+    temporary file beside it), the earlier report as it was, no temporary file left."""
+    report = tmp_path / "report.json"
+    report.write_text("the earlier report\n")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(BackportrError, match=r"cannot write .*report\.json: No space left"):
+        write_atomically(report, "the new report\n")
+    assert report.read_text() == "the earlier report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
 def test_new_only_state_waits_for_the_report(tmp_path: Path) -> None:

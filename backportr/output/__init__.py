@@ -36,7 +36,10 @@ def write_atomically(path: Path, text: str) -> None:
         path = path.resolve()  # the file a link names is replaced; the link stays
     directory = path.parent if str(path.parent) else Path(".")
     make_directory(directory)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:  # named as asked, not as the temporary file beside it
+        raise BackportrError(f"cannot write {path}: {error.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -46,6 +49,11 @@ def write_atomically(path: Path, text: str) -> None:
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 is not what a report file wants
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise BackportrError(
+            f"cannot write {path}: {error.strerror}; nothing was changed"
+        ) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
