@@ -908,13 +908,10 @@ def batch_refactor_in_a_fixes_only_project(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
-def mailmap_adapted_by_hand(path: Path) -> Scenario:
-    """A file the branch's backports always change otherwise (its `.mailmap` has its own
-    entries beside every line upstream adds: other context): the target adds an entry
-    next to lines another author's `.mailmap` change rewrote, and conflicts there only.
-    No prerequisite is looked for in such a file (DPDK's `.mailmap`): the target alone,
-    `conflict`, with a warning naming the file (issue 61)."""
-    k = Kernel(path)
+def _hand_adapted_mailmap(k: Kernel) -> list[str]:
+    """A `.mailmap` the branch's backports always change otherwise: its own entries beside
+    every line upstream adds (other context), six upstream additions each backported by
+    hand. Upstream's lines as they are now."""
     people = [f"Person {n} <p{n}@example.org>\n" for n in range(40)]
     k.b.commit("add .mailmap", {".mailmap": "".join(people)})
     k.b.cherry_pick("master", BRANCH, name="mailmap-bp")
@@ -929,19 +926,46 @@ def mailmap_adapted_by_hand(path: Path) -> Scenario:
         ours.insert(ours.index(people[6 * n + 3]), entry)
         k.b.commit(f"mailmap: add New {n}", {".mailmap": "".join(theirs)}, name=f"mm{n}")
         k.b.cherry_pick(f"mm{n}", BRANCH, name=f"mm{n}-bp", files={".mailmap": "".join(ours)})
+    return theirs
+
+
+def _target_with(k: Kernel, mailmap: list[str]) -> None:
+    code = k.b.files("master")["drivers/drv.c"].replace("y += 1;", "y += 61;", 1)
+    k.b.commit(
+        f"drv: the target\n\nFixes: {k.b.ids['v5.10'][:12]}\n",
+        {".mailmap": "".join(mailmap), "drivers/drv.c": code},
+        name="target",
+    )
+
+
+def mailmap_adapted_by_hand(path: Path) -> Scenario:
+    """A file the branch's backports always change otherwise (its `.mailmap` has its own
+    entries beside every line upstream adds: other context): the target adds an entry
+    next to lines another author's `.mailmap` change rewrote, and conflicts there only.
+    No prerequisite is looked for in such a file (DPDK's `.mailmap`): the target alone,
+    `conflict`, with a warning naming the file (issue 61)."""
+    k = Kernel(path)
+    theirs = _hand_adapted_mailmap(k)
     rewritten = [line.replace("Person 30 ", "Person Thirty ") for line in theirs]
     k.b.commit(
         "mailmap: fold an alias", {".mailmap": "".join(rewritten)}, name="alias", author=OTHER
     )
     at = rewritten.index("Person Thirty <p30@example.org>\n")
-    target = [*rewritten[: at + 1], "Newest <nn@example.org>\n", *rewritten[at + 1 :]]
-    code = k.b.files("master")["drivers/drv.c"].replace("y += 1;", "y += 61;", 1)
-    k.b.commit(
-        f"drv: the target\n\nFixes: {k.b.ids['v5.10'][:12]}\n",
-        {".mailmap": "".join(target), "drivers/drv.c": code},
-        name="target",
-    )
+    _target_with(k, [*rewritten[: at + 1], "Newest <nn@example.org>\n", *rewritten[at + 1 :]])
     return Scenario(k.b, "target", ["target"], status="conflict")
+
+
+def hand_adapted_file_line_the_target_changes(path: Path) -> Scenario:
+    """As `mailmap_adapted_by_hand`, but the target changes a line of that file (not only
+    adds beside it) that an absent commit wrote: the line it replaces exists only after
+    that commit, which is a prerequisite as anywhere else (containerd's `ci.yml`, adapted by
+    hand, where a version bump needs the bump before it: `7f5d9c25bf` for `7053b5cd10`)."""
+    k = Kernel(path)
+    theirs = _hand_adapted_mailmap(k)
+    moved = [line.replace("<p39@example.org>", "<p39@new.example.org>") for line in theirs]
+    k.b.commit("mailmap: a new address", {".mailmap": "".join(moved)}, name="moved", author=OTHER)
+    _target_with(k, [line.replace("@new.example.org", "@newer.example.org") for line in moved])
+    return Scenario(k.b, "target", ["moved", "target"])
 
 
 def refactor_in_a_fixes_only_project(path: Path) -> Scenario:
@@ -1341,6 +1365,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "another_authors_batch_from_two_addresses": another_authors_batch_from_two_addresses,
     "another_authors_old_batch": another_authors_old_batch,
     "mailmap_adapted_by_hand": mailmap_adapted_by_hand,
+    "hand_adapted_file_line_the_target_changes": hand_adapted_file_line_the_target_changes,
     "batch_refactor_in_a_fixes_only_project": batch_refactor_in_a_fixes_only_project,
     "present_by_patch": present_by_patch,
     "incomplete_follow_up": incomplete_follow_up,

@@ -449,9 +449,18 @@ class Resolver:
 
     def _searched(self, closure: Closure, commit: Oid, sources: tuple[str, ...]) -> tuple[str, ...]:
         """The conflicting files prerequisites are looked for in: all but those the branch's
-        backports adapt by hand (`handmade`), which are said once in a warning."""
+        backports adapt by hand (`handmade`) where the member only adds lines (its conflict
+        there is other context), which are said once in a warning. A line it changes or
+        removes there came from somewhere: that commit is looked for as anywhere else (a
+        version bump after the bump before it)."""
         branch = closure.ctx.branch
-        by_hand = [f for f in sources if self.handmade.covers(branch, f)]
+        changed = {
+            path
+            for change in closure.ctx.repo.diffs.diff(commit)
+            if any(hunk.removed() for hunk in change.hunks)
+            for path in (change.old_path, change.new_path, change.named)
+        }
+        by_hand = [f for f in sources if f not in changed and self.handmade.covers(branch, f)]
         if by_hand:
             line = (
                 f"{closure.ctx.describe(commit)} conflicts in {', '.join(by_hand)}, which this "
