@@ -454,13 +454,15 @@ class Resolver:
         removes there came from somewhere: that commit is looked for as anywhere else (a
         version bump after the bump before it)."""
         branch = closure.ctx.branch
-        changed = {
-            path
-            for change in closure.ctx.repo.diffs.diff(commit)
-            if any(hunk.removed() for hunk in change.hunks)
-            for path in (change.old_path, change.new_path, change.named)
-        }
-        by_hand = [f for f in sources if f not in changed and self.handmade.covers(branch, f)]
+        by_hand = [f for f in sources if self.handmade.covers(branch, f)]
+        if by_hand:
+            changed = {
+                path
+                for change in closure.ctx.repo.diffs.diff(commit)
+                if any(hunk.removed() for hunk in change.hunks)
+                for path in (change.old_path, change.new_path, change.named)
+            }
+            by_hand = [f for f in by_hand if f not in changed]
         if by_hand:
             line = (
                 f"{closure.ctx.describe(commit)} conflicts in {', '.join(by_hand)}, which this "
