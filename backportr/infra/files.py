@@ -172,7 +172,7 @@ class Transaction:
             os.umask(umask)
             os.fchmod(fd, 0o666 & ~umask)
         except OSError as error:
-            raise _write_error(self.directory / name, error) from None
+            raise write_error(self.directory / name, error) from None
         finally:
             os.close(fd)
 
@@ -187,7 +187,7 @@ class Transaction:
             os.fsync(fd)
         except OSError as error:
             Path(temporary).unlink(missing_ok=True)
-            raise _write_error(self.directory / JOURNAL, error) from None
+            raise write_error(self.directory / JOURNAL, error) from None
         finally:
             os.close(fd)
         os.replace(temporary, self.directory / JOURNAL)
@@ -239,7 +239,8 @@ def _sync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def _write_error(path: Path, error: OSError) -> BackportrError:
+def write_error(path: Path, error: OSError) -> BackportrError:
+    """One line for a write of `path` that failed, nothing of it left behind."""
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         return BackportrError(f"no space left to write {path}; nothing was changed")
     return BackportrError(f"cannot write {path}: {error.strerror}; nothing was changed")

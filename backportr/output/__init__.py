@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from backportr.errors import BackportrError
+from backportr.infra.files import write_error
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -39,7 +40,7 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as error:  # named as asked, not as the temporary file beside it
-        raise BackportrError(f"cannot write {path}: {error.strerror}") from None
+        raise write_error(path, error) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -51,9 +52,7 @@ def write_atomically(path: Path, text: str) -> None:
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise BackportrError(
-            f"cannot write {path}: {error.strerror}; nothing was changed"
-        ) from None
+        raise write_error(path, error) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
