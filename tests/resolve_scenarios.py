@@ -798,14 +798,16 @@ def helper_that_conflicts_too(path: Path) -> Scenario:
     return Scenario(k.b, "target", ["target"], status="conflict")
 
 
-def helper_beyond_the_targets_files(path: Path, author: Person = OTHER) -> Scenario:
+def helper_beyond_the_targets_files(
+    path: Path, author: Person = OTHER, trailers: str = ""
+) -> Scenario:
     """The target conflicts; another author's `enabler` resolves it, but also changes a file
     the target does not touch (a feature with a hunk next to the fix): more than the
     backport needs, so it is suggested and the target adapted by hand."""
     k = Kernel(path)
     drv, core = k.b.files("master")["drivers/drv.c"], k.b.files("master")["fs/core.c"]
     k.b.commit(
-        "drv: add a tunable\n\nSigned-off-by: Other Dev <other@example.org>\n",
+        f"drv: add a tunable\n\n{trailers}Signed-off-by: Other Dev <other@example.org>\n",
         {
             "drivers/drv.c": drv.replace("\ty *= 2;", "\ty *= 4;", 1),
             "fs/core.c": core.replace("\ty += 1;", "\ty += 11;", 1),
@@ -814,7 +816,7 @@ def helper_beyond_the_targets_files(path: Path, author: Person = OTHER) -> Scena
         name="enabler",
     )
     k.edit_in("target", "drv_fn0", "\ty -= 3;", "\ty -= 30;")
-    if author.name == DEFAULT_AUTHOR.name:
+    if author.name == DEFAULT_AUTHOR.name or trailers:
         return Scenario(k.b, "target", ["enabler", "target"])
     return Scenario(k.b, "target", ["target"], status="conflict")
 
@@ -823,6 +825,14 @@ def helper_beyond_by_the_authors_other_address(path: Path) -> Scenario:
     """As above, but `enabler` is the target's author's, written from another address (a
     company's and their own, fwupd's Mario Limonciello): the author's own work, taken."""
     return helper_beyond_the_targets_files(path, Person(DEFAULT_AUTHOR.name, "a.thor@corp.example"))
+
+
+def helper_beyond_co_written_by_the_targets_author(path: Path) -> Scenario:
+    """As above, but the target's author is `enabler`'s `Co-authored-by:` (Suricata's
+    "dcerpc: add upper limit on stub data", co-written by the author of the fix that builds
+    on it): their own work too, taken."""
+    co_author = f"Co-authored-by: {DEFAULT_AUTHOR.name} <{DEFAULT_AUTHOR.email}>\n"
+    return helper_beyond_the_targets_files(path, trailers=co_author)
 
 
 def helper_creating_the_targets_files(path: Path) -> Scenario:
@@ -1052,6 +1062,37 @@ def documentation_fix_after_another(path: Path) -> Scenario:
     _signed(k, "doc: fix option b", {"doc/guide.rst": fixed}, "doc-helper")
     new = fixed.replace("* option c\n", "* option c (fixed)\n")
     _signed(k, "doc: fix option c", {"doc/guide.rst": new}, "target")
+    return Scenario(k.b, "target", ["doc-helper", "target"])
+
+
+def manual_rewritten_by_the_targets_posting(path: Path) -> Scenario:
+    """The target changes code and documents it in the manual, whose section the patch
+    before it in the same posting rewrapped (applied in one run, by one author): that
+    documentation-only patch is what the target needs there (Suricata's pgsql manual)."""
+    manual = (
+        "Messages\n========\n\n"
+        "* startup: a message a client sends to start a connection to the server\n"
+        "* query: a command the client issues during the simple query subprotocol\n"
+    )
+    k = _forked_with("doc/manual.rst", manual, path)
+    wrapped = manual.replace(
+        "* startup: a message a client sends to start a connection to the server\n",
+        "* startup: a message a client sends to start\n  a connection to the server\n",
+    ).replace(
+        "* query: a command the client issues during the simple query subprotocol\n",
+        "* query: a command the client issues during\n  the simple query subprotocol\n",
+    )
+    k.b.commit("doc: wrap the messages section", {"doc/manual.rst": wrapped}, name="doc-helper")
+    code = k.b.files("master")["drivers/drv.c"]
+    k.b.commit(
+        "drv: log the cancel message",
+        {
+            "drivers/drv.c": code.replace("\ty -= 3;", "\ty -= 30;", 1),
+            "doc/manual.rst": wrapped + "* cancel: sent to cancel\n  a query\n",
+        },
+        name="target",
+        gap=1,
+    )
     return Scenario(k.b, "target", ["doc-helper", "target"])
 
 
@@ -1343,6 +1384,7 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "smb_client_moved_after_the_fork": smb_client_moved_after_the_fork,
     "release_notes_conflict": release_notes_conflict,
     "documentation_fix_after_another": documentation_fix_after_another,
+    "manual_rewritten_by_the_targets_posting": manual_rewritten_by_the_targets_posting,
     "adapted_without_its_release_notes": adapted_without_its_release_notes,
     "follow_up_chain": follow_up_chain,
     "wrong_id_follow_up": wrong_id_follow_up,
@@ -1408,6 +1450,9 @@ ALL: dict[str, Callable[[Path], Scenario]] = {
     "helper_fixing_an_absent_commit": helper_fixing_an_absent_commit,
     "helper_beyond_the_targets_files": helper_beyond_the_targets_files,
     "helper_beyond_by_the_authors_other_address": helper_beyond_by_the_authors_other_address,
+    "helper_beyond_co_written_by_the_targets_author": (
+        helper_beyond_co_written_by_the_targets_author
+    ),
     "posting_step_that_needs_a_human": posting_step_that_needs_a_human,
     "authors_earlier_posting": authors_earlier_posting,
     "posting_filled_in_between": posting_filled_in_between,

@@ -18,7 +18,12 @@ from backportr.text.citations import citations
 from backportr.text.patch_id import UNSURE, patch_id
 from backportr.text.postings import message_key, posting_keys, posting_keys_of_raw
 from backportr.text.relation_forms import LearnedPhrase, Vocabulary
-from backportr.text.trailers import mentions_relations, parse_message, parse_stable_comment
+from backportr.text.trailers import (
+    co_authors,
+    mentions_relations,
+    parse_message,
+    parse_stable_comment,
+)
 
 # Pieces that real trailers and mail headers are made of: prefixes that make a pattern start
 # matching, and fillers that make a backtracking pattern try every split.
@@ -61,6 +66,7 @@ _HEADS = [
     # a commit's address in a fix line (relation_forms.COMMIT_URL)
     "Fixes: https://github.com/",
     "Follow-up for https://",
+    "Co-authored-by: ",
     "/commit/",
     "/-/commit/",
 ]
@@ -85,6 +91,7 @@ def test_parse_message_is_linear(text: str) -> None:
     parsed = parse_message("subject\n\n" + text)
     assert parsed.subject == "subject"
     mentions_relations(text)
+    assert all("\n" not in name + email for name, email in co_authors(text))
 
 
 @_ONE_SECOND

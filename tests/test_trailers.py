@@ -15,6 +15,7 @@ from backportr.scan.findings import fit_line
 from backportr.text.relation_forms import FORMS, RelationForm, Vocabulary, cited
 from backportr.text.relation_words import RELATION_WORDS
 from backportr.text.trailers import (
+    co_authors,
     mentions_relations,
     parse_message,
     parse_stable_comment,
@@ -95,6 +96,22 @@ def test_a_fix_line_may_name_its_culprit_by_the_commits_address(line: str, ref: 
     or a commit's address in a line of no fix form, names none."""
     parsed = parse_message(f"a: fix\n\n{line}\nSigned-off-by: A <a@example.org>\n")
     assert [f.ref for f in parsed.fixes] == ([ref] if ref else [])
+
+
+def test_co_authors_are_read_from_their_trailers() -> None:
+    message = (
+        "dcerpc: add upper limit on stub data\n\nSecurity 8182\n\n"
+        "Co-authored-by: Philippe Antoine <pantoine@oisf.net>\n"
+        "co-authored-by:Jane Q. Doe <Jane@Example.ORG>\n"
+        "  Co-authored-by: <bare@example.org>\n"
+        "Co-authored-by: no address\n"
+        "Signed-off-by: Dev <dev@example.org>\n"
+    )
+    assert co_authors(message) == [
+        ("Philippe Antoine", "pantoine@oisf.net"),
+        ("Jane Q. Doe", "jane@example.org"),
+        ("", "bare@example.org"),
+    ]
 
 
 def test_subject_is_first_line() -> None:

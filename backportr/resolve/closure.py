@@ -13,7 +13,6 @@ from backportr.resolve.finders import Context, Finding
 from backportr.resolve.finders.fixes import culprits
 from backportr.resolve.graph import SeriesGraph
 
-SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
 BATCH_WINDOW = 30
 """Seconds between two commits of one author applied upstream in one run (`git am` of a
 series: committer timestamps a second or so apart): one upstream batch."""
@@ -218,7 +217,7 @@ class Closure:
 
     def same_series(self, commit: Oid) -> bool:
         """Same author as the target, committed upstream within hours of it: one posting."""
-        return self._committed_near(commit, self.target, SERIES_WINDOW, same_author=True)
+        return self.ctx.same_posting(commit, self.target)
 
     def near_target(self, commit: Oid) -> bool:
         """Committed upstream within `BATCH_RECENT` of the target."""

@@ -425,6 +425,7 @@ class Resolver:
                     self._candidates(closure, commit, scope),
                     closure.seq,
                     series=scope in ("series", "batch"),
+                    manuals=commit == closure.target,
                 )
             if result.result == "conflict" and not findings and closure.went_deeper:
                 # The series will need a human: the search past the first level is in vain,

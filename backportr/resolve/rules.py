@@ -12,6 +12,7 @@ from backportr.resolve.closure import Closure, is_rename
 from backportr.resolve.finders import Finding
 from backportr.resolve.finders.conflicts import test_or_documentation
 from backportr.resolve.finders.fixes import culprits
+from backportr.text.trailers import co_authors
 
 FEATURE_FACTOR = 10
 FEATURE_FLOOR = 5
@@ -85,16 +86,17 @@ def prune_unhelpful(
 def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
     """A commit found only to resolve a conflict (and not a fix: the caller asks only of
     those), by another author than the target's (another email and another full name:
-    `same_person`), that is not a revert and changes files the member it helps does not
-    touch: it brings changes the backport does not need (a feature, a CI or test rework),
-    and maintainers adapt the member instead (measured on the three shared projects:
-    docs/rules.md); unless it creates every file those members change, which the branch
-    lacks (there is nothing to adapt them onto). Why, or None when it stays."""
+    `same_person`; the target's author not its `Co-authored-by:` either), that is not a
+    revert and changes files the member it helps does not touch: it brings changes the
+    backport does not need (a feature, a CI or test rework), and maintainers adapt the
+    member instead (measured on the three shared projects: docs/rules.md); unless it
+    creates every file those members change, which the branch lacks (there is nothing to
+    adapt them onto). Why, or None when it stays."""
     ctx = closure.ctx
     reader = ctx.index.reader
     if None in (reader.info(helper), reader.info(closure.target)):
         return None
-    if reader.same_person(helper, closure.target):
+    if reader.same_person(helper, closure.target) or co_written(closure, helper):
         return None
     if reader.reverts_of(helper):
         return None
@@ -115,6 +117,21 @@ def reaches_beyond(closure: Closure, helper: Oid) -> str | None:
         f"it also changes {len(outside)} file(s) {names} does not touch ({outside[0]}"
         f"{', ...' if len(outside) > 1 else ''}): more than the backport needs; adapt "
         f"{names} instead, or take it"
+    )
+
+
+def co_written(closure: Closure, helper: Oid) -> bool:
+    """Is the target's author a `Co-authored-by:` of the helper (their email, or their full
+    name): their own work, another person committing it (Suricata's "dcerpc: add upper
+    limit on stub data", co-written by the author of the fix that builds on it)?"""
+    info = closure.ctx.index.reader.info(closure.target)
+    if info is None:
+        return False
+    email = info.author_email.casefold()
+    name = info.author_name.strip().casefold()
+    return any(
+        address == email or (" " in name and who.casefold() == name)
+        for who, address in co_authors(closure.ctx.repo.message(helper))
     )
 
 

@@ -57,6 +57,7 @@ _LINK = re.compile(
     r"([^\s>]+?)/?>?[ \t]*$",
     _ML,
 )
+_CO_AUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:([^<\n]*)<([^>\n]*)>", _ML)
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])[ \t]*:[ \t]+(\S.*)$", re.MULTILINE)
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(?:x|y|\d+))?(\+)?", re.IGNORECASE)
 _VERSION_RANGE = re.compile(
@@ -260,6 +261,13 @@ def upstream_refs(message: str) -> list[UpstreamRef]:
     alone, without the rest of the parse."""
     body = message.partition("\n")[2]
     return _upstream_refs(body, body.lower())
+
+
+def co_authors(message: str) -> list[tuple[str, str]]:
+    """The (name, email) of each `Co-authored-by:` line: who wrote the commit with its author."""
+    return [
+        (m.group(1).strip(), m.group(2).strip().casefold()) for m in _CO_AUTHOR.finditer(message)
+    ]
 
 
 def names_upstream(message: str) -> bool:

@@ -15,6 +15,7 @@ from backportr.model import Oid, Reason, Version, short
 from backportr.resolve.finders.words import FileIdentifiers, WordLookup
 
 Direction = Literal["prerequisite", "follow-up"]  # before the commit asked about, or after
+SERIES_WINDOW = 12 * 3600  # seconds between the commits of one posting, applied together
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +55,15 @@ class Context:
 
     def describe(self, commit: Oid) -> str:
         return f'{short(commit)} ("{self.subject(commit)}")'
+
+    def same_posting(self, one: Oid, other: Oid) -> bool:
+        """By one person (`Reader.same_person`), committed upstream within `SERIES_WINDOW`
+        of each other: one posting, applied together."""
+        reader = self.index.reader
+        ours, theirs = reader.info(one), reader.info(other)
+        return (
+            ours is not None
+            and theirs is not None
+            and abs(ours.commit_time - theirs.commit_time) <= SERIES_WINDOW
+            and reader.same_person(one, other)
+        )

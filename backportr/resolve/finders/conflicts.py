@@ -10,11 +10,16 @@ the conflicting files' history since the fork are tried the same way.
 A commit that changes only documentation (release notes, manuals, a `doc/` tree) is no
 candidate for a member that changes code: no code needs it, and a conflict in release notes
 is one the maintainers resolve by hand (on real history they adapt the patch:
-docs/rules.md). A documentation fix may need an earlier one, as ever.
+docs/rules.md). A documentation fix may need an earlier one, as ever, and so may a target
+whose own posting rewrote the manual it extends (Suricata's pgsql manual, rewrapped by the
+patch before the one that documents a new message): that patch is a candidate for it, not
+for a helper pulled in for it (a human adapts that one's manual), and release notes never
+are: each branch writes its own.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -26,6 +31,9 @@ _MAX_CANDIDATES = 8
 _DOC_DIRECTORIES = ("doc/", "docs/", "Documentation/", "man/")
 _DOC_NAMES = ("NEWS", "ChangeLog", "CHANGES", "README", "RELEASE-NOTES")
 _DOC_SUFFIXES = (".md", ".rst", ".adoc", ".pod")
+_RELEASE_NOTES = re.compile(
+    r"(?:^|/)(?:NEWS|ChangeLog|CHANGES|RELEASE-NOTES)|rel(?:ease)?[_-]?notes", re.IGNORECASE
+)
 _TEST_DIRECTORIES = {"test", "tests", "testsuite", "selftests", "testing", "unittests"}
 _BUILD_NAMES = ("CMakeLists.txt", "meson_options.txt", "requirements.txt")
 _HISTORY = 20  # commits of a conflicting file's history looked at, newest first
@@ -33,9 +41,15 @@ _POSSIBLE = 3  # possible dependencies named for a conflict nothing was found fo
 
 
 def blame_candidates(
-    ctx: Context, member: Oid, files: tuple[str, ...], is_candidate: Callable[[Oid], bool]
+    ctx: Context,
+    member: Oid,
+    files: tuple[str, ...],
+    is_candidate: Callable[[Oid], bool],
+    *,
+    manuals: bool = False,
 ) -> dict[Oid, set[str]]:
-    """Upstream commits that last changed the lines of `member`'s hunks in `files`."""
+    """Upstream commits that last changed the lines of `member`'s hunks in `files` (with
+    `manuals`, its own posting's changes of a manual too: `_candidates`)."""
     parents = ctx.repo.parents(member)
     if not parents:
         return {}
@@ -47,15 +61,21 @@ def blame_candidates(
         ranges = [(h.old_start, h.old_start + h.old_lines - 1) for _, h in changed]
         old_path = changed[0][0]
         blamed += [(c, path) for c in ctx.repo.search.blame(old_path, parents[0], ranges, ctx.fork)]
-    return _candidates(ctx, member, blamed, is_candidate)
+    return _candidates(ctx, member, blamed, is_candidate, manuals=manuals)
 
 
 def _candidates(
-    ctx: Context, member: Oid, found: list[tuple[Oid, str]], is_candidate: Callable[[Oid], bool]
+    ctx: Context,
+    member: Oid,
+    found: list[tuple[Oid, str]],
+    is_candidate: Callable[[Oid], bool],
+    *,
+    manuals: bool = False,
 ) -> dict[Oid, set[str]]:
     """The commits found (with the file each was found for) that are candidates (for a
-    member that changes code, no documentation-only commit); their patch-ids, which the
-    presence check asks for, computed by one git pipeline first."""
+    member that changes code, no documentation-only commit; with `manuals`, the member's
+    own posting's changes of a manual are); their patch-ids, which the presence check asks
+    for, computed by one git pipeline first."""
     found_commits = dict.fromkeys(c for c, _ in found)
     ctx.index.patch_ids.fill(
         [c for c in found_commits if ctx.presence.needs_patch_id(c, ctx.branch)]
@@ -64,7 +84,13 @@ def _candidates(
     candidates: dict[Oid, set[str]] = {}
     for commit, path in found:
         if is_candidate(commit) and (
-            docs_too or not documentation_only(ctx.repo.diffs.files_touched(commit))
+            docs_too
+            or not documentation_only(ctx.repo.diffs.files_touched(commit))
+            or (
+                manuals
+                and _manual_only(ctx.repo.diffs.files_touched(commit))
+                and ctx.same_posting(commit, member)
+            )
         ):
             candidates.setdefault(commit, set()).add(path)
     return candidates
@@ -73,6 +99,12 @@ def _candidates(
 def documentation_only(paths: tuple[str, ...]) -> bool:
     """Does a commit with these paths change documentation and nothing else?"""
     return bool(paths) and all(is_documentation(p) for p in paths)
+
+
+def _manual_only(paths: tuple[str, ...]) -> bool:
+    """Documentation that travels with the code (a manual, a guide), no release notes: each
+    branch writes its own of those."""
+    return not any(_RELEASE_NOTES.search(p) for p in paths)
 
 
 def test_or_documentation(path: str) -> bool:
@@ -103,7 +135,12 @@ def is_documentation(path: str) -> bool:
 
 
 def history_candidates(
-    ctx: Context, member: Oid, files: tuple[str, ...], is_candidate: Callable[[Oid], bool]
+    ctx: Context,
+    member: Oid,
+    files: tuple[str, ...],
+    is_candidate: Callable[[Oid], bool],
+    *,
+    manuals: bool = False,
 ) -> dict[Oid, set[str]]:
     """Absent upstream commits after the fork that changed `files` before `member`: the
     deletion-aware fallback when blame finds nothing that makes the member apply."""
@@ -115,7 +152,7 @@ def history_candidates(
         old_paths = {p for p, _ in ctx.applier.hunks(member, path)} or {path}
         history = ctx.repo.search.file_history(sorted(old_paths), parents[0], ctx.fork, _HISTORY)
         found += [(commit, path) for commit in history]
-    return _candidates(ctx, member, found, is_candidate)
+    return _candidates(ctx, member, found, is_candidate, manuals=manuals)
 
 
 def conflict_prerequisites(
@@ -128,16 +165,20 @@ def conflict_prerequisites(
     *,
     kind: Literal["conflict", "adapted"] = "conflict",
     series: bool = False,
+    manuals: bool = False,
 ) -> list[Finding]:
     """The fewest absent upstream commits that make `member` apply onto `state`. With
     `series` (the candidates are the target's own posting), the posting's earlier patches
     that touched the conflicting files are candidates beside the blamed ones: a posting's
     steps build on each other in ways blame does not always show (a step that moved or
-    deleted what the next one edits)."""
-    candidates = blame_candidates(ctx, member, files, is_candidate)
+    deleted what the next one edits). With `manuals` (the member is the commit asked for),
+    so are its own posting's changes of a manual."""
+    candidates = blame_candidates(ctx, member, files, is_candidate, manuals=manuals)
     how = "blame of the conflicting lines"
     if series:
-        for commit, paths in history_candidates(ctx, member, files, is_candidate).items():
+        for commit, paths in history_candidates(
+            ctx, member, files, is_candidate, manuals=manuals
+        ).items():
             candidates.setdefault(commit, set()).update(paths)
         how = "blame of the conflicting lines and the posting's earlier patches"
     ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
@@ -151,7 +192,7 @@ def conflict_prerequisites(
     if not chosen and not series:
         # Blame sees only the lines that are there: a commit that *deleted* lines the member's
         # context depended on is invisible to it. Fall back to the files' own history.
-        candidates = history_candidates(ctx, member, files, is_candidate)
+        candidates = history_candidates(ctx, member, files, is_candidate, manuals=manuals)
         ordered = sorted(candidates, key=order_key)[-_MAX_CANDIDATES:]
         chosen = _fewest(ctx, member, state, ordered, files) if ordered else []
         how = "history of the conflicting files: blame cannot see deleted lines"
