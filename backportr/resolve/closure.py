@@ -221,24 +221,12 @@ class Closure:
 
     def near_target(self, commit: Oid) -> bool:
         """Committed upstream within `BATCH_RECENT` of the target."""
-        return self._committed_near(commit, self.target, BATCH_RECENT, same_author=False)
+        return self.ctx.committed_near(commit, self.target, BATCH_RECENT, same_author=False)
 
     def same_batch(self, commit: Oid, other: Oid) -> bool:
         """Same author, committed upstream within `BATCH_WINDOW` of each other: steps of
         one series applied in one run (OVN's six-step northd refactor, 18:25:44-18:25:50)."""
-        return self._committed_near(commit, other, BATCH_WINDOW, same_author=True)
-
-    def _committed_near(self, one: Oid, other: Oid, seconds: int, *, same_author: bool) -> bool:
-        """Committed upstream within `seconds` of each other (and, with `same_author`, by
-        one person: `Reader.same_person`)."""
-        reader = self.ctx.index.reader
-        ours, theirs = reader.info(one), reader.info(other)
-        return (
-            ours is not None
-            and theirs is not None
-            and abs(ours.commit_time - theirs.commit_time) <= seconds
-            and (not same_author or reader.same_person(one, other))
-        )
+        return self.ctx.committed_near(commit, other, BATCH_WINDOW, same_author=True)
 
     def same_author(self, commit: Oid) -> bool:
         """Written by the target's author (any posting of theirs, from any of their

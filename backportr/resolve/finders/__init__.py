@@ -57,13 +57,18 @@ class Context:
         return f'{short(commit)} ("{self.subject(commit)}")'
 
     def same_posting(self, one: Oid, other: Oid) -> bool:
-        """By one person (`Reader.same_person`), committed upstream within `SERIES_WINDOW`
-        of each other: one posting, applied together."""
+        """By one person, committed upstream within `SERIES_WINDOW` of each other: one
+        posting, applied together."""
+        return self.committed_near(one, other, SERIES_WINDOW, same_author=True)
+
+    def committed_near(self, one: Oid, other: Oid, seconds: int, *, same_author: bool) -> bool:
+        """Committed upstream within `seconds` of each other (and, with `same_author`, by
+        one person: `Reader.same_person`)."""
         reader = self.index.reader
         ours, theirs = reader.info(one), reader.info(other)
         return (
             ours is not None
             and theirs is not None
-            and abs(ours.commit_time - theirs.commit_time) <= SERIES_WINDOW
-            and reader.same_person(one, other)
+            and abs(ours.commit_time - theirs.commit_time) <= seconds
+            and (not same_author or reader.same_person(one, other))
         )
